@@ -1,0 +1,22 @@
+import { Route, Routes } from 'react-router-dom';
+import { AppStateProvider } from './appState';
+import Layout from './components/Layout';
+import HomePage from './components/HomePage';
+import ChatPage from './components/ChatPage';
+import SettingsPage from './components/SettingsPage';
+import NotFoundPage from './components/NotFoundPage';
+
+export default function App() {
+  return (
+    <AppStateProvider>
+      <Routes>
+        <Route element={<Layout />}>
+          <Route index element={<HomePage />} />
+          <Route path="chat/:id" element={<ChatPage />} />
+          <Route path="settings" element={<SettingsPage />} />
+          <Route path="*" element={<NotFoundPage />} />
+        </Route>
+      </Routes>
+    </AppStateProvider>
+  );
+}

@@ -1,0 +1,102 @@
+import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import { useNavigate } from 'react-router-dom';
+import * as api from './api';
+import { describeError } from './core/errors';
+import type { ChatSummary, Settings } from './core/types';
+
+// App-wide state: the session list and the settings (for the banner).
+
+interface AppState {
+  chats: ChatSummary[] | null;
+  chatsError: string | null;
+  refreshChats: () => Promise<void>;
+  settings: Settings | null;
+  settingsError: string | null;
+  refreshSettings: () => Promise<void>;
+  setSettings: (s: Settings) => void;
+}
+
+const AppStateContext = createContext<AppState | null>(null);
+
+export function AppStateProvider({ children }: { children: ReactNode }) {
+  const [chats, setChats] = useState<ChatSummary[] | null>(null);
+  const [chatsError, setChatsError] = useState<string | null>(null);
+  const [settings, setSettingsState] = useState<Settings | null>(null);
+  const [settingsError, setSettingsError] = useState<string | null>(null);
+  // Ignore answers that arrive after a newer request was started.
+  const chatsSeq = useRef(0);
+  const settingsSeq = useRef(0);
+
+  const refreshChats = useCallback(async () => {
+    const seq = ++chatsSeq.current;
+    try {
+      const list = await api.listChats();
+      if (seq !== chatsSeq.current) return;
+      setChats(list);
+      setChatsError(null);
+    } catch (err) {
+      if (seq !== chatsSeq.current) return;
+      setChatsError(describeError(err).detail);
+    }
+  }, []);
+
+  const refreshSettings = useCallback(async () => {
+    const seq = ++settingsSeq.current;
+    try {
+      const s = await api.getSettings();
+      if (seq !== settingsSeq.current) return;
+      setSettingsState(s);
+      setSettingsError(null);
+    } catch (err) {
+      if (seq !== settingsSeq.current) return;
+      setSettingsError(describeError(err).detail);
+    }
+  }, []);
+
+  const setSettings = useCallback((s: Settings) => {
+    settingsSeq.current++;
+    setSettingsState(s);
+    setSettingsError(null);
+  }, []);
+
+  useEffect(() => {
+    void refreshChats();
+    void refreshSettings();
+  }, [refreshChats, refreshSettings]);
+
+  const value = useMemo(
+    () => ({ chats, chatsError, refreshChats, settings, settingsError, refreshSettings, setSettings }),
+    [chats, chatsError, refreshChats, settings, settingsError, refreshSettings, setSettings],
+  );
+  return <AppStateContext.Provider value={value}>{children}</AppStateContext.Provider>;
+}
+
+export function useAppState(): AppState {
+  const ctx = useContext(AppStateContext);
+  if (!ctx) throw new Error('useAppState must be used inside <AppStateProvider>');
+  return ctx;
+}
+
+/** "New lesson": POST /api/chats, refresh the list, go to /chat/<id>. */
+export function useCreateLesson() {
+  const { refreshChats } = useAppState();
+  const navigate = useNavigate();
+  const [creating, setCreating] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  const create = useCallback(async () => {
+    setCreating(true);
+    setError(null);
+    try {
+      const record = await api.createChat();
+      void refreshChats();
+      navigate(`/chat/${encodeURIComponent(record.id)}`);
+    } catch (err) {
+      setError(describeError(err).detail);
+    } finally {
+      setCreating(false);
+    }
+  }, [navigate, refreshChats]);
+
+  return { create, creating, error, clearError: () => setError(null) };
+}

@@ -1,0 +1,71 @@
+import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+
+interface Props {
+  busy: boolean;
+  onSend: (text: string) => void;
+  onStop: () => void;
+}
+
+const MAX_HEIGHT = 220;
+
+export default function Composer({ busy, onSend, onStop }: Props) {
+  const [text, setText] = useState('');
+  const ref = useRef<HTMLTextAreaElement>(null);
+
+  useEffect(() => {
+    ref.current?.focus();
+  }, []);
+
+  // Grow with the content, up to a limit.
+  useEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    el.style.height = 'auto';
+    el.style.height = `${Math.min(el.scrollHeight, MAX_HEIGHT)}px`;
+  }, [text]);
+
+  const canSend = !busy && text.trim() !== '';
+
+  function submit() {
+    if (!canSend) return;
+    onSend(text.trim());
+    setText('');
+    ref.current?.focus();
+  }
+
+  function onSubmit(e: FormEvent) {
+    e.preventDefault();
+    submit();
+  }
+
+  function onKeyDown(e: KeyboardEvent<HTMLTextAreaElement>) {
+    if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
+      e.preventDefault();
+      submit();
+    }
+  }
+
+  return (
+    <form className="composer" onSubmit={onSubmit}>
+      <textarea
+        ref={ref}
+        className="composer-input"
+        data-testid="composer-input"
+        rows={1}
+        value={text}
+        placeholder="Ask your tutor…  (Enter to send, Shift+Enter for a new line)"
+        aria-label="Message"
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={onKeyDown}
+      />
+      {busy && (
+        <button type="button" className="btn" data-testid="composer-stop" onClick={onStop}>
+          Stop
+        </button>
+      )}
+      <button type="submit" className="btn btn-primary" data-testid="composer-send" disabled={!canSend}>
+        Send
+      </button>
+    </form>
+  );
+}

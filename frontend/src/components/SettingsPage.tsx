@@ -1,0 +1,322 @@
+import { useEffect, useState } from 'react';
+import * as api from '../api';
+import { useAppState } from '../appState';
+import { describeError } from '../core/errors';
+import {
+  NOT_SET,
+  draftFromSettings,
+  draftToUpdate,
+  draftsEqual,
+  keySourceLabel,
+  needsBaseUrl,
+  resolvedLabel,
+  validateDraft,
+  type SettingsDraft,
+  type SlotDraft,
+} from '../core/settings';
+import { KEY_PROVIDERS, SLOTS, type KeyProvider, type Settings, type Slot } from '../core/types';
+
+const SLOT_INFO: Record<Slot, { label: string; help: string }> = {
+  strong: { label: 'Strong model', help: 'Teaches the lessons. Use the best model you can.' },
+  cheap: { label: 'Cheap model', help: 'Small helper tasks such as naming lessons.' },
+  vision: { label: 'Vision model', help: 'Reads images and diagrams you share.' },
+};
+
+const PROVIDER_LABEL: Record<string, string> = {
+  openrouter: 'OpenRouter',
+  openai: 'OpenAI',
+  'openai-compatible': 'OpenAI-compatible server',
+  local: 'Local offline demo model',
+};
+
+function providerLabel(p: string): string {
+  return PROVIDER_LABEL[p] ?? p;
+}
+
+export default function SettingsPage() {
+  const { settings, settingsError, refreshSettings } = useAppState();
+
+  return (
+    <div className="page page-narrow settings">
+      <h1>Settings</h1>
+      {!settings && !settingsError && <p className="muted">Loading…</p>}
+      {!settings && settingsError && (
+        <div className="banner banner-error" role="alert">
+          Could not load settings: {settingsError}{' '}
+          <button type="button" className="btn btn-small" onClick={() => void refreshSettings()}>
+            Try again
+          </button>
+        </div>
+      )}
+      {settings && (
+        <>
+          <ModelsSection settings={settings} />
+          <KeysSection settings={settings} />
+        </>
+      )}
+    </div>
+  );
+}
+
+// ---------------------------------------------------------------------------
+
+function ModelsSection({ settings }: { settings: Settings }) {
+  const { setSettings } = useAppState();
+  // The draft starts from the server's values; background refreshes of the
+  // settings do not overwrite what the user is typing.
+  const [saved, setSaved] = useState<SettingsDraft>(() => draftFromSettings(settings));
+  const [draft, setDraft] = useState<SettingsDraft>(saved);
+  const [saving, setSaving] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+
+  const dirty = !draftsEqual(draft, saved);
+
+  // Adopt server changes made elsewhere while nothing is being edited.
+  useEffect(() => {
+    const fresh = draftFromSettings(settings);
+    if (!dirty && !draftsEqual(fresh, saved)) {
+      setSaved(fresh);
+      setDraft(fresh);
+    }
+  }, [settings]);
+
+  function update(slot: Slot, patch: Partial<SlotDraft>) {
+    setDraft((d) => ({ ...d, [slot]: { ...d[slot], ...patch } }));
+    setNotice(null);
+  }
+
+  async function save() {
+    const problems = validateDraft(draft);
+    if (problems.length) {
+      setError(problems.join(' '));
+      return;
+    }
+    setSaving(true);
+    setError(null);
+    setNotice(null);
+    try {
+      const next = await api.putSettings(draftToUpdate(draft));
+      setSettings(next);
+      const fresh = draftFromSettings(next);
+      setSaved(fresh);
+      setDraft(fresh);
+      setNotice('Saved.');
+    } catch (err) {
+      setError(describeError(err).detail);
+    } finally {
+      setSaving(false);
+    }
+  }
+
+  const providers = settings.providers?.length ? settings.providers : ['openrouter', 'openai', 'openai-compatible', 'local'];
+
+  return (
+    <section className="card">
+      <h2>Models</h2>
+      <p className="muted">Choose which model does what. A model id looks like <code>anthropic/claude-sonnet-4</code> (OpenRouter) or <code>gpt-4o</code> (OpenAI).</p>
+
+      {settings.problems?.length > 0 && (
+        <ul className="problems" data-testid="settings-problems">
+          {settings.problems.map((p, i) => (
+            <li key={i}>{p}</li>
+          ))}
+        </ul>
+      )}
+
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          void save();
+        }}
+      >
+        {SLOTS.map((slot) => {
+          const d = draft[slot];
+          // Keep a provider that the server no longer lists selectable.
+          const options = d.provider && !providers.includes(d.provider) ? [...providers, d.provider] : providers;
+          return (
+            <fieldset key={slot} className="slot" data-testid={`slot-${slot}`}>
+              <legend>{SLOT_INFO[slot].label}</legend>
+              <p className="muted small">{SLOT_INFO[slot].help}</p>
+              <div className="slot-fields">
+                <label>
+                  <span>Provider</span>
+                  <select
+                    data-testid={`slot-${slot}-provider`}
+                    value={d.provider}
+                    onChange={(e) => update(slot, { provider: e.target.value })}
+                  >
+                    <option value={NOT_SET}>Not set</option>
+                    {options.map((p) => (
+                      <option key={p} value={p}>
+                        {providerLabel(p)}
+                      </option>
+                    ))}
+                  </select>
+                </label>
+                <label className="grow">
+                  <span>Model id</span>
+                  <input
+                    type="text"
+                    data-testid={`slot-${slot}-model`}
+                    value={d.model}
+                    disabled={d.provider === NOT_SET}
+                    placeholder={d.provider === NOT_SET ? '' : 'e.g. anthropic/claude-sonnet-4'}
+                    spellCheck={false}
+                    autoComplete="off"
+                    onChange={(e) => update(slot, { model: e.target.value })}
+                  />
+                </label>
+              </div>
+              {needsBaseUrl(d.provider) && (
+                <label className="block">
+                  <span>Base URL</span>
+                  <input
+                    type="url"
+                    data-testid={`slot-${slot}-baseurl`}
+                    value={d.baseUrl}
+                    placeholder="http://localhost:1234/v1"
+                    spellCheck={false}
+                    autoComplete="off"
+                    onChange={(e) => update(slot, { baseUrl: e.target.value })}
+                  />
+                </label>
+              )}
+              <p className="small resolved" data-testid={`slot-${slot}-resolved`}>
+                {resolvedLabel(settings, slot)}
+              </p>
+            </fieldset>
+          );
+        })}
+
+        {error && (
+          <div className="banner banner-error" role="alert" data-testid="settings-error">
+            {error}
+          </div>
+        )}
+        <div className="form-actions">
+          <button type="submit" className="btn btn-primary" data-testid="settings-save" disabled={saving}>
+            {saving ? 'Saving…' : 'Save'}
+          </button>
+          {dirty && !saving && (
+            <button
+              type="button"
+              className="btn"
+              onClick={() => {
+                setDraft(saved);
+                setError(null);
+              }}
+            >
+              Discard changes
+            </button>
+          )}
+          {notice && !dirty && (
+            <span className="notice" data-testid="settings-saved">
+              {notice}
+            </span>
+          )}
+        </div>
+      </form>
+    </section>
+  );
+}
+
+// ---------------------------------------------------------------------------
+
+function KeysSection({ settings }: { settings: Settings }) {
+  return (
+    <section className="card">
+      <h2>API keys</h2>
+      <p className="muted" data-testid="keys-explainer">
+        Keys are kept in your operating system&apos;s keychain (or, if there is none, an owner-only file) and are never written to the
+        settings file or shown again.
+      </p>
+      {KEY_PROVIDERS.map((p) => (
+        <KeyRow key={p} provider={p} settings={settings} />
+      ))}
+    </section>
+  );
+}
+
+function KeyRow({ provider, settings }: { provider: KeyProvider; settings: Settings }) {
+  const { setSettings, refreshSettings } = useAppState();
+  const status = settings.keys?.[provider] ?? { set: false, source: null };
+  const [value, setValue] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+
+  async function run(action: () => Promise<void>, done: string) {
+    setBusy(true);
+    setError(null);
+    setNotice(null);
+    try {
+      await action();
+      setNotice(done);
+      // Key changes can change what resolves (and the banner).
+      try {
+        setSettings(await api.getSettings());
+      } catch {
+        void refreshSettings();
+      }
+    } catch (err) {
+      setError(describeError(err).detail);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const store = () =>
+    run(async () => {
+      await api.putKey(provider, value.trim());
+      setValue('');
+    }, 'Key stored.');
+
+  const remove = () => run(() => api.deleteKey(provider), 'Key removed.');
+
+  const source = keySourceLabel(status.source);
+
+  return (
+    <div className="key-row" data-testid={`key-${provider}`}>
+      <div className="key-head">
+        <strong>{providerLabel(provider)}</strong>
+        <span className={status.set ? 'key-status set' : 'key-status'} data-testid={`key-${provider}-status`}>
+          {status.set ? `Key set${source ? ` (${source})` : ''}` : 'No key'}
+        </span>
+      </div>
+      <form
+        className="key-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (value.trim()) void store();
+        }}
+      >
+        <input
+          type="password"
+          data-testid={`key-${provider}-input`}
+          aria-label={`${providerLabel(provider)} API key`}
+          placeholder={status.set ? 'Enter a new key to replace it' : 'Paste your API key'}
+          autoComplete="off"
+          spellCheck={false}
+          value={value}
+          onChange={(e) => setValue(e.target.value)}
+        />
+        <button type="submit" className="btn btn-primary" data-testid={`key-${provider}-store`} disabled={busy || !value.trim()}>
+          Store key
+        </button>
+        <button type="button" className="btn" data-testid={`key-${provider}-remove`} disabled={busy || !status.set} onClick={() => void remove()}>
+          Remove
+        </button>
+      </form>
+      {status.set && status.source === 'env' && (
+        <p className="muted small">This key comes from an environment variable; removing a stored key does not unset it.</p>
+      )}
+      {error && (
+        <p className="error-text" role="alert" data-testid={`key-${provider}-error`}>
+          {error}
+        </p>
+      )}
+      {notice && <p className="notice small">{notice}</p>}
+    </div>
+  );
+}

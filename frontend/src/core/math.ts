@@ -1,0 +1,20 @@
+// remark-math understands $...$ and $$...$$. Models often write LaTeX with
+// \( ... \) and \[ ... \] instead; rewrite those (outside code) so they render.
+
+// Code spans and fenced blocks (a fence still open at the end of a streaming
+// message counts as code up to the end).
+const CODE = /(```[\s\S]*?(?:```|$)|~~~[\s\S]*?(?:~~~|$)|`[^`\n]+`)/g;
+
+function rewriteText(text: string): string {
+  return text
+    .replace(/\\\[([\s\S]+?)\\\]/g, (_m, body: string) => `\n$$\n${body.trim()}\n$$\n`)
+    .replace(/\\\(([\s\S]+?)\\\)/g, (_m, body: string) => `$${body.trim()}$`);
+}
+
+export function normalizeMathDelimiters(markdown: string): string {
+  if (!markdown.includes('\\(') && !markdown.includes('\\[')) return markdown;
+  return markdown
+    .split(CODE)
+    .map((segment, i) => (i % 2 === 1 ? segment : rewriteText(segment)))
+    .join('');
+}

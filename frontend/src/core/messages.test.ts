@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import type { UIMessage } from 'ai';
+import { hasVisibleText, messageText, normalizeMessages, showTypingIndicator } from './messages';
+
+const user: UIMessage = { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Hi' }] };
+const emptyAssistant: UIMessage = { id: 'a1', role: 'assistant', parts: [{ type: 'step-start' }] };
+const assistant: UIMessage = {
+  id: 'a2',
+  role: 'assistant',
+  parts: [{ type: 'step-start' }, { type: 'text', text: 'Hello' }, { type: 'text', text: 'there' }],
+};
+
+describe('normalizeMessages', () => {
+  it('keeps valid UIMessages untouched', () => {
+    expect(normalizeMessages([user, assistant])).toEqual([user, assistant]);
+  });
+
+  it('drops junk and fills ids, converts legacy content', () => {
+    const out = normalizeMessages([
+      null,
+      'x',
+      { role: 'robot', parts: [] },
+      { role: 'assistant', content: 'legacy' },
+      { id: 'k', role: 'user', parts: [{ type: 'text', text: 'a' }, 7, { nope: 1 }] },
+      { role: 'user' },
+    ]);
+    expect(out).toEqual([
+      { id: 'msg-3', role: 'assistant', content: 'legacy', parts: [{ type: 'text', text: 'legacy' }] },
+      { id: 'k', role: 'user', parts: [{ type: 'text', text: 'a' }] },
+      { id: 'msg-5', role: 'user', parts: [] },
+    ]);
+  });
+
+  it('returns [] for a non-array', () => {
+    expect(normalizeMessages(undefined)).toEqual([]);
+    expect(normalizeMessages({})).toEqual([]);
+  });
+});
+
+describe('messageText / hasVisibleText', () => {
+  it('joins text parts', () => {
+    expect(messageText(assistant)).toBe('Hello\n\nthere');
+    expect(messageText(emptyAssistant)).toBe('');
+  });
+
+  it('detects visible text', () => {
+    expect(hasVisibleText(assistant)).toBe(true);
+    expect(hasVisibleText(emptyAssistant)).toBe(false);
+    expect(hasVisibleText({ parts: [{ type: 'text', text: '  ' }] })).toBe(false);
+    expect(hasVisibleText({ parts: [{ type: 'reasoning', text: 'hmm' }] })).toBe(true);
+  });
+});
+
+describe('showTypingIndicator', () => {
+  it('shows while submitted', () => {
+    expect(showTypingIndicator('submitted', [user])).toBe(true);
+  });
+
+  it('shows while streaming until the assistant has text', () => {
+    expect(showTypingIndicator('streaming', [user])).toBe(true);
+    expect(showTypingIndicator('streaming', [user, emptyAssistant])).toBe(true);
+    expect(showTypingIndicator('streaming', [user, assistant])).toBe(false);
+  });
+
+  it('hides when ready or in error', () => {
+    expect(showTypingIndicator('ready', [user])).toBe(false);
+    expect(showTypingIndicator('error', [user])).toBe(false);
+  });
+});

@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import {
+  bannerFor,
+  draftFromSettings,
+  draftToUpdate,
+  draftsEqual,
+  keySourceLabel,
+  resolvedLabel,
+  validateDraft,
+} from './settings';
+import type { Settings } from './types';
+
+function settings(partial: Partial<Settings> = {}): Settings {
+  return {
+    models: {
+      strong: { provider: 'openrouter', model: 'anthropic/claude-sonnet-4', baseUrl: null },
+      cheap: null,
+      vision: { provider: 'openai-compatible', model: 'llava', baseUrl: 'http://localhost:1234/v1' },
+    },
+    providers: ['openrouter', 'openai', 'openai-compatible', 'local'],
+    keys: { openrouter: { set: false, source: null } },
+    offline: { available: true, running: true, model: 'SmolLM2-135M-Instruct' },
+    resolved: {
+      strong: { provider: 'local', model: 'SmolLM2-135M-Instruct', offline: true },
+      cheap: null,
+      vision: null,
+    },
+    problems: ['strong: no API key for openrouter'],
+    ...partial,
+  };
+}
+
+describe('bannerFor', () => {
+  it('is null before settings load and when a real model runs', () => {
+    expect(bannerFor(null)).toBeNull();
+    expect(
+      bannerFor(settings({ resolved: { strong: { provider: 'openrouter', model: 'x', offline: false }, cheap: null, vision: null } })),
+    ).toBeNull();
+  });
+
+  it('reports the offline demo model', () => {
+    expect(bannerFor(settings())).toEqual({ kind: 'offline', model: 'SmolLM2-135M-Instruct' });
+  });
+
+  it('lists problems when strong cannot run', () => {
+    const s = settings({ resolved: { strong: null, cheap: null, vision: null } });
+    expect(bannerFor(s)).toEqual({ kind: 'problems', problems: ['strong: no API key for openrouter'] });
+    expect(bannerFor({ ...s, problems: [] })).toEqual({ kind: 'problems', problems: ['No model is set up for lessons.'] });
+  });
+});
+
+describe('settings draft', () => {
+  it('round-trips server models', () => {
+    const s = settings();
+    const draft = draftFromSettings(s);
+    expect(draft.cheap).toEqual({ provider: '', model: '', baseUrl: '' });
+    expect(draftToUpdate(draft)).toEqual({
+      models: {
+        strong: { provider: 'openrouter', model: 'anthropic/claude-sonnet-4' },
+        cheap: null,
+        vision: { provider: 'openai-compatible', model: 'llava', baseUrl: 'http://localhost:1234/v1' },
+      },
+    });
+  });
+
+  it('trims, and sends baseUrl null for an empty openai-compatible URL', () => {
+    const draft = draftFromSettings(settings());
+    draft.vision = { provider: 'openai-compatible', model: ' m ', baseUrl: '  ' };
+    draft.strong = { provider: 'openai', model: 'gpt-4o', baseUrl: 'http://ignored' };
+    const body = draftToUpdate(draft);
+    expect(body.models.vision).toEqual({ provider: 'openai-compatible', model: 'm', baseUrl: null });
+    expect(body.models.strong).toEqual({ provider: 'openai', model: 'gpt-4o' });
+  });
+
+  it('validates model ids and URLs', () => {
+    const draft = draftFromSettings(settings());
+    expect(validateDraft(draft)).toEqual([]);
+    draft.strong.model = '  ';
+    draft.vision.baseUrl = 'localhost:1234';
+    expect(validateDraft(draft)).toEqual([
+      'strong: enter a model id (or choose "Not set").',
+      'vision: the base URL must start with http:// or https://.',
+    ]);
+  });
+
+  it('compares drafts by what would be sent', () => {
+    const a = draftFromSettings(settings());
+    const b = draftFromSettings(settings());
+    b.strong.baseUrl = 'irrelevant for openrouter';
+    expect(draftsEqual(a, b)).toBe(true);
+    b.strong.model = 'other';
+    expect(draftsEqual(a, b)).toBe(false);
+  });
+});
+
+describe('labels', () => {
+  it('describes key sources', () => {
+    expect(keySourceLabel('env')).toMatch(/environment/);
+    expect(keySourceLabel('keyring')).toMatch(/keychain/);
+    expect(keySourceLabel('file')).toMatch(/file/);
+    expect(keySourceLabel(null)).toBe('');
+  });
+
+  it('describes what a slot runs', () => {
+    const s = settings();
+    expect(resolvedLabel(s, 'strong')).toBe('Runs SmolLM2-135M-Instruct via local (tiny offline demo model)');
+    expect(resolvedLabel(s, 'cheap')).toMatch(/Cannot run/);
+  });
+});

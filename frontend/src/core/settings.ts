@@ -1,0 +1,110 @@
+import { SLOTS, type ModelRef, type Settings, type SettingsUpdate, type Slot } from './types';
+
+// ---------------------------------------------------------------------------
+// Banner shown on every page
+
+export type Banner =
+  | { kind: 'offline'; model: string }
+  | { kind: 'problems'; problems: string[] }
+  | null;
+
+export function bannerFor(settings: Settings | null | undefined): Banner {
+  if (!settings) return null;
+  const strong = settings.resolved?.strong ?? null;
+  if (strong === null) {
+    const problems = (settings.problems ?? []).filter((p) => typeof p === 'string' && p.trim());
+    return {
+      kind: 'problems',
+      problems: problems.length ? problems : ['No model is set up for lessons.'],
+    };
+  }
+  if (strong.offline === true) return { kind: 'offline', model: strong.model };
+  return null;
+}
+
+// ---------------------------------------------------------------------------
+// Settings form
+
+export const NOT_SET = '';
+
+export interface SlotDraft {
+  /** Provider name, or NOT_SET ('') for "slot not configured" (null). */
+  provider: string;
+  model: string;
+  baseUrl: string;
+}
+
+export type SettingsDraft = Record<Slot, SlotDraft>;
+
+export function needsBaseUrl(provider: string): boolean {
+  return provider === 'openai-compatible';
+}
+
+export function draftFromSettings(settings: Pick<Settings, 'models'>): SettingsDraft {
+  const draft = {} as SettingsDraft;
+  for (const slot of SLOTS) {
+    const m = settings.models?.[slot] ?? null;
+    draft[slot] = m
+      ? { provider: m.provider ?? NOT_SET, model: m.model ?? '', baseUrl: m.baseUrl ?? '' }
+      : { provider: NOT_SET, model: '', baseUrl: '' };
+  }
+  return draft;
+}
+
+/** Problems the user must fix before saving; empty = OK. */
+export function validateDraft(draft: SettingsDraft): string[] {
+  const errors: string[] = [];
+  for (const slot of SLOTS) {
+    const d = draft[slot];
+    if (d.provider === NOT_SET) continue;
+    if (!d.model.trim()) errors.push(`${slot}: enter a model id (or choose "Not set").`);
+    const url = d.baseUrl.trim();
+    if (needsBaseUrl(d.provider) && url && !/^https?:\/\/\S+$/i.test(url)) {
+      errors.push(`${slot}: the base URL must start with http:// or https://.`);
+    }
+  }
+  return errors;
+}
+
+/** Body for PUT /api/settings. */
+export function draftToUpdate(draft: SettingsDraft): SettingsUpdate {
+  const models = {} as Record<Slot, ModelRef | null>;
+  for (const slot of SLOTS) {
+    const d = draft[slot];
+    if (d.provider === NOT_SET) {
+      models[slot] = null;
+      continue;
+    }
+    const ref: ModelRef = { provider: d.provider, model: d.model.trim() };
+    if (needsBaseUrl(d.provider)) ref.baseUrl = d.baseUrl.trim() || null;
+    models[slot] = ref;
+  }
+  return { models };
+}
+
+export function draftsEqual(a: SettingsDraft, b: SettingsDraft): boolean {
+  return JSON.stringify(draftToUpdate(a)) === JSON.stringify(draftToUpdate(b));
+}
+
+// ---------------------------------------------------------------------------
+// Labels
+
+export function keySourceLabel(source: string | null | undefined): string {
+  switch (source) {
+    case 'env':
+      return 'from an environment variable';
+    case 'keyring':
+      return 'in the OS keychain';
+    case 'file':
+      return 'in an owner-only key file';
+    default:
+      return '';
+  }
+}
+
+export function resolvedLabel(settings: Settings, slot: Slot): string {
+  const r = settings.resolved?.[slot] ?? null;
+  if (!r) return 'Cannot run: see the problems above.';
+  const base = `Runs ${r.model} via ${r.provider}`;
+  return r.offline ? `${base} (tiny offline demo model)` : base;
+}

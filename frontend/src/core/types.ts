@@ -1,0 +1,59 @@
+// Shapes of the backend's JSON (camelCase). Kept free of runtime code so that
+// both src/api.ts and the pure helpers in src/core can use them.
+
+export const SLOTS = ['strong', 'cheap', 'vision'] as const;
+export type Slot = (typeof SLOTS)[number];
+
+/** Providers that take an API key (PUT/DELETE /api/keys/{provider}). */
+export const KEY_PROVIDERS = ['openrouter', 'openai', 'openai-compatible'] as const;
+export type KeyProvider = (typeof KEY_PROVIDERS)[number];
+
+export interface ModelRef {
+  provider: string;
+  model: string;
+  baseUrl?: string | null;
+}
+
+export interface ResolvedModel {
+  provider: string;
+  model: string;
+  offline: boolean;
+}
+
+export interface KeyStatus {
+  set: boolean;
+  source: 'env' | 'keyring' | 'file' | null;
+}
+
+export interface OfflineInfo {
+  available: boolean;
+  running: boolean;
+  model: string | null;
+}
+
+export interface Settings {
+  models: Record<Slot, ModelRef | null>;
+  providers: string[];
+  keys: Partial<Record<string, KeyStatus>>;
+  offline: OfflineInfo;
+  resolved: Record<Slot, ResolvedModel | null>;
+  problems: string[];
+}
+
+export interface SettingsUpdate {
+  models: Record<Slot, ModelRef | null>;
+}
+
+export interface ChatModel {
+  provider: string;
+  model: string;
+}
+
+export interface ChatSummary {
+  id: string;
+  title: string;
+  createdAt: string;
+  updatedAt: string;
+  model: ChatModel | null;
+  messageCount: number;
+}

@@ -1,0 +1,107 @@
+"""`python -m server [--host 127.0.0.1] [--port N|0] [--data-dir DIR]` (seed §8, machine room).
+
+Binds loopback by default, takes an exclusive lock on the data dir (a second server on the same
+dir exits with status 3 and a clear message), and prints one line
+`LH_READY {"port": N, "pid": P}` on stdout once it accepts connections. SIGTERM and SIGINT shut
+it down cleanly: running turns persist what streamed and the offline model child is stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import socket
+import sys
+from collections.abc import Sequence
+
+import uvicorn
+
+from server.config import DEFAULT_HOST, READY_PREFIX, DataPaths, resolve_data_dir
+
+EXIT_LOCKED = 3
+EXIT_BIND = 4
+LOOPBACK_HOSTS = {"127.0.0.1", "::1", "localhost"}
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m server", description="Learning Harness server")
+    parser.add_argument("--host", default=DEFAULT_HOST, help="interface to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8765, help="port; 0 picks a free one (default 8765)")
+    parser.add_argument("--data-dir", default=None,
+                        help="data directory (default: $LH_DATA_DIR, else ./data)")
+    parser.add_argument("--log-level", default=os.environ.get("LH_LOG_LEVEL", "info"))
+    return parser.parse_args(argv)
+
+
+class _ReadyServer(uvicorn.Server):
+    """A uvicorn server that prints the ready line once its socket accepts connections."""
+
+    def __init__(self, config: uvicorn.Config, port: int) -> None:
+        super().__init__(config)
+        self.ready_port = port
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.should_exit:  # startup failed (lifespan error)
+            return
+        line = f"{READY_PREFIX} {json.dumps({'port': self.ready_port, 'pid': os.getpid()})}"
+        if sys.stdout is not None:  # a frozen, console-less build has no stdout
+            print(line, flush=True)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the server until SIGTERM/SIGINT. Returns the process exit status."""
+    # Imported here so `--help` and the lock refusal stay fast and nothing is built at import time.
+    from server.api.app import create_app
+    from server.services.container import build_services
+    from server.services.stores import DataDirLocked, data_dir_lock
+
+    args = parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+                        stream=sys.stderr)
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    log = logging.getLogger("lh.main")
+    paths = DataPaths(resolve_data_dir(args.data_dir))
+    if args.host not in LOOPBACK_HOSTS:
+        log.warning("binding %s: the app is reachable beyond this machine", args.host)
+
+    lock = data_dir_lock(paths)
+    try:
+        lock.acquire()
+    except DataDirLocked as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_LOCKED
+    try:
+        try:
+            sock = _bind(args.host, args.port)
+        except OSError as exc:
+            print(f"error: cannot listen on {args.host}:{args.port} ({exc.strerror}); "
+                  "pick another --port, or --port 0 for a free one", file=sys.stderr)
+            return EXIT_BIND
+        port = sock.getsockname()[1]
+        services = build_services(paths)
+        app = create_app(services)
+        config = uvicorn.Config(app, log_level=args.log_level.lower(), access_log=False,
+                                timeout_graceful_shutdown=5, lifespan="on")
+        server = _ReadyServer(config, port)
+        log.info("data dir %s", paths.root)
+        server.run(sockets=[sock])
+        return 0 if server.started else 1
+    finally:
+        lock.release()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""AGENT: model engines, agent loops, tools and prompts. Dependencies arrive as arguments."""

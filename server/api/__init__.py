@@ -1,0 +1,1 @@
+"""SHELL: FastAPI routers (transport only) and the built frontend."""

@@ -1,0 +1,40 @@
+"""The FastAPI application factory (nothing is built at import time)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI
+
+from server import __version__
+from server.api.errors import install_error_handlers
+from server.api.routes import chats, health, settings
+from server.api.static import mount_frontend
+from server.services.container import Services
+
+
+def create_app(services: Services, *, static_root: Path | None = None) -> FastAPI:
+    """The app for one set of services (one data dir).
+
+    Args:
+        services: built by `server.services.container.build_services`.
+        static_root: the built frontend (defaults to the package's `static/`).
+    """
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await services.startup()
+        try:
+            yield
+        finally:
+            await services.shutdown()
+
+    app = FastAPI(title="Learning Harness", version=__version__, lifespan=lifespan)
+    app.state.services = services
+    install_error_handlers(app)
+    for module in (health, settings, chats):
+        app.include_router(module.router)
+    mount_frontend(app, static_root)
+    return app

@@ -1,0 +1,49 @@
+"""Every refusal is JSON `{"error": code, "detail": what to do}` with a fitting status."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from server.core.ports import StoreCorrupt
+from server.core.turns import TurnRejected
+
+log = logging.getLogger("lh.api")
+
+
+def refusal(status: int, code: str, detail: str) -> JSONResponse:
+    return JSONResponse({"error": code, "detail": detail}, status_code=status)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Map domain errors to JSON refusals; nothing here swallows a failed canonical write."""
+
+    @app.exception_handler(TurnRejected)
+    async def _rejected(_: Request, exc: TurnRejected) -> JSONResponse:
+        return refusal(exc.status, exc.code, exc.detail)
+
+    @app.exception_handler(StoreCorrupt)
+    async def _corrupt(_: Request, exc: StoreCorrupt) -> JSONResponse:
+        log.error("unreadable record: %s", exc)
+        return refusal(503, "store_corrupt", str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'][1:]) or 'body'}: {err['msg']}" for err in exc.errors()[:3]
+        )
+        return refusal(400, "bad_request", f"malformed request ({problems})")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return refusal(exc.status_code, code, str(exc.detail))
+
+    @app.exception_handler(OSError)
+    async def _os_error(_: Request, exc: OSError) -> JSONResponse:
+        log.exception("a canonical write failed")
+        return refusal(500, "write_failed", f"saving failed ({exc}); nothing was accepted, try again")

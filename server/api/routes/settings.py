@@ -1,0 +1,50 @@
+"""Model slots and API keys: `GET/PUT /api/settings`, `PUT/DELETE /api/keys/{provider}`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Response
+from pydantic import BaseModel, Field
+
+from server.api.deps import ServicesDep
+from server.core.contracts.models import KeyedProvider, ModelSlots
+
+router = APIRouter()
+
+
+class SettingsUpdate(BaseModel):
+    """`PUT /api/settings` body: the three slots (null clears one)."""
+
+    models: ModelSlots
+
+
+class KeyUpdate(BaseModel):
+    """`PUT /api/keys/{provider}` body."""
+
+    key: str = Field(min_length=8, max_length=500, pattern=r"^\S+$")
+
+
+@router.get("/api/settings")
+async def get_settings(services: ServicesDep) -> dict[str, Any]:
+    """Slots, key presence (never keys), offline model state, what runs, and problems."""
+    return services.models.status()
+
+
+@router.put("/api/settings")
+async def put_settings(body: SettingsUpdate, services: ServicesDep) -> dict[str, Any]:
+    """Replace the model slots; answers the new status. Other settings sections are kept."""
+    return services.models.save_slots(body.models)
+
+
+@router.put("/api/keys/{provider}", status_code=204)
+async def put_key(provider: KeyedProvider, body: KeyUpdate, services: ServicesDep) -> Response:
+    """Store a key in the OS keychain (or the owner-only file). The key is never echoed or logged."""
+    services.models.set_key(provider, body.key)
+    return Response(status_code=204)
+
+
+@router.delete("/api/keys/{provider}", status_code=204)
+async def delete_key(provider: KeyedProvider, services: ServicesDep) -> Response:
+    services.models.delete_key(provider)
+    return Response(status_code=204)

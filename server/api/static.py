@@ -1,0 +1,39 @@
+"""Serve the built frontend (`server/static/`) at `/`, with index.html for client routes."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.responses import FileResponse, HTMLResponse
+from fastapi.staticfiles import StaticFiles
+
+MISSING_FRONTEND = """<!doctype html><title>Learning Harness</title>
+<h1>The frontend is not built</h1>
+<p>Run <code>npm ci &amp;&amp; npm run build</code> in <code>frontend/</code>, or reinstall the package
+(<code>pip install -e .</code> builds it). The API is up at <code>/api/health</code>.</p>"""
+
+
+def static_dir() -> Path:
+    return Path(str(resources.files("server").joinpath("static")))
+
+
+def mount_frontend(app: FastAPI, root: Path | None = None) -> None:
+    """Serve `root/assets` as files and `root/index.html` for every other non-API path."""
+    root = root or static_dir()
+    index = root / "index.html"
+    if (root / "assets").is_dir():
+        app.mount("/assets", StaticFiles(directory=root / "assets"), name="assets")
+
+    @app.get("/{path:path}", include_in_schema=False, response_model=None)
+    async def spa(path: str) -> FileResponse | HTMLResponse:
+        if path.startswith("api/") or path == "api":
+            return HTMLResponse('{"error":"not_found","detail":"no such API route"}', status_code=404,
+                                media_type="application/json")
+        candidate = (root / path).resolve()
+        if path and candidate.is_file() and candidate.is_relative_to(root.resolve()):
+            return FileResponse(candidate)
+        if index.is_file():
+            return FileResponse(index, headers={"cache-control": "no-cache"})
+        return HTMLResponse(MISSING_FRONTEND, status_code=503)

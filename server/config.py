@@ -1,0 +1,84 @@
+"""Leaf facts: where the data dir is, the file names inside it, and defaults.
+
+Anyone may import this module; it imports nothing of the project. Nothing here touches the
+file system: paths are computed, never created (the store layer creates them).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+DATA_DIR_ENV = "LH_DATA_DIR"
+"""Environment variable naming the data dir (Electron passes its user-data folder)."""
+
+DEFAULT_DATA_DIR = Path("data")
+"""Relative to the working directory, for `python -m server` in development."""
+
+DEFAULT_HOST = "127.0.0.1"
+READY_PREFIX = "LH_READY"
+"""The ready line printed on stdout once the server accepts connections: `LH_READY {"port": N, "pid": P}`."""
+
+KEYRING_SERVICE = "learning-harness"
+"""Service name under which API keys are stored in the OS keychain."""
+
+OFFLINE_MODEL_NAME = "SmolLM2-135M-Instruct"
+OFFLINE_READY_TIMEOUT_S = 120.0
+"""Seconds a turn waits for the offline model server to come up before answering 503."""
+
+API_KEY_ENV = {
+    "openrouter": "LH_OPENROUTER_API_KEY",
+    "openai": "LH_OPENAI_API_KEY",
+    "openai-compatible": "LH_OPENAI_COMPATIBLE_API_KEY",
+}
+"""Environment variables that carry API keys, by provider (they win over the keychain)."""
+
+PROVIDER_BASE_URLS = {
+    "openrouter": "https://openrouter.ai/api/v1",
+    "openai": "https://api.openai.com/v1",
+}
+
+
+@dataclass(frozen=True)
+class DataPaths:
+    """Every path under one data dir. Computed, never created.
+
+    Attributes:
+        root: the data dir itself (absolute).
+    """
+
+    root: Path
+
+    @property
+    def settings(self) -> Path:
+        return self.root / "settings.json"
+
+    @property
+    def chats(self) -> Path:
+        return self.root / "chats"
+
+    @property
+    def secrets(self) -> Path:
+        """Owner-only key file, used only where no OS keychain backend exists."""
+        return self.root / "secrets.json"
+
+    @property
+    def lock(self) -> Path:
+        return self.root / ".server.lock"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+
+def resolve_data_dir(cli_value: str | None, env: dict[str, str] | None = None) -> Path:
+    """The data dir: `--data-dir`, else `LH_DATA_DIR`, else `./data` (absolute, not created).
+
+    Args:
+        cli_value: the `--data-dir` argument, or None.
+        env: the environment to read (defaults to `os.environ`).
+    """
+    environ = os.environ if env is None else env
+    raw = cli_value or environ.get(DATA_DIR_ENV) or str(DEFAULT_DATA_DIR)
+    return Path(raw).expanduser().resolve()

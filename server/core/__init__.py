@@ -1,0 +1,1 @@
+"""CORE: the pure domain. No file, network, clock or randomness except injected."""

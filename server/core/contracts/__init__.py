@@ -1,0 +1,1 @@
+"""Pydantic contracts, one module per domain (seed §2.2)."""

@@ -1,0 +1,101 @@
+"""Model slots and settings contracts (seed §3: BYOK slots strong / cheap / vision).
+
+`settings.json` in the data dir holds `{"models": {"strong": Slot|null, "cheap": ..., "vision": ...}}`.
+Keys never live here: they come from the environment or the OS keychain.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+
+Provider = Literal["openrouter", "openai", "openai-compatible", "local"]
+PROVIDERS: tuple[Provider, ...] = ("openrouter", "openai", "openai-compatible", "local")
+KeyedProvider = Literal["openrouter", "openai", "openai-compatible"]
+KEYED_PROVIDERS: tuple[KeyedProvider, ...] = ("openrouter", "openai", "openai-compatible")
+SlotName = Literal["strong", "cheap", "vision"]
+SLOT_NAMES: tuple[SlotName, ...] = ("strong", "cheap", "vision")
+
+
+class Camel(BaseModel):
+    """Base for wire contracts: camelCase on the wire, snake_case in Python."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+
+class ModelSlot(Camel):
+    """One model slot: which provider serves which model id.
+
+    Attributes:
+        provider: openrouter | openai | openai-compatible (any base URL) | local (the offline model).
+        model: the provider's model id, e.g. "anthropic/claude-sonnet-4" (1-200 chars).
+        base_url: required for openai-compatible (e.g. "http://127.0.0.1:11434/v1"), ignored otherwise.
+    """
+
+    provider: Provider
+    model: str = Field(min_length=1, max_length=200)
+    base_url: str | None = None
+
+    @field_validator("model")
+    @classmethod
+    def _strip_model(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise ValueError("model id must not be blank")
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_base_url(cls, value: str | None) -> str | None:
+        if value is None or value.strip() == "":
+            return None
+        HttpUrl(value)  # raises a ValueError naming what is wrong
+        return value.strip().rstrip("/")
+
+    @model_validator(mode="after")
+    def _compatible_needs_url(self) -> ModelSlot:
+        if self.provider == "openai-compatible" and not self.base_url:
+            raise ValueError("provider openai-compatible needs baseUrl, e.g. http://127.0.0.1:11434/v1")
+        return self
+
+
+class ModelSlots(Camel):
+    """The three slots; a null slot means "not chosen" (strong falls back to the offline model)."""
+
+    strong: ModelSlot | None = None
+    cheap: ModelSlot | None = None
+    vision: ModelSlot | None = None
+
+
+class Settings(Camel):
+    """The whole `settings.json`. Unknown top-level sections are kept for later issues."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+    models: ModelSlots = Field(default_factory=ModelSlots)
+
+
+class ModelRef(Camel):
+    """The model a session is stamped with at creation (seed §3: per-session models)."""
+
+    provider: Provider
+    model: str
+    base_url: str | None = None
+
+
+class ResolvedModel(Camel):
+    """What actually runs for a slot or a session.
+
+    Attributes:
+        provider: the provider that will be called.
+        model: the model id sent to it.
+        base_url: the OpenAI-compatible endpoint, None for the offline model (known only once running).
+        offline: True when this is the tiny offline demo model.
+    """
+
+    provider: Provider
+    model: str
+    base_url: str | None = None
+    offline: bool = False

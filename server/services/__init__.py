@@ -1,0 +1,1 @@
+"""SERVER: composition roots (stores, turn) and named seams (liveness, offline model, models)."""

@@ -1,0 +1,64 @@
+"""Session seam: create, list and read session records (the Classroom's store, seed §5)."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from server.core.contracts.chat import DEFAULT_TITLE, ChatRecord, ChatSummary, summarize
+from server.core.ports import ChatStore
+from server.core.turns import TurnRejected
+from server.services.models import ModelService
+
+
+def utc_now() -> str:
+    """ISO-8601 UTC timestamp with milliseconds, e.g. 2026-11-30T07:00:00.000Z."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_chat_id() -> str:
+    """A fresh session id: `c_` + 16 random hex chars."""
+    return "c_" + secrets.token_hex(8)
+
+
+class ChatService:
+    """Sessions as the API sees them.
+
+    Args:
+        chats: the session store port.
+        models: stamps new sessions from the strong slot.
+        clock: returns the current ISO timestamp (injected for tests).
+    """
+
+    def __init__(self, chats: ChatStore, models: ModelService, clock: Callable[[], str] = utc_now) -> None:
+        self.chats = chats
+        self.models = models
+        self.clock = clock
+
+    def create(self, title: str | None) -> ChatRecord:
+        """A new, empty session stamped with the strong slot's model.
+
+        Raises TurnRejected(503) when no model can be resolved; OSError when the write fails.
+        """
+        stamp = self.models.stamp_for_new_session()
+        now = self.clock()
+        record = ChatRecord(
+            id=new_chat_id(), title=(title or "").strip() or DEFAULT_TITLE,
+            created_at=now, updated_at=now, model=stamp, messages=[],
+        )
+        self.chats.save(record)
+        return record
+
+    def list(self) -> list[ChatSummary]:
+        """Session rows, most recently updated first."""
+        rows = [summarize(r) for r in self.chats.list()]
+        return sorted(rows, key=lambda r: r.updated_at, reverse=True)
+
+    def get(self, chat_id: str) -> ChatRecord:
+        """Raises TurnRejected(404) for an unknown id; StoreCorrupt for an unreadable record."""
+        record = self.chats.get(chat_id)
+        if record is None:
+            raise TurnRejected(404, "chat_not_found",
+                               f"no session {chat_id!r}; pick one from the list or start a new lesson")
+        return record

@@ -1,0 +1,78 @@
+"""Builds every service for one data dir: the app's single wiring point above storage."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from server.config import DataPaths
+from server.core.ports import SecretStore
+from server.services.chats import ChatService
+from server.services.liveness import TurnRegistry
+from server.services.models import ModelFactory, ModelService, default_model_factory
+from server.services.offline_model import OfflineModelServer
+from server.services.stores import Stores, build_stores
+from server.services.turn import TurnService
+
+log = logging.getLogger("lh.services")
+
+
+@dataclass
+class Services:
+    """What the transport layer calls. Built once per server, never at import time."""
+
+    paths: DataPaths
+    stores: Stores
+    models: ModelService
+    chats: ChatService
+    turns: TurnService
+    registry: TurnRegistry
+    offline: OfflineModelServer | None
+
+    async def startup(self) -> None:
+        """Start the offline model early when it is what the strong slot resolves to."""
+        if self.offline is None or not self.offline.available:
+            return
+        try:
+            strong = self.models.status()["resolved"]["strong"]
+        except Exception:  # corrupt settings: the settings page says so; start nothing
+            log.warning("settings unreadable at startup; offline model not started", exc_info=True)
+            return
+        if strong and strong.get("offline"):
+            self.offline.ensure_started()
+
+    async def shutdown(self) -> None:
+        """Cancel running turns (each persists what streamed), then stop the offline model."""
+        await self.turns.shutdown()
+        if self.offline is not None:
+            self.offline.stop()
+
+
+def build_services(
+    paths: DataPaths,
+    *,
+    model_factory: ModelFactory = default_model_factory,
+    offline: bool = True,
+    secrets: SecretStore | None = None,
+) -> Services:
+    """Wire the services for a data dir.
+
+    Args:
+        paths: the data dir.
+        model_factory: builds model clients (tests inject scripted models).
+        offline: whether to manage the offline llama.cpp server (tests with scripted models pass False).
+        secrets: overrides the key store (tests).
+    """
+    stores = build_stores(paths, secrets=secrets)
+    offline_server = OfflineModelServer(paths.logs / "offline-model.log") if offline else None
+    models = ModelService(stores.settings, stores.secrets, offline_server, model_factory)
+    registry = TurnRegistry()
+    return Services(
+        paths=paths,
+        stores=stores,
+        models=models,
+        chats=ChatService(stores.chats, models),
+        turns=TurnService(stores.chats, models, registry),
+        registry=registry,
+        offline=offline_server,
+    )

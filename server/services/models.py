@@ -1,0 +1,179 @@
+"""The model seam: settings + keys + the offline server -> a runnable model (seed §3, BYOK).
+
+`ModelService.status()` is what the settings page shows; `model_for(ref)` is what a turn runs.
+Keys are read from the environment first, then the key store; they never leave this module
+except inside the model client.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pydantic_ai.models import Model
+
+from server.agent.engine import build_model
+from server.config import API_KEY_ENV, OFFLINE_MODEL_NAME, OFFLINE_READY_TIMEOUT_S
+from server.core.contracts.models import (
+    KEYED_PROVIDERS,
+    PROVIDERS,
+    SLOT_NAMES,
+    KeyedProvider,
+    ModelRef,
+    ModelSlot,
+    ResolvedModel,
+    Settings,
+)
+from server.core.model_slots import Resolution, resolve_ref, resolve_slot, stamp_from
+from server.core.ports import SecretStore, SettingsStore
+from server.core.turns import TurnRejected
+from server.services.offline_model import OfflineModelServer
+
+ModelFactory = Callable[[ResolvedModel, "str | None", "str | None"], Model]
+"""(resolved, api_key, base_url) -> model. Tests inject scripted models here."""
+
+
+def default_model_factory(resolved: ResolvedModel, api_key: str | None, base_url: str | None) -> Model:
+    return build_model(resolved, api_key=api_key, base_url=base_url)
+
+
+class ModelService:
+    """Resolves slots and session stamps into models.
+
+    Args:
+        settings: the settings port.
+        secrets: the key store port.
+        offline: the offline model server (None when not wanted, e.g. in tests).
+        model_factory: builds the model client; tests pass one returning a FunctionModel.
+        environ: where environment keys are read (defaults to os.environ).
+    """
+
+    def __init__(
+        self,
+        settings: SettingsStore,
+        secrets: SecretStore,
+        offline: OfflineModelServer | None,
+        model_factory: ModelFactory = default_model_factory,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.secrets = secrets
+        self.offline = offline
+        self.model_factory = model_factory
+        self.environ = os.environ if environ is None else environ
+
+    # -- keys -----------------------------------------------------------------------------------
+    def key_source(self, provider: KeyedProvider) -> str | None:
+        """"env", the key store's source ("keyring" / "file"), or None when no key exists."""
+        if self.environ.get(API_KEY_ENV[provider]):
+            return "env"
+        try:
+            return self.secrets.source if self.secrets.get(provider) else None
+        except Exception:  # a broken keychain reads as "no key", never as a crash
+            return None
+
+    def api_key(self, provider: str) -> str | None:
+        if provider not in KEYED_PROVIDERS:
+            return None
+        return self.environ.get(API_KEY_ENV[provider]) or self.secrets.get(provider)  # type: ignore[arg-type]
+
+    def _keys_present(self) -> dict[str, bool]:
+        return {p: self.key_source(p) is not None for p in KEYED_PROVIDERS}
+
+    @property
+    def offline_available(self) -> bool:
+        return self.offline is not None and self.offline.available
+
+    # -- resolution -----------------------------------------------------------------------------
+    def resolve(self, settings: Settings, slot: str) -> Resolution:
+        return resolve_slot(
+            settings.models, slot,  # type: ignore[arg-type]
+            keys_present=self._keys_present(), offline_available=self.offline_available, key_env=API_KEY_ENV,
+        )
+
+    def status(self) -> dict[str, Any]:
+        """The settings page's view: slots, key presence, offline state, what runs, problems.
+
+        Raises StoreCorrupt when settings.json is unreadable.
+        """
+        settings = self.settings.load()
+        resolved: dict[str, Any] = {}
+        problems: list[str] = []
+        for name in SLOT_NAMES:
+            outcome = self.resolve(settings, name)
+            resolved[name] = outcome.model.model_dump(by_alias=True) if outcome.model else None
+            if outcome.problem:
+                problems.append(outcome.problem)
+        keys = {}
+        for p in KEYED_PROVIDERS:
+            source = self.key_source(p)
+            keys[p] = {"set": source is not None, "source": source, "env": API_KEY_ENV[p]}
+        return {
+            "models": settings.models.model_dump(mode="json", by_alias=True),
+            "providers": list(PROVIDERS),
+            "keys": keys,
+            "offline": {
+                "available": self.offline_available,
+                "running": bool(self.offline and self.offline.running),
+                "model": OFFLINE_MODEL_NAME,
+                "error": self.offline.error if self.offline else None,
+            },
+            "resolved": resolved,
+            "problems": problems,
+        }
+
+    def stamp_for_new_session(self) -> ModelRef:
+        """The strong slot as a session stamp (seed §3: stamped verbatim at creation).
+
+        Raises:
+            TurnRejected(503, models_not_configured): the strong slot cannot be resolved.
+            StoreCorrupt: settings.json is unreadable.
+        """
+        settings = self.settings.load()
+        outcome = self.resolve(settings, "strong")
+        if outcome.model is None:
+            raise TurnRejected(503, "models_not_configured", outcome.problem or "no strong model")
+        return stamp_from(outcome.model, settings.models.strong)
+
+    async def model_for(self, ref: ModelRef) -> tuple[ResolvedModel, Model]:
+        """The runnable model for a session's stamp; starts the offline server when needed.
+
+        Raises:
+            TurnRejected(503, models_not_configured): no key for the session's provider.
+            TurnRejected(503, model_unreachable): the offline model failed to start.
+        """
+        slot = ModelSlot(provider=ref.provider, model=ref.model, base_url=ref.base_url)
+        outcome = resolve_ref(
+            slot, keys_present=self._keys_present(), offline_available=self.offline_available,
+            key_env=API_KEY_ENV, label="this session's model",
+        )
+        if outcome.model is None:
+            raise TurnRejected(503, "models_not_configured", outcome.problem or "no model")
+        resolved = outcome.model
+        base_url = None
+        if resolved.offline:
+            assert self.offline is not None
+            try:
+                base_url = await self.offline.wait_ready(OFFLINE_READY_TIMEOUT_S)
+            except RuntimeError as exc:
+                raise TurnRejected(
+                    503, "model_unreachable",
+                    f"{exc}. Add an API key in Settings to use a hosted model instead.",
+                ) from exc
+        model = self.model_factory(resolved, self.api_key(resolved.provider), base_url)
+        return resolved, model
+
+    # -- writes ---------------------------------------------------------------------------------
+    def save_slots(self, models: Any) -> dict[str, Any]:
+        """Replace the model slots (validated by the caller), keep other sections; return status()."""
+        settings = self.settings.load()
+        settings.models = models
+        self.settings.save(settings)
+        return self.status()
+
+    def set_key(self, provider: KeyedProvider, key: str) -> None:
+        self.secrets.set(provider, key)
+
+    def delete_key(self, provider: KeyedProvider) -> None:
+        self.secrets.delete(provider)

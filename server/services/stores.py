@@ -1,0 +1,45 @@
+"""THE storage composition root: the only module that builds storage adapters (seed §3)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from server.config import KEYRING_SERVICE, DataPaths
+from server.core.ports import ChatStore, SecretStore, SettingsStore
+from server.store.chats import FileChatStore
+from server.store.lock import DataDirLock, DataDirLocked
+from server.store.secrets import FileSecrets, KeyringSecrets, keychain_available
+from server.store.settings import FileSettingsStore
+
+__all__ = ["DataDirLock", "DataDirLocked", "Stores", "build_stores", "data_dir_lock"]
+
+
+@dataclass(frozen=True)
+class Stores:
+    """Every port the services use, bound to one data dir."""
+
+    chats: ChatStore
+    settings: SettingsStore
+    secrets: SecretStore
+
+
+def build_stores(paths: DataPaths, *, secrets: SecretStore | None = None) -> Stores:
+    """Build the file adapters for a data dir.
+
+    Args:
+        paths: the data dir's paths.
+        secrets: overrides the key store; by default the OS keychain when a backend exists,
+            else an owner-only file in the data dir.
+    """
+    if secrets is None:
+        secrets = KeyringSecrets(KEYRING_SERVICE) if keychain_available() else FileSecrets(paths.secrets)
+    return Stores(
+        chats=FileChatStore(paths.chats),
+        settings=FileSettingsStore(paths.settings),
+        secrets=secrets,
+    )
+
+
+def data_dir_lock(paths: DataPaths) -> DataDirLock:
+    """The exclusive lock guarding the data dir (acquire before serving)."""
+    return DataDirLock(paths.lock)

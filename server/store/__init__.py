@@ -1,0 +1,1 @@
+"""STORE: file-system adapters implementing the core ports; the only code touching the data dir."""
