@@ -1,5 +1,5 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
-import { useNavigate } from 'react-router-dom';
+import { useLocation, useNavigate } from 'react-router-dom';
 import * as api from './api';
 import { describeError } from './core/errors';
 import type { ChatSummary, Settings } from './core/types';
@@ -83,6 +83,12 @@ export function useCreateLesson() {
   const navigate = useNavigate();
   const [creating, setCreating] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  const { pathname } = useLocation();
+
+  // A failed "New lesson" message is stale once the user goes elsewhere.
+  useEffect(() => {
+    setError(null);
+  }, [pathname]);
 
   const create = useCallback(async () => {
     setCreating(true);

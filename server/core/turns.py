@@ -6,7 +6,6 @@ starts (write-ahead) and after it ends (the reply).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from server.core.contracts.chat import DEFAULT_TITLE, MAX_MESSAGE_CHARS, ChatRequest, text_of
@@ -15,9 +14,8 @@ JsonObj = dict[str, Any]
 TITLE_CHARS = 60
 
 
-@dataclass(frozen=True)
 class TurnRejected(Exception):
-    """A turn request that cannot be accepted. Nothing was written.
+    """A request that cannot be accepted. Nothing was written.
 
     Attributes:
         status: the HTTP status to answer (400, 404, 409, 503).
@@ -25,12 +23,11 @@ class TurnRejected(Exception):
         detail: a sentence saying what was wrong and what to do.
     """
 
-    status: int
-    code: str
-    detail: str
-
-    def __str__(self) -> str:
-        return f"{self.code}: {self.detail}"
+    def __init__(self, status: int, code: str, detail: str) -> None:
+        super().__init__(f"{code}: {detail}")
+        self.status = status
+        self.code = code
+        self.detail = detail
 
 
 def learner_message(request: ChatRequest) -> JsonObj:
@@ -52,6 +49,32 @@ def learner_message(request: ChatRequest) -> JsonObj:
             400, "bad_request", f"the message is {len(text)} characters; the limit is {MAX_MESSAGE_CHARS}"
         )
     return message.model_dump(mode="json", exclude_none=True)
+
+
+def accept_learner_message(
+    messages: list[JsonObj], message: JsonObj, *, regenerate: bool = False
+) -> list[JsonObj]:
+    """The record's messages with the learner's new message accepted (write-ahead).
+
+    A message already in the record is accepted again only when it is the last one (its earlier
+    turn produced no reply: a retry), or on a regenerate when only assistant replies follow it
+    (they are replaced by the new reply). Otherwise re-posting an answered message is refused.
+
+    Raises:
+        TurnRejected(409, already_answered): the message was already answered.
+    """
+    ids = [m.get("id") for m in messages]
+    if regenerate and message.get("id") in ids:
+        at = ids.index(message.get("id"))
+        if all(m.get("role") == "assistant" for m in messages[at + 1:]):
+            messages = messages[: at + 1]
+            ids = ids[: at + 1]
+    if message.get("id") in ids and ids[-1] != message.get("id"):
+        raise TurnRejected(
+            409, "already_answered",
+            "this message was already answered; reload the session to see the current transcript",
+        )
+    return upsert_message(messages, message)
 
 
 def upsert_message(messages: list[JsonObj], message: JsonObj) -> list[JsonObj]:

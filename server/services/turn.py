@@ -21,7 +21,13 @@ from pydantic import ValidationError
 from server.agent.lesson import build_teacher, stream_turn
 from server.core.contracts.chat import ChatRecord, ChatRequest
 from server.core.ports import ChatStore
-from server.core.turns import TurnRejected, learner_message, title_after, upsert_message
+from server.core.turns import (
+    TurnRejected,
+    accept_learner_message,
+    learner_message,
+    title_after,
+    upsert_message,
+)
 from server.core.ui_stream import AssistantMessageFold
 from server.services.chats import utc_now
 from server.services.liveness import TurnRegistry
@@ -105,7 +111,7 @@ class TurnService:
                                "a turn is already running in this session; wait for it to finish")
         try:
             _, model = await self.models.model_for(record.model)
-            record = self._accept(record, message)
+            record = self._accept(record, message, regenerate=request.trigger == "regenerate-message")
             reply_id = self.new_id()
             chunks = stream_turn(build_teacher(model), chat_id=record.id,
                                  messages=record.messages, reply_id=reply_id)
@@ -116,9 +122,9 @@ class TurnService:
             raise
         return TurnStream(record.id, self._run(record.id, preamble, chunks, fold), dict(STREAM_HEADERS))
 
-    def _accept(self, record: ChatRecord, message: dict[str, Any]) -> ChatRecord:
+    def _accept(self, record: ChatRecord, message: dict[str, Any], *, regenerate: bool) -> ChatRecord:
         """Write-ahead: the learner's message is durable before the model starts."""
-        messages = upsert_message(record.messages, message)
+        messages = accept_learner_message(record.messages, message, regenerate=regenerate)
         record = record.model_copy(update={
             "messages": messages, "updated_at": self.clock(), "title": title_after(record.title, messages),
         })

@@ -3,8 +3,14 @@ import { normalizeMathDelimiters } from './math';
 
 describe('normalizeMathDelimiters', () => {
   it('leaves dollar math and plain text alone', () => {
-    const s = 'Euler: $e^{i\\pi}+1=0$ and\n\n$$\\int_0^1 x\\,dx$$';
+    const s = 'Euler: $e^{i\\pi}+1=0$ and\n\n$$\n\\int_0^1 x\\,dx\n$$\n\nplain text, $5 and $$ alone';
     expect(normalizeMathDelimiters(s)).toBe(s);
+  });
+
+  it('turns a one-line $$...$$ into a display block', () => {
+    expect(normalizeMathDelimiters('so\n\n$$ \\int_0^1 x\\,dx $$\n\nok')).toBe('so\n\n$$\n\\int_0^1 x\\,dx\n$$\n\nok');
+    // inline $$ inside a sentence stays as it is
+    expect(normalizeMathDelimiters('a $$x$$ b')).toBe('a $$x$$ b');
   });
 
   it('rewrites \\( \\) to inline dollars', () => {

@@ -104,6 +104,6 @@ describe('labels', () => {
   it('describes what a slot runs', () => {
     const s = settings();
     expect(resolvedLabel(s, 'strong')).toBe('Runs SmolLM2-135M-Instruct via local (tiny offline demo model)');
-    expect(resolvedLabel(s, 'cheap')).toMatch(/Cannot run/);
+    expect(resolvedLabel(s, 'cheap')).toBe('Cannot run with the current settings and keys.');
   });
 });

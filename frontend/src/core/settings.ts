@@ -104,7 +104,7 @@ export function keySourceLabel(source: string | null | undefined): string {
 
 export function resolvedLabel(settings: Settings, slot: Slot): string {
   const r = settings.resolved?.[slot] ?? null;
-  if (!r) return 'Cannot run: see the problems above.';
+  if (!r) return 'Cannot run with the current settings and keys.';
   const base = `Runs ${r.model} via ${r.provider}`;
   return r.offline ? `${base} (tiny offline demo model)` : base;
 }

@@ -1,0 +1,91 @@
+"""What a turn accepts into the record (seed §5)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from server.core.contracts.chat import ChatRequest
+from server.core.turns import TurnRejected, learner_message, title_after, upsert_message
+
+
+def request(*messages: dict) -> ChatRequest:
+    return ChatRequest.model_validate({"id": "c_1", "messages": list(messages)})
+
+
+def user(text: str, mid: str = "u1") -> dict:
+    return {"id": mid, "role": "user", "parts": [{"type": "text", "text": text}]}
+
+
+def test_last_user_message_is_the_learner_message() -> None:
+    assert learner_message(request(user("a", "u0"), user("b")))["id"] == "u1"
+
+
+@pytest.mark.parametrize("last", [
+    pytest.param({"id": "a", "role": "assistant", "parts": [{"type": "text", "text": "x"}]}, id="assistant"),
+    pytest.param(user("   "), id="blank"),
+    pytest.param({"id": "u", "role": "user", "parts": [{"type": "file", "url": "x"}]}, id="no-text"),
+    pytest.param(user("x" * 100_001), id="too-long"),
+])
+def test_refused_learner_messages(last: dict) -> None:
+    with pytest.raises(TurnRejected) as info:
+        learner_message(request(last))
+    assert info.value.status == 400 and info.value.detail
+
+
+@pytest.mark.parametrize("body", [
+    pytest.param({"id": "c_1", "messages": []}, id="no-messages"),
+    pytest.param({"id": "../etc", "messages": [user("x")]}, id="path-id"),
+    pytest.param({"id": "c_1", "messages": [{"id": "u", "role": "user", "parts": [{"text": "x"}]}]},
+                 id="part-without-type"),
+    pytest.param({"id": "c_1", "messages": [user("x")], "trigger": "nonsense"}, id="bad-trigger"),
+])
+def test_malformed_requests_fail_validation(body: dict) -> None:
+    with pytest.raises(ValueError):
+        ChatRequest.model_validate(body)
+
+
+def test_upsert_replaces_by_id_and_never_duplicates() -> None:
+    messages = [user("a", "u0")]
+    once = upsert_message(messages, user("b"))
+    twice = upsert_message(once, user("b2"))
+    assert [m["id"] for m in twice] == ["u0", "u1"]
+    assert twice[1]["parts"][0]["text"] == "b2"
+    assert messages == [user("a", "u0")]  # input untouched
+
+
+@given(st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=20))
+def test_upsert_keeps_ids_unique(ids: list[str]) -> None:
+    messages: list[dict] = []
+    for mid in ids:
+        messages = upsert_message(messages, user("t", mid))
+    assert len({m["id"] for m in messages}) == len(messages) == len(set(ids))
+
+
+def test_title_from_first_learner_line() -> None:
+    assert title_after("New lesson", [user("What is a group?\nmore")]) == "What is a group?"
+    long = title_after("New lesson", [user("x" * 80)])
+    assert len(long) == 60 and long.endswith("…")
+    assert title_after("Chosen", [user("What")]) == "Chosen"
+    assert title_after("New lesson", []) == "New lesson"
+
+
+def test_accepting_an_answered_message_again_is_refused() -> None:
+    from server.core.turns import accept_learner_message
+
+    reply = {"id": "a1", "role": "assistant", "parts": [{"type": "text", "text": "x"}]}
+    with pytest.raises(TurnRejected) as info:
+        accept_learner_message([user("q"), reply], user("q"))
+    assert info.value.status == 409
+    assert accept_learner_message([user("q")], user("q again")) == [user("q again")]
+
+
+def test_regenerate_replaces_the_replies_after_the_message() -> None:
+    from server.core.turns import accept_learner_message
+
+    reply = {"id": "a1", "role": "assistant", "parts": [{"type": "text", "text": "partial"}]}
+    assert accept_learner_message([user("q"), reply], user("q"), regenerate=True) == [user("q")]
+    later = [user("q"), reply, user("next", "u2")]
+    with pytest.raises(TurnRejected):
+        accept_learner_message(later, user("q"), regenerate=True)
