@@ -9,12 +9,13 @@ it down cleanly: running turns persist what streamed and the offline model child
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import uvicorn
 
@@ -41,6 +42,16 @@ class _ReadyServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, port: int) -> None:
         super().__init__(config)
         self.ready_port = port
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """Like uvicorn's, but a requested stop (SIGTERM/SIGINT) ends with status 0 after the
+        graceful shutdown instead of re-raising the signal (a supervisor reads 0 as "clean")."""
+        with super().capture_signals():
+            yield
+            if self._captured_signals:
+                logging.getLogger("lh.main").info("stopped by signal %s", self._captured_signals[-1])
+            self._captured_signals.clear()
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)

@@ -1,0 +1,32 @@
+"""Real headless Chromium (Debian's `chromium`) driven by Playwright for Python."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+
+import pytest
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    executable = shutil.which("chromium") or shutil.which("chromium-browser")
+    if executable is None:
+        pytest.fail("Debian's chromium is required for e2e tests: apt-get install -y chromium")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser) -> Iterator[object]:  # type: ignore[no-untyped-def]
+    context = browser.new_context()
+    page = context.new_page()
+    yield page
+    context.close()

@@ -1,0 +1,71 @@
+"""A learner's first lesson in real Chromium against `python -m server` (issue 2, done-when).
+
+The model is a scripted OpenAI-compatible server on loopback, so the whole production path
+(useChat -> FastAPI -> pydantic-ai -> openai SDK -> HTTP) runs; only the words are scripted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.livehttp import serve
+from tests.procs import start_server
+from tests.stub_openai import create_stub
+
+pytestmark = pytest.mark.e2e
+
+
+def test_type_see_the_reply_stream_reload_and_find_it_persisted(page, data_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    stub = create_stub(delay_s=0.08)
+    with serve(stub) as stub_url:
+        data_dir.mkdir(parents=True)
+        (data_dir / "settings.json").write_text(json.dumps({"models": {"strong": {
+            "provider": "openai-compatible", "model": "scripted", "baseUrl": f"{stub_url}/v1"}}}))
+        server = start_server(data_dir)
+        try:
+            page.goto(server.url + "/")
+            page.get_by_test_id("new-lesson").click()
+            expect(page).to_have_url(re.compile(r"/chat/c_[0-9a-f]+$"))
+            page.get_by_test_id("composer-input").fill("What is the derivative of x squared?")
+            page.get_by_test_id("composer-send").click()
+
+            expect(page.get_by_test_id("message-user")).to_have_text("What is the derivative of x squared?")
+            reply = page.get_by_test_id("message-assistant")
+            # streaming: the reply is visible while the status still says streaming
+            expect(page.get_by_test_id("chat-status")).to_have_text("streaming")
+            expect(reply).to_contain_text("You asked")
+            expect(page.get_by_test_id("chat-status")).to_have_text("ready", timeout=20_000)
+            expect(reply).to_contain_text("The derivative of")
+            expect(reply.locator(".katex").first).to_be_visible()  # math rendered by KaTeX
+            expect(page.get_by_test_id("session-link").first).to_contain_text("What is the derivative")
+
+            chat_id = page.url.rsplit("/", 1)[1]
+            page.reload()
+            expect(page.get_by_test_id("message-user")).to_have_text("What is the derivative of x squared?")
+            expect(page.get_by_test_id("message-assistant")).to_contain_text("The derivative of")
+            record = json.loads((data_dir / "chats" / f"{chat_id}.json").read_text())
+            assert [m["role"] for m in record["messages"]] == ["user", "assistant"]
+        finally:
+            assert server.stop() == 0
+
+
+def test_settings_page_stores_a_key_without_writing_it_to_settings(page, data_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    server = start_server(data_dir)
+    try:
+        page.goto(server.url + "/settings")
+        page.get_by_test_id("slot-strong-provider").select_option("openrouter")
+        page.get_by_test_id("slot-strong-model").fill("anthropic/claude-sonnet-4")
+        page.get_by_test_id("settings-save").click()
+        expect(page.get_by_test_id("settings-saved")).to_be_visible()
+        page.get_by_test_id("key-openrouter-input").fill("sk-or-v1-e2e-secret-0123456789")
+        page.get_by_test_id("key-openrouter-store").click()
+        expect(page.get_by_test_id("key-openrouter-status")).to_contain_text("file")
+        settings = (data_dir / "settings.json").read_text()
+        assert "anthropic/claude-sonnet-4" in settings and "e2e-secret" not in settings
+    finally:
+        assert server.stop() == 0

@@ -1,0 +1,144 @@
+"""`python -m server` as a real process: ready line, lock, signals, children, unreachable models."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from server.services.offline_model import offline_installed
+from tests.livehttp import serve
+from tests.procs import ROOT, children_of, server_env, start_server
+from tests.stub_openai import create_stub
+
+
+def write_settings(data_dir: Path, strong: dict) -> None:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    (data_dir / "settings.json").write_text(json.dumps({"models": {"strong": strong}}))
+
+
+def unreachable_slot() -> dict:
+    return {"provider": "openai-compatible", "model": "nothing", "baseUrl": "http://127.0.0.1:9/v1"}
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_ready_line_health_and_clean_shutdown(data_dir: Path, sig: int) -> None:
+    write_settings(data_dir, unreachable_slot())
+    server = start_server(data_dir)
+    try:
+        health = httpx.get(f"{server.url}/api/health").json()
+        assert health["status"] == "ok" and health["pid"] == server.process.pid
+        assert health["dataDir"] == str(data_dir.resolve())
+    finally:
+        assert server.stop(sig) == 0
+
+
+def test_second_server_on_the_same_data_dir_refuses(data_dir: Path) -> None:
+    write_settings(data_dir, unreachable_slot())
+    first = start_server(data_dir)
+    try:
+        second = subprocess.run(
+            [sys.executable, "-m", "server", "--port", "0", "--data-dir", str(data_dir)],
+            cwd=ROOT, env=server_env(), capture_output=True, text=True, timeout=30,
+        )
+        assert second.returncode == 3
+        assert "already using the data dir" in second.stderr and str(data_dir.resolve()) in second.stderr
+        assert "LH_READY" not in second.stdout
+        assert httpx.get(f"{first.url}/api/health").status_code == 200
+    finally:
+        first.stop()
+
+
+def test_data_dir_from_environment(tmp_path: Path) -> None:
+    data = tmp_path / "from-env"
+    write_settings(data, unreachable_slot())
+    process = subprocess.Popen([sys.executable, "-m", "server", "--port", "0"], cwd=ROOT,
+                               env=server_env({"LH_DATA_DIR": str(data)}), stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        port = json.loads(line.split(" ", 1)[1])["port"]
+        assert httpx.get(f"http://127.0.0.1:{port}/api/health").json()["dataDir"] == str(data.resolve())
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(20) == 0
+
+
+def test_port_in_use_exits_with_a_clear_message(data_dir: Path) -> None:
+    write_settings(data_dir, unreachable_slot())
+    first = start_server(data_dir)
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "server", "--port", str(first.port), "--data-dir", str(data_dir / "other")],
+            cwd=ROOT, env=server_env(), capture_output=True, text=True, timeout=30,
+        )
+        assert result.returncode == 4 and "--port 0" in result.stderr
+    finally:
+        first.stop()
+
+
+def test_unreachable_model_server_is_503_and_keeps_the_learner_message(data_dir: Path) -> None:
+    write_settings(data_dir, unreachable_slot())
+    server = start_server(data_dir)
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            chat_id = client.post("/api/chats", json={}).json()["id"]
+            body = {"id": chat_id, "messages": [{"id": "u1", "role": "user", "parts": [
+                {"type": "text", "text": "hello?"}]}]}
+            response = client.post("/api/chat", json=body)
+            assert response.status_code == 503
+            assert response.json()["error"] == "model_unreachable"
+            assert "Settings" in response.json()["detail"]
+            record = client.get(f"/api/chats/{chat_id}").json()
+            assert [m["id"] for m in record["messages"]] == ["u1"]
+            assert client.get("/api/health").status_code == 200
+    finally:
+        assert server.stop() == 0
+
+
+def test_a_turn_through_the_openai_sdk_against_a_scripted_compatible_server(data_dir: Path) -> None:
+    stub = create_stub(delay_s=0)
+    with serve(stub) as stub_url:
+        write_settings(data_dir, {"provider": "openai-compatible", "model": "scripted", "baseUrl": f"{stub_url}/v1"})
+        server = start_server(data_dir)
+        try:
+            with httpx.Client(base_url=server.url, timeout=60) as client:
+                chat_id = client.post("/api/chats", json={}).json()["id"]
+                body = {"id": chat_id, "messages": [{"id": "u1", "role": "user", "parts": [
+                    {"type": "text", "text": "derivatives"}]}]}
+                response = client.post("/api/chat", json=body)
+                assert response.status_code == 200 and response.text.endswith("data: [DONE]\n\n")
+                reply = client.get(f"/api/chats/{chat_id}").json()["messages"][-1]
+                assert reply["parts"][-1]["text"] == "You asked: *derivatives*. The derivative of $x^2$ is $2x$."
+            sent = stub.state.requests[-1]
+            assert sent["messages"][0]["role"] == "system" and sent["messages"][-1]["content"] == "derivatives"
+        finally:
+            server.stop()
+
+
+@pytest.mark.skipif(not offline_installed(), reason="the 'local' extra is not installed")
+def test_offline_model_child_is_started_and_stopped_with_the_server(data_dir: Path) -> None:
+    server = start_server(data_dir)  # fresh settings: strong resolves to the offline model
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            status = httpx.get(f"{server.url}/api/settings").json()
+            if status["offline"]["running"]:
+                break
+            time.sleep(0.2)
+        assert status["resolved"]["strong"]["offline"] is True and status["offline"]["running"]
+        children = children_of(server.process.pid)
+        assert children, "the llama.cpp server should be a child of the app"
+    finally:
+        assert server.stop() == 0
+    time.sleep(0.5)
+    for pid in children:
+        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2], pid
+    assert os.path.exists(data_dir / "logs" / "offline-model.log")

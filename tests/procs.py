@@ -1,0 +1,84 @@
+"""Start `python -m server` as a real child process and read its ready line."""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class ServerProcess:
+    process: subprocess.Popen[str]
+    port: int
+    data_dir: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                return self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+                raise
+        return self.process.returncode
+
+
+def server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update({"PYTHONPATH": str(ROOT), "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+                "LH_KEYRING": "off", "LH_LOG_LEVEL": "warning"})
+    env.update(extra or {})
+    return env
+
+
+def start_server(data_dir: Path, *args: str, env: dict[str, str] | None = None,
+                 timeout: float = 30) -> ServerProcess:
+    """Spawn the server on a free port and wait for `LH_READY {...}`. Raises with its stderr if it fails."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "server", "--port", "0", "--data-dir", str(data_dir), *args],
+        cwd=ROOT, env=server_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    assert process.stdout is not None
+    selector = selectors.DefaultSelector()
+    selector.register(process.stdout, selectors.EVENT_READ)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if selector.select(timeout=0.1):
+            line = process.stdout.readline()
+            if line.startswith("LH_READY "):
+                info = json.loads(line[len("LH_READY "):])
+                assert info["pid"] == process.pid
+                return ServerProcess(process, info["port"], data_dir)
+            if line == "" and process.poll() is not None:
+                break
+    process.kill()
+    _, err = process.communicate()
+    raise RuntimeError(f"server did not become ready: {err[-2000:]}")
+
+
+def children_of(pid: int) -> list[int]:
+    """Direct child pids (Linux /proc)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry.name))
+    return out
