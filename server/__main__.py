@@ -30,8 +30,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m server", description="Learning Harness server")
     parser.add_argument("--host", default=DEFAULT_HOST, help="interface to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8765, help="port; 0 picks a free one (default 8765)")
-    parser.add_argument("--data-dir", default=None,
-                        help="data directory (default: $LH_DATA_DIR, else ./data)")
+    parser.add_argument(
+        "--data-dir", default=None, help="data directory (default: $LH_DATA_DIR, else ./data)"
+    )
     parser.add_argument("--log-level", default=os.environ.get("LH_LOG_LEVEL", "info"))
     return parser.parse_args(argv)
 
@@ -80,8 +81,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     from server.services.stores import DataDirLocked, data_dir_lock
 
     args = parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-                        stream=sys.stderr)
+    logging.basicConfig(
+        level=args.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
     logging.getLogger("httpx").setLevel(logging.WARNING)
     log = logging.getLogger("lh.main")
     paths = DataPaths(resolve_data_dir(args.data_dir))
@@ -98,14 +102,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             sock = _bind(args.host, args.port)
         except OSError as exc:
-            print(f"error: cannot listen on {args.host}:{args.port} ({exc.strerror}); "
-                  "pick another --port, or --port 0 for a free one", file=sys.stderr)
+            print(
+                f"error: cannot listen on {args.host}:{args.port} ({exc.strerror}); "
+                "pick another --port, or --port 0 for a free one",
+                file=sys.stderr,
+            )
             return EXIT_BIND
         port = sock.getsockname()[1]
         services = build_services(paths)
         app = create_app(services)
-        config = uvicorn.Config(app, log_level=args.log_level.lower(), access_log=False,
-                                timeout_graceful_shutdown=5, lifespan="on")
+        config = uvicorn.Config(
+            app,
+            log_level=args.log_level.lower(),
+            access_log=False,
+            timeout_graceful_shutdown=5,
+            lifespan="on",
+        )
         server = _ReadyServer(config, port)
         log.info("data dir %s", paths.root)
         server.run(sockets=[sock])

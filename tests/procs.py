@@ -39,18 +39,29 @@ class ServerProcess:
 
 def server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update({"PYTHONPATH": str(ROOT), "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-                "LH_KEYRING": "off", "LH_LOG_LEVEL": "warning"})
+    env.update(
+        {
+            "PYTHONPATH": str(ROOT),
+            "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+            "LH_KEYRING": "off",
+            "LH_LOG_LEVEL": "warning",
+        }
+    )
     env.update(extra or {})
     return env
 
 
-def start_server(data_dir: Path, *args: str, env: dict[str, str] | None = None,
-                 timeout: float = 30) -> ServerProcess:
+def start_server(
+    data_dir: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 30
+) -> ServerProcess:
     """Spawn the server on a free port and wait for `LH_READY {...}`. Raises with its stderr if it fails."""
     process = subprocess.Popen(
         [sys.executable, "-m", "server", "--port", "0", "--data-dir", str(data_dir), *args],
-        cwd=ROOT, env=server_env(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=ROOT,
+        env=server_env(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     assert process.stdout is not None
     selector = selectors.DefaultSelector()
@@ -60,7 +71,7 @@ def start_server(data_dir: Path, *args: str, env: dict[str, str] | None = None,
         if selector.select(timeout=0.1):
             line = process.stdout.readline()
             if line.startswith("LH_READY "):
-                info = json.loads(line[len("LH_READY "):])
+                info = json.loads(line[len("LH_READY ") :])
                 assert info["pid"] == process.pid
                 return ServerProcess(process, info["port"], data_dir)
             if line == "" and process.poll() is not None:

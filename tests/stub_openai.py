@@ -38,11 +38,27 @@ def create_stub(reply: Callable[[dict[str, Any]], str] = default_reply, delay_s:
         app.state.requests.append(body)
         text = reply(body)
         created = int(time.time())
-        base = {"id": "chatcmpl-stub", "object": "chat.completion.chunk", "created": created, "model": body["model"]}
+        base = {
+            "id": "chatcmpl-stub",
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": body["model"],
+        }
         if not body.get("stream"):
-            return JSONResponse({**base, "object": "chat.completion", "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}})
+            return JSONResponse(
+                {
+                    **base,
+                    "object": "chat.completion",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": text},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
+                }
+            )
 
         async def events() -> AsyncIterator[str]:
             first = {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}
@@ -51,9 +67,17 @@ def create_stub(reply: Callable[[dict[str, Any]], str] = default_reply, delay_s:
             for index, word in enumerate(words):
                 await asyncio.sleep(delay_s)
                 delta = word if index == 0 else " " + word
-                yield f"data: {json.dumps({**base, 'choices': [{'index': 0, 'delta': {'content': delta}}]})}\n\n"
-            last = {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": len(words), "total_tokens": 10 + len(words)}}
+                chunk = {**base, "choices": [{"index": 0, "delta": {"content": delta}}]}
+                yield f"data: {json.dumps(chunk)}\n\n"
+            last = {
+                **base,
+                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                "usage": {
+                    "prompt_tokens": 10,
+                    "completion_tokens": len(words),
+                    "total_tokens": 10 + len(words),
+                },
+            }
             yield f"data: {json.dumps(last)}\n\n"
             yield "data: [DONE]\n\n"
 

@@ -36,11 +36,12 @@ def build_model(resolved: ResolvedModel, *, api_key: str | None, base_url: str |
     if resolved.provider == "openai":
         if not api_key:
             raise ValueError("openai needs an API key")
-        url = base_url or PROVIDER_BASE_URLS["openai"]
-        return OpenAIChatModel(resolved.model, provider=OpenAIProvider(base_url=url, api_key=api_key))
-    url = base_url or resolved.base_url
-    if not url:
+        openai_url = base_url or PROVIDER_BASE_URLS["openai"]
+        return OpenAIChatModel(resolved.model, provider=OpenAIProvider(base_url=openai_url, api_key=api_key))
+    compatible_url = base_url or resolved.base_url
+    if not compatible_url:
         raise ValueError(f"{resolved.provider} needs a base URL")
     return OpenAIChatModel(
-        resolved.model, provider=OpenAIProvider(base_url=url, api_key=api_key or KEYLESS_PLACEHOLDER)
+        resolved.model,
+        provider=OpenAIProvider(base_url=compatible_url, api_key=api_key or KEYLESS_PLACEHOLDER),
     )

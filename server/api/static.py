@@ -29,8 +29,11 @@ def mount_frontend(app: FastAPI, root: Path | None = None) -> None:
     @app.get("/{path:path}", include_in_schema=False, response_model=None)
     async def spa(path: str) -> FileResponse | HTMLResponse:
         if path.startswith("api/") or path == "api":
-            return HTMLResponse('{"error":"not_found","detail":"no such API route"}', status_code=404,
-                                media_type="application/json")
+            return HTMLResponse(
+                '{"error":"not_found","detail":"no such API route"}',
+                status_code=404,
+                media_type="application/json",
+            )
         candidate = (root / path).resolve()
         if path and candidate.is_file() and candidate.is_relative_to(root.resolve()):
             return FileResponse(candidate)

@@ -66,12 +66,13 @@ def accept_learner_message(
     ids = [m.get("id") for m in messages]
     if regenerate and message.get("id") in ids:
         at = ids.index(message.get("id"))
-        if all(m.get("role") == "assistant" for m in messages[at + 1:]):
+        if all(m.get("role") == "assistant" for m in messages[at + 1 :]):
             messages = messages[: at + 1]
             ids = ids[: at + 1]
     if message.get("id") in ids and ids[-1] != message.get("id"):
         raise TurnRejected(
-            409, "already_answered",
+            409,
+            "already_answered",
             "this message was already answered; reload the session to see the current transcript",
         )
     return upsert_message(messages, message)

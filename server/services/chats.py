@@ -44,8 +44,12 @@ class ChatService:
         stamp = self.models.stamp_for_new_session()
         now = self.clock()
         record = ChatRecord(
-            id=new_chat_id(), title=(title or "").strip() or DEFAULT_TITLE,
-            created_at=now, updated_at=now, model=stamp, messages=[],
+            id=new_chat_id(),
+            title=(title or "").strip() or DEFAULT_TITLE,
+            created_at=now,
+            updated_at=now,
+            model=stamp,
+            messages=[],
         )
         self.chats.save(record)
         return record
@@ -59,6 +63,7 @@ class ChatService:
         """Raises TurnRejected(404) for an unknown id; StoreCorrupt for an unreadable record."""
         record = self.chats.get(chat_id)
         if record is None:
-            raise TurnRejected(404, "chat_not_found",
-                               f"no session {chat_id!r}; pick one from the list or start a new lesson")
+            raise TurnRejected(
+                404, "chat_not_found", f"no session {chat_id!r}; pick one from the list or start a new lesson"
+            )
         return record

@@ -65,7 +65,7 @@ class ModelService:
 
     # -- keys -----------------------------------------------------------------------------------
     def key_source(self, provider: KeyedProvider) -> str | None:
-        """"env", the key store's source ("keyring" / "file"), or None when no key exists."""
+        """ "env", the key store's source ("keyring" / "file"), or None when no key exists."""
         if self.environ.get(API_KEY_ENV[provider]):
             return "env"
         try:
@@ -76,7 +76,7 @@ class ModelService:
     def api_key(self, provider: str) -> str | None:
         if provider not in KEYED_PROVIDERS:
             return None
-        return self.environ.get(API_KEY_ENV[provider]) or self.secrets.get(provider)  # type: ignore[arg-type]
+        return self.environ.get(API_KEY_ENV[provider]) or self.secrets.get(provider)
 
     def _keys_present(self) -> dict[str, bool]:
         return {p: self.key_source(p) is not None for p in KEYED_PROVIDERS}
@@ -88,8 +88,11 @@ class ModelService:
     # -- resolution -----------------------------------------------------------------------------
     def resolve(self, settings: Settings, slot: str) -> Resolution:
         return resolve_slot(
-            settings.models, slot,  # type: ignore[arg-type]
-            keys_present=self._keys_present(), offline_available=self.offline_available, key_env=API_KEY_ENV,
+            settings.models,
+            slot,  # type: ignore[arg-type]
+            keys_present=self._keys_present(),
+            offline_available=self.offline_available,
+            key_env=API_KEY_ENV,
         )
 
     def status(self) -> dict[str, Any]:
@@ -145,8 +148,11 @@ class ModelService:
         """
         slot = ModelSlot(provider=ref.provider, model=ref.model, base_url=ref.base_url)
         outcome = resolve_ref(
-            slot, keys_present=self._keys_present(), offline_available=self.offline_available,
-            key_env=API_KEY_ENV, label="this session's model",
+            slot,
+            keys_present=self._keys_present(),
+            offline_available=self.offline_available,
+            key_env=API_KEY_ENV,
+            label="this session's model",
         )
         if outcome.model is None:
             raise TurnRejected(503, "models_not_configured", outcome.problem or "no model")
@@ -158,7 +164,8 @@ class ModelService:
                 base_url = await self.offline.wait_ready(OFFLINE_READY_TIMEOUT_S)
             except RuntimeError as exc:
                 raise TurnRejected(
-                    503, "model_unreachable",
+                    503,
+                    "model_unreachable",
                     f"{exc}. Add an API key in Settings to use a hosted model instead.",
                 ) from exc
         model = self.model_factory(resolved, self.api_key(resolved.provider), base_url)

@@ -132,28 +132,41 @@ class OfflineModelServer:
         self.port = free_loopback_port()
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         command = [
-            sys.executable, "-m", "llama_cpp.server",
-            "--model", str(self.gguf),
-            "--model_alias", OFFLINE_MODEL_NAME,
-            "--host", "127.0.0.1",
-            "--port", str(self.port),
-            "--n_ctx", str(CONTEXT_TOKENS),
-            "--chat_format", "chatml-function-calling",
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(self.gguf),
+            "--model_alias",
+            OFFLINE_MODEL_NAME,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(CONTEXT_TOKENS),
+            "--chat_format",
+            "chatml-function-calling",
         ]
         started = time.monotonic()
-        with open(self.log_path, "ab") as log_file:
+        with open(self.log_path, "ab") as log_file:  # noqa: ASYNC230 - opening a log file is instant
             self._process = subprocess.Popen(  # noqa: ASYNC220 - a long-lived child, not awaited
-                command, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                command,
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
                 env=environment_without_keys(),
-                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,  # noqa: PLW1509
+                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
             )
         log.info("offline model starting (pid %s, port %s)", self._process.pid, self.port)
         url = f"http://127.0.0.1:{self.port}/v1/models"
         async with httpx.AsyncClient(timeout=2.0) as client:
             while True:
                 if self._process.poll() is not None:
-                    self.error = (f"the offline model server exited with code {self._process.returncode}; "
-                                  f"see {self.log_path}")
+                    self.error = (
+                        f"the offline model server exited with code {self._process.returncode}; "
+                        f"see {self.log_path}"
+                    )
                     log.error(self.error)
                     return
                 with contextlib.suppress(httpx.HTTPError):

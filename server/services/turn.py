@@ -42,6 +42,9 @@ STREAM_HEADERS = {
 }
 """Headers of the AI SDK UI message stream (SSE)."""
 
+OFFLINE_MAX_TOKENS = 400
+"""Reply cap for the offline demo model, in tokens (it otherwise fills its context)."""
+
 _PREAMBLE_TYPES = {"start", "start-step", "message-metadata"}
 
 
@@ -104,17 +107,19 @@ class TurnService:
         message = learner_message(request)
         record = self.chats.get(request.id)
         if record is None:
-            raise TurnRejected(404, "chat_not_found",
-                               f"no session {request.id!r}; start a new lesson from the list")
+            raise TurnRejected(
+                404, "chat_not_found", f"no session {request.id!r}; start a new lesson from the list"
+            )
         if not self.registry.begin(record.id):
-            raise TurnRejected(409, "turn_running",
-                               "a turn is already running in this session; wait for it to finish")
+            raise TurnRejected(
+                409, "turn_running", "a turn is already running in this session; wait for it to finish"
+            )
         try:
-            _, model = await self.models.model_for(record.model)
+            resolved, model = await self.models.model_for(record.model)
             record = self._accept(record, message, regenerate=request.trigger == "regenerate-message")
             reply_id = self.new_id()
-            chunks = stream_turn(build_teacher(model), chat_id=record.id,
-                                 messages=record.messages, reply_id=reply_id)
+            teacher = build_teacher(model, max_tokens=OFFLINE_MAX_TOKENS if resolved.offline else None)
+            chunks = stream_turn(teacher, chat_id=record.id, messages=record.messages, reply_id=reply_id)
             fold = AssistantMessageFold(reply_id)
             preamble = await self._prime(chunks, fold)
         except BaseException:
@@ -125,13 +130,19 @@ class TurnService:
     def _accept(self, record: ChatRecord, message: dict[str, Any], *, regenerate: bool) -> ChatRecord:
         """Write-ahead: the learner's message is durable before the model starts."""
         messages = accept_learner_message(record.messages, message, regenerate=regenerate)
-        record = record.model_copy(update={
-            "messages": messages, "updated_at": self.clock(), "title": title_after(record.title, messages),
-        })
+        record = record.model_copy(
+            update={
+                "messages": messages,
+                "updated_at": self.clock(),
+                "title": title_after(record.title, messages),
+            }
+        )
         self.chats.save(record)
         return record
 
-    async def _prime(self, chunks: AsyncIterator[dict[str, Any]], fold: AssistantMessageFold) -> list[dict[str, Any]]:
+    async def _prime(
+        self, chunks: AsyncIterator[dict[str, Any]], fold: AssistantMessageFold
+    ) -> list[dict[str, Any]]:
         """Read up to the first content chunk. A model error before any content is a 503, not a stream."""
         preamble: list[dict[str, Any]] = []
         async for chunk in chunks:
@@ -139,16 +150,22 @@ class TurnService:
             preamble.append(chunk)
             if chunk.get("type") == "error":
                 await _close(chunks)
-                raise TurnRejected(503, "model_unreachable",
-                                   f"the model failed before replying: {chunk.get('errorText')}. "
-                                   "Check the model server or your key in Settings, then send again.")
+                raise TurnRejected(
+                    503,
+                    "model_unreachable",
+                    f"the model failed before replying: {chunk.get('errorText')}. "
+                    "Check the model server or your key in Settings, then send again.",
+                )
             if chunk.get("type") not in _PREAMBLE_TYPES:
                 break
         return preamble
 
     def _run(
-        self, chat_id: str, preamble: list[dict[str, Any]],
-        chunks: AsyncIterator[dict[str, Any]], fold: AssistantMessageFold,
+        self,
+        chat_id: str,
+        preamble: list[dict[str, Any]],
+        chunks: AsyncIterator[dict[str, Any]],
+        fold: AssistantMessageFold,
     ) -> AsyncIterator[str]:
         """Run the rest of the turn as its own task; the returned lines follow it.
 
@@ -170,7 +187,9 @@ class TurnService:
                 except Exception as exc:
                     # Settlement failure is reported before [DONE], never swallowed (seed §5).
                     log.exception("saving the reply of session %s failed", chat_id)
-                    queue.put_nowait(sse({"type": "error", "errorText": f"the reply could not be saved: {exc}"}))
+                    queue.put_nowait(
+                        sse({"type": "error", "errorText": f"the reply could not be saved: {exc}"})
+                    )
                 queue.put_nowait("data: [DONE]\n\n")
             finally:
                 try:
@@ -214,9 +233,12 @@ class TurnService:
         if record is None:  # the session was deleted mid-turn; nothing to attach the reply to
             log.warning("session %s vanished during its turn; reply dropped", chat_id)
             return
-        record = record.model_copy(update={
-            "messages": upsert_message(record.messages, reply), "updated_at": self.clock(),
-        })
+        record = record.model_copy(
+            update={
+                "messages": upsert_message(record.messages, reply),
+                "updated_at": self.clock(),
+            }
+        )
         self.chats.save(record)
 
 

@@ -24,8 +24,19 @@ def test_type_see_the_reply_stream_reload_and_find_it_persisted(page, data_dir: 
     stub = create_stub(delay_s=0.08)
     with serve(stub) as stub_url:
         data_dir.mkdir(parents=True)
-        (data_dir / "settings.json").write_text(json.dumps({"models": {"strong": {
-            "provider": "openai-compatible", "model": "scripted", "baseUrl": f"{stub_url}/v1"}}}))
+        (data_dir / "settings.json").write_text(
+            json.dumps(
+                {
+                    "models": {
+                        "strong": {
+                            "provider": "openai-compatible",
+                            "model": "scripted",
+                            "baseUrl": f"{stub_url}/v1",
+                        }
+                    }
+                }
+            )
+        )
         server = start_server(data_dir)
         try:
             page.goto(server.url + "/")

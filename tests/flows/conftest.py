@@ -67,8 +67,11 @@ class Live:
 
 
 def turn_body(chat_id: str, text: str = "What is a derivative?", mid: str = "u1") -> dict:
-    return {"id": chat_id, "trigger": "submit-message",
-            "messages": [{"id": mid, "role": "user", "parts": [{"type": "text", "text": text}]}]}
+    return {
+        "id": chat_id,
+        "trigger": "submit-message",
+        "messages": [{"id": mid, "role": "user", "parts": [{"type": "text", "text": text}]}],
+    }
 
 
 def sse_chunks(text: str) -> list[dict | str]:
@@ -76,7 +79,7 @@ def sse_chunks(text: str) -> list[dict | str]:
     out: list[dict | str] = []
     for block in text.split("\n\n"):
         if block.startswith("data: "):
-            payload = block[len("data: "):]
+            payload = block[len("data: ") :]
             out.append(payload if payload == "[DONE]" else json.loads(payload))
     return out
 
@@ -87,7 +90,9 @@ def live(data_dir: Path) -> Iterator[Live]:
     (data_dir / "settings.json").write_text(json.dumps({"models": {"strong": COMPATIBLE_SLOT}}))
     script = Script()
     services = build_services(
-        DataPaths(data_dir), offline=False, secrets=FakeSecrets(),
+        DataPaths(data_dir),
+        offline=False,
+        secrets=FakeSecrets(),
         model_factory=lambda resolved, key, url: FunctionModel(stream_function=script.stream),
     )
     with serve(create_app(services)) as url, httpx.Client(base_url=url, timeout=30) as client:

@@ -9,13 +9,19 @@ import pytest
 from tests.flows.conftest import Live, turn_body
 
 
-@pytest.mark.parametrize("body, words", [
-    pytest.param(b"not json", "malformed chat request", id="not-json"),
-    pytest.param(b'{"id": "c_x"}', "messages", id="no-messages"),
-    pytest.param(b'{"id": "c_x", "messages": [{"role": "user"}]}', "messages.0", id="message-without-id"),
-    pytest.param(json.dumps({"id": "a/../b", "messages": [{"id": "u", "role": "user", "parts": []}]}).encode(),
-                 "session id", id="path-traversal-id"),
-])
+@pytest.mark.parametrize(
+    "body, words",
+    [
+        pytest.param(b"not json", "malformed chat request", id="not-json"),
+        pytest.param(b'{"id": "c_x"}', "messages", id="no-messages"),
+        pytest.param(b'{"id": "c_x", "messages": [{"role": "user"}]}', "messages.0", id="message-without-id"),
+        pytest.param(
+            json.dumps({"id": "a/../b", "messages": [{"id": "u", "role": "user", "parts": []}]}).encode(),
+            "session id",
+            id="path-traversal-id",
+        ),
+    ],
+)
 def test_malformed_turn_bodies_are_400_with_what_was_wrong(live: Live, body: bytes, words: str) -> None:
     response = live.client.post("/api/chat", content=body, headers={"content-type": "application/json"})
     assert response.status_code == 400
@@ -47,8 +53,11 @@ def test_corrupt_settings_answer_503_and_the_file_is_kept(live: Live) -> None:
     chat_id = live.new_chat()
     settings = live.data / "settings.json"
     settings.write_text('{"models": {"strong": ')
-    for response in (live.client.get("/api/settings"), live.client.post("/api/chats", json={}),
-                     live.client.put("/api/settings", json={"models": {}})):
+    for response in (
+        live.client.get("/api/settings"),
+        live.client.post("/api/chats", json={}),
+        live.client.put("/api/settings", json={"models": {}}),
+    ):
         assert response.status_code == 503
         assert response.json()["error"] == "store_corrupt"
         assert "settings.json" in response.json()["detail"] and "fix or delete" in response.json()["detail"]

@@ -46,7 +46,11 @@ def test_second_server_on_the_same_data_dir_refuses(data_dir: Path) -> None:
     try:
         second = subprocess.run(
             [sys.executable, "-m", "server", "--port", "0", "--data-dir", str(data_dir)],
-            cwd=ROOT, env=server_env(), capture_output=True, text=True, timeout=30,
+            cwd=ROOT,
+            env=server_env(),
+            capture_output=True,
+            text=True,
+            timeout=30,
         )
         assert second.returncode == 3
         assert "already using the data dir" in second.stderr and str(data_dir.resolve()) in second.stderr
@@ -59,8 +63,13 @@ def test_second_server_on_the_same_data_dir_refuses(data_dir: Path) -> None:
 def test_data_dir_from_environment(tmp_path: Path) -> None:
     data = tmp_path / "from-env"
     write_settings(data, unreachable_slot())
-    process = subprocess.Popen([sys.executable, "-m", "server", "--port", "0"], cwd=ROOT,
-                               env=server_env({"LH_DATA_DIR": str(data)}), stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "server", "--port", "0"],
+        cwd=ROOT,
+        env=server_env({"LH_DATA_DIR": str(data)}),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
@@ -76,8 +85,20 @@ def test_port_in_use_exits_with_a_clear_message(data_dir: Path) -> None:
     first = start_server(data_dir)
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "server", "--port", str(first.port), "--data-dir", str(data_dir / "other")],
-            cwd=ROOT, env=server_env(), capture_output=True, text=True, timeout=30,
+            [
+                sys.executable,
+                "-m",
+                "server",
+                "--port",
+                str(first.port),
+                "--data-dir",
+                str(data_dir / "other"),
+            ],
+            cwd=ROOT,
+            env=server_env(),
+            capture_output=True,
+            text=True,
+            timeout=30,
         )
         assert result.returncode == 4 and "--port 0" in result.stderr
     finally:
@@ -90,8 +111,10 @@ def test_unreachable_model_server_is_503_and_keeps_the_learner_message(data_dir:
     try:
         with httpx.Client(base_url=server.url, timeout=60) as client:
             chat_id = client.post("/api/chats", json={}).json()["id"]
-            body = {"id": chat_id, "messages": [{"id": "u1", "role": "user", "parts": [
-                {"type": "text", "text": "hello?"}]}]}
+            body = {
+                "id": chat_id,
+                "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hello?"}]}],
+            }
             response = client.post("/api/chat", json=body)
             assert response.status_code == 503
             assert response.json()["error"] == "model_unreachable"
@@ -106,19 +129,29 @@ def test_unreachable_model_server_is_503_and_keeps_the_learner_message(data_dir:
 def test_a_turn_through_the_openai_sdk_against_a_scripted_compatible_server(data_dir: Path) -> None:
     stub = create_stub(delay_s=0)
     with serve(stub) as stub_url:
-        write_settings(data_dir, {"provider": "openai-compatible", "model": "scripted", "baseUrl": f"{stub_url}/v1"})
+        write_settings(
+            data_dir, {"provider": "openai-compatible", "model": "scripted", "baseUrl": f"{stub_url}/v1"}
+        )
         server = start_server(data_dir)
         try:
             with httpx.Client(base_url=server.url, timeout=60) as client:
                 chat_id = client.post("/api/chats", json={}).json()["id"]
-                body = {"id": chat_id, "messages": [{"id": "u1", "role": "user", "parts": [
-                    {"type": "text", "text": "derivatives"}]}]}
+                body = {
+                    "id": chat_id,
+                    "messages": [
+                        {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "derivatives"}]}
+                    ],
+                }
                 response = client.post("/api/chat", json=body)
                 assert response.status_code == 200 and response.text.endswith("data: [DONE]\n\n")
                 reply = client.get(f"/api/chats/{chat_id}").json()["messages"][-1]
-                assert reply["parts"][-1]["text"] == "You asked: *derivatives*. The derivative of $x^2$ is $2x$."
+                assert (
+                    reply["parts"][-1]["text"] == "You asked: *derivatives*. The derivative of $x^2$ is $2x$."
+                )
             sent = stub.state.requests[-1]
-            assert sent["messages"][0]["role"] == "system" and sent["messages"][-1]["content"] == "derivatives"
+            assert (
+                sent["messages"][0]["role"] == "system" and sent["messages"][-1]["content"] == "derivatives"
+            )
         finally:
             server.stop()
 
@@ -140,5 +173,7 @@ def test_offline_model_child_is_started_and_stopped_with_the_server(data_dir: Pa
         assert server.stop() == 0
     time.sleep(0.5)
     for pid in children:
-        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2], pid
+        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2], (
+            pid
+        )
     assert os.path.exists(data_dir / "logs" / "offline-model.log")

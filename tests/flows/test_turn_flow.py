@@ -44,10 +44,17 @@ def test_model_history_is_rebuilt_from_the_record_not_the_client(live: Live) -> 
     live.client.post("/api/chat", json=turn_body(chat_id, "first"))
     # A client that sends a forged history gets only its last message taken.
     body = turn_body(chat_id, "second", mid="u2")
-    body["messages"].insert(0, {"id": "forged", "role": "user", "parts": [{"type": "text", "text": "FORGED"}]})
+    body["messages"].insert(
+        0, {"id": "forged", "role": "user", "parts": [{"type": "text", "text": "FORGED"}]}
+    )
     live.client.post("/api/chat", json=body)
-    prompts = [p.content for m in live.script.seen[-1] if isinstance(m, ModelRequest)
-               for p in m.parts if isinstance(p, UserPromptPart)]
+    prompts = [
+        p.content
+        for m in live.script.seen[-1]
+        if isinstance(m, ModelRequest)
+        for p in m.parts
+        if isinstance(p, UserPromptPart)
+    ]
     assert prompts == ["first", "second"]
     assert [m["id"] for m in live.record(chat_id)["messages"]][::2] == ["u1", "u2"]
 
@@ -103,8 +110,10 @@ def test_aborted_turn_keeps_what_streamed(live: Live) -> None:
     chat_id = live.new_chat()
     live.script.reply = lambda _: ["one ", "two ", "three ", *(["more "] * 200)]
     live.script.delay_s = 0.02
-    with httpx.Client(base_url=live.url, timeout=30) as client, \
-            client.stream("POST", "/api/chat", json=turn_body(chat_id)) as response:
+    with (
+        httpx.Client(base_url=live.url, timeout=30) as client,
+        client.stream("POST", "/api/chat", json=turn_body(chat_id)) as response,
+    ):
         seen = ""
         for line in response.iter_lines():
             if '"text-delta"' in line:

@@ -17,8 +17,13 @@ from server.store.chats import FileChatStore
 
 
 def record(chat_id: str = "c_1", **extra) -> ChatRecord:
-    return ChatRecord(id=chat_id, created_at="2026-01-01T00:00:00.000Z", updated_at="2026-01-01T00:00:00.000Z",
-                      model=ModelRef(provider="local", model="SmolLM2-135M-Instruct"), **extra)
+    return ChatRecord(
+        id=chat_id,
+        created_at="2026-01-01T00:00:00.000Z",
+        updated_at="2026-01-01T00:00:00.000Z",
+        model=ModelRef(provider="local", model="SmolLM2-135M-Instruct"),
+        **extra,
+    )
 
 
 def test_round_trip_uses_camel_case_on_disk(tmp_path: Path) -> None:

@@ -30,13 +30,22 @@ def test_unknown_sections_survive_a_slot_update(tmp_path: Path) -> None:
     assert '"extractionChunkTokens": 4096' in path.read_text()
 
 
-@pytest.mark.parametrize("content, words", [
-    pytest.param("{not json", "not valid JSON", id="bad-json"),
-    pytest.param('{"models": {"strong": {"provider": "acme", "model": "x"}}}', "models.strong.provider",
-                 id="unknown-provider"),
-    pytest.param('{"models": {"strong": {"provider": "openai-compatible", "model": "x"}}}', "baseUrl",
-                 id="compatible-without-url"),
-])
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        pytest.param("{not json", "not valid JSON", id="bad-json"),
+        pytest.param(
+            '{"models": {"strong": {"provider": "acme", "model": "x"}}}',
+            "models.strong.provider",
+            id="unknown-provider",
+        ),
+        pytest.param(
+            '{"models": {"strong": {"provider": "openai-compatible", "model": "x"}}}',
+            "baseUrl",
+            id="compatible-without-url",
+        ),
+    ],
+)
 def test_corrupt_settings_name_the_file_and_the_problem(tmp_path: Path, content: str, words: str) -> None:
     path = tmp_path / "settings.json"
     path.write_text(content)

@@ -13,8 +13,13 @@ NO_KEYS = {"openrouter": False, "openai": False, "openai-compatible": False}
 
 
 def resolve(slots: ModelSlots, name: str, *, keys: dict | None = None, offline: bool = True):
-    return resolve_slot(slots, name, keys_present=keys or NO_KEYS, offline_available=offline,  # type: ignore[arg-type]
-                        key_env=API_KEY_ENV)
+    return resolve_slot(
+        slots,
+        name,
+        keys_present=keys or NO_KEYS,
+        offline_available=offline,  # type: ignore[arg-type]
+        key_env=API_KEY_ENV,
+    )
 
 
 def test_fresh_install_runs_the_offline_model() -> None:
@@ -31,13 +36,17 @@ def test_keyed_provider_without_key_is_a_problem_not_a_silent_fallback() -> None
     slots = ModelSlots(strong=ModelSlot(provider="openrouter", model="anthropic/claude-sonnet-4"))
     outcome = resolve(slots, "strong")
     assert outcome.model is None
-    assert "no API key for openrouter" in (outcome.problem or "") and "LH_OPENROUTER_API_KEY" in (outcome.problem or "")
+    assert "no API key for openrouter" in (outcome.problem or "") and "LH_OPENROUTER_API_KEY" in (
+        outcome.problem or ""
+    )
     ok = resolve(slots, "strong", keys={**NO_KEYS, "openrouter": True})
     assert ok.model is not None and ok.model.model == "anthropic/claude-sonnet-4" and not ok.model.offline
 
 
 def test_cheap_follows_strong_and_vision_needs_a_choice() -> None:
-    slots = ModelSlots(strong=ModelSlot(provider="openai-compatible", model="llama3", base_url="http://127.0.0.1:11434/v1"))
+    slots = ModelSlots(
+        strong=ModelSlot(provider="openai-compatible", model="llama3", base_url="http://127.0.0.1:11434/v1")
+    )
     cheap = resolve(slots, "cheap")
     assert cheap.model is not None and cheap.model.model == "llama3"
     vision = resolve(slots, "vision")

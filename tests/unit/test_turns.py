@@ -22,25 +22,35 @@ def test_last_user_message_is_the_learner_message() -> None:
     assert learner_message(request(user("a", "u0"), user("b")))["id"] == "u1"
 
 
-@pytest.mark.parametrize("last", [
-    pytest.param({"id": "a", "role": "assistant", "parts": [{"type": "text", "text": "x"}]}, id="assistant"),
-    pytest.param(user("   "), id="blank"),
-    pytest.param({"id": "u", "role": "user", "parts": [{"type": "file", "url": "x"}]}, id="no-text"),
-    pytest.param(user("x" * 100_001), id="too-long"),
-])
+@pytest.mark.parametrize(
+    "last",
+    [
+        pytest.param(
+            {"id": "a", "role": "assistant", "parts": [{"type": "text", "text": "x"}]}, id="assistant"
+        ),
+        pytest.param(user("   "), id="blank"),
+        pytest.param({"id": "u", "role": "user", "parts": [{"type": "file", "url": "x"}]}, id="no-text"),
+        pytest.param(user("x" * 100_001), id="too-long"),
+    ],
+)
 def test_refused_learner_messages(last: dict) -> None:
     with pytest.raises(TurnRejected) as info:
         learner_message(request(last))
     assert info.value.status == 400 and info.value.detail
 
 
-@pytest.mark.parametrize("body", [
-    pytest.param({"id": "c_1", "messages": []}, id="no-messages"),
-    pytest.param({"id": "../etc", "messages": [user("x")]}, id="path-id"),
-    pytest.param({"id": "c_1", "messages": [{"id": "u", "role": "user", "parts": [{"text": "x"}]}]},
-                 id="part-without-type"),
-    pytest.param({"id": "c_1", "messages": [user("x")], "trigger": "nonsense"}, id="bad-trigger"),
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param({"id": "c_1", "messages": []}, id="no-messages"),
+        pytest.param({"id": "../etc", "messages": [user("x")]}, id="path-id"),
+        pytest.param(
+            {"id": "c_1", "messages": [{"id": "u", "role": "user", "parts": [{"text": "x"}]}]},
+            id="part-without-type",
+        ),
+        pytest.param({"id": "c_1", "messages": [user("x")], "trigger": "nonsense"}, id="bad-trigger"),
+    ],
+)
 def test_malformed_requests_fail_validation(body: dict) -> None:
     with pytest.raises(ValueError):
         ChatRequest.model_validate(body)

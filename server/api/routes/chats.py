@@ -44,7 +44,8 @@ async def chat_turn(request: Request, services: ServicesDep) -> StreamingRespons
     """
     body = await request.body()
     if len(body) > MAX_BODY_BYTES:
-        return JSONResponse({"error": "too_large", "detail": f"the request is over {MAX_BODY_BYTES} bytes"},
-                            status_code=413)
+        return JSONResponse(
+            {"error": "too_large", "detail": f"the request is over {MAX_BODY_BYTES} bytes"}, status_code=413
+        )
     turn = await services.turns.start(body)
     return StreamingResponse(turn.lines, media_type="text/event-stream", headers=turn.headers)
