@@ -1,64 +1,149 @@
-"""The lesson turn: run the teacher agent over the record and stream UI message chunks.
+"""The lesson's agents and their turn stream (seed §5: prober -> teacher).
 
-The record (a list of UIMessages) is the only truth: the model's message history is rebuilt from
-it on every turn (seed §5), through pydantic-ai's Vercel AI adapter, which also turns the agent's
-events into AI SDK v6 UI message stream chunks.
+The record (a list of UIMessages) is the only truth: every turn the model's history is rebuilt
+from it through pydantic-ai's Vercel AI adapter, which also turns the agent's events into AI SDK v6
+UI message stream chunks. Agents are built fresh each turn (stateless).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import orjson
-from pydantic_ai import Agent
+from pydantic_ai import Agent, DeferredToolRequests, ToolOutput
+from pydantic_ai.agent import AgentRunResult
+from pydantic_ai.messages import ModelResponse
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.ui.vercel_ai import VercelAIAdapter
 from pydantic_ai.ui.vercel_ai.request_types import SubmitMessage, UIMessage
 
 from server.agent.prompts import load_prompt
+from server.agent.tools import LessonDeps, question_toolset, teacher_toolset
+from server.core.contracts.probe import ProbeAssessment
 
 SDK_VERSION: Literal[6] = 6
 """The AI SDK major the browser speaks (frontend pins ai@6 / @ai-sdk/react@3)."""
 
+Role = Literal["prober", "teacher"]
 
-def build_teacher(model: Model, *, max_tokens: int | None = None) -> Agent[None, str]:
-    """The teacher agent for one turn, built fresh each turn (stateless, seed §5).
 
-    Args:
-        model: the session's model.
-        max_tokens: cap on reply tokens (the offline demo model rambles without one).
+@dataclass(frozen=True)
+class RunUsage:
+    """Usage of one agent run.
+
+    Attributes:
+        input_tokens / output_tokens: as reported by the provider (None when not reported).
+        requests: model requests made.
+        cost_usd: priced with genai-prices; None when the price is unknown (never 0 for unknown).
     """
-    settings = ModelSettings(max_tokens=max_tokens) if max_tokens else None
-    return Agent(model, instructions=load_prompt("teacher"), name="teacher", model_settings=settings)
+
+    input_tokens: int | None
+    output_tokens: int | None
+    requests: int
+    cost_usd: float | None
+
+
+def _settings(max_tokens: int | None) -> ModelSettings | None:
+    return ModelSettings(max_tokens=max_tokens) if max_tokens else None
+
+
+def build_prober(model: Model, *, max_tokens: int | None = None) -> Agent[LessonDeps, Any]:
+    """The prober: asks the goal, probes floor and ceiling, ends its run by calling `probe_done`."""
+    return Agent(
+        model,
+        deps_type=LessonDeps,
+        instructions=load_prompt("prober"),
+        name="prober",
+        toolsets=[question_toolset()],
+        output_type=[
+            str,
+            ToolOutput(
+                ProbeAssessment,
+                name="probe_done",
+                description="File your assessment of the learner and hand over to the teacher.",
+            ),
+            DeferredToolRequests,
+        ],
+        model_settings=_settings(max_tokens),
+        retries={"tools": 3, "output": 3},
+    )
+
+
+def teacher_instructions(assessment: ProbeAssessment | None) -> str:
+    text = load_prompt("teacher")
+    if assessment is not None:
+        text += (
+            "\n\nThe prober's assessment of this learner:\n"
+            f"- topic: {assessment.topic}\n- goal: {assessment.goal}\n- floor: {assessment.floor}\n"
+            f"- ceiling: {assessment.ceiling}\n- level: {assessment.level}\n"
+            + (f"- notes: {assessment.notes}\n" if assessment.notes else "")
+        )
+    return text
+
+
+def build_teacher(
+    model: Model, *, assessment: ProbeAssessment | None = None, max_tokens: int | None = None
+) -> Agent[LessonDeps, Any]:
+    """The teacher: authors the plan once (`plan_init`), then teaches with tagged quizzes."""
+    return Agent(
+        model,
+        deps_type=LessonDeps,
+        instructions=teacher_instructions(assessment),
+        name="teacher",
+        toolsets=[question_toolset(), teacher_toolset()],
+        output_type=[str, DeferredToolRequests],
+        model_settings=_settings(max_tokens),
+        retries={"tools": 3, "output": 3},
+    )
+
+
+def _cost(result: AgentRunResult[Any]) -> float | None:
+    total = 0.0
+    for message in result.new_messages():
+        if isinstance(message, ModelResponse):
+            try:
+                total += float(message.cost().total_price)
+            except (LookupError, ValueError, AssertionError):
+                return None
+    return total
 
 
 async def stream_turn(
-    agent: Agent[None, str],
+    agent: Agent[LessonDeps, Any],
     *,
     chat_id: str,
     messages: list[dict[str, Any]],
     reply_id: str,
+    on_usage: Callable[[RunUsage], None] | None = None,
 ) -> AsyncIterator[dict[str, Any]]:
-    """Run one turn and yield UI message stream chunks as JSON objects.
+    """Run one agent over the transcript and yield UI message stream chunks as JSON objects.
 
     Args:
-        agent: the role's agent (teacher).
+        agent: the role's agent.
         chat_id: the session id.
-        messages: the whole record, oldest first, the learner's new message last.
-        reply_id: the id the assistant reply gets (sent in the `start` chunk).
+        messages: the transcript as the model must see it (no dangling tool calls), oldest first.
+        reply_id: the assistant message id (sent in the `start` chunk).
+        on_usage: called once with the run's usage when it completes (not when it is cancelled).
 
     Yields:
-        Chunk dicts, e.g. `{"type": "text-delta", "id": ..., "delta": ...}`; the stream ends with
-        `finish` (or `error`). The `[DONE]` terminator is not yielded: the transport adds it.
-        Model failures arrive as an `error` chunk, never as an exception.
+        Chunk dicts, e.g. `{"type": "text-delta", "id": ..., "delta": ...}`, ending with `finish`
+        (or `error`). The `[DONE]` terminator is not yielded: the transport adds it. Model
+        failures arrive as an `error` chunk, never as an exception.
     """
     run_input = SubmitMessage(id=chat_id, messages=[UIMessage.model_validate(m) for m in messages])
     adapter = VercelAIAdapter(
         agent=agent, run_input=run_input, sdk_version=SDK_VERSION, server_message_id=reply_id
     )
-    async for chunk in adapter.run_stream():
+
+    async def on_complete(result: AgentRunResult[Any]) -> None:
+        if on_usage is not None:
+            usage = result.usage
+            on_usage(RunUsage(usage.input_tokens, usage.output_tokens, usage.requests, _cost(result)))
+
+    async for chunk in adapter.run_stream(deps=LessonDeps(messages=messages), on_complete=on_complete):
         encoded = chunk.encode(SDK_VERSION)
         if encoded == "[DONE]":
             continue

@@ -25,19 +25,23 @@ class AssistantMessageFold:
 
     Args:
         fallback_id: the message id to use when the stream's `start` chunk names none.
+        initial: the assistant message this stream continues (after the learner answered its
+            question), whose parts and metadata the new chunks extend.
     """
 
-    def __init__(self, fallback_id: str) -> None:
-        self.message_id = fallback_id
-        self.parts: list[JsonObj] = []
-        self.metadata: JsonObj = {}
+    def __init__(self, fallback_id: str, initial: JsonObj | None = None) -> None:
+        self.message_id = str(initial["id"]) if initial else fallback_id
+        self.parts: list[JsonObj] = [dict(p) for p in initial.get("parts", [])] if initial else []
+        self.metadata: JsonObj = dict(initial.get("metadata") or {}) if initial else {}
         self.error_text: str | None = None
         self.finished = False
         self.saved = False
         """Set by the owner once the reply was persisted (or found empty), so it is saved once."""
         self._text_index: dict[str, int] = {}
         self._reasoning_index: dict[str, int] = {}
-        self._tool_index: dict[str, int] = {}
+        self._tool_index: dict[str, int] = {
+            str(p["toolCallId"]): i for i, p in enumerate(self.parts) if isinstance(p.get("toolCallId"), str)
+        }
         self._tool_input_text: dict[str, str] = {}
 
     # -- chunk handlers -------------------------------------------------------------------------

@@ -7,8 +7,10 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from server.core.contracts.chat import DEFAULT_TITLE, ChatRecord, ChatSummary, summarize
+from server.core.contracts.models import ModelRef, ModelSlot
 from server.core.ports import ChatStore
 from server.core.turns import TurnRejected
+from server.services.liveness import TurnRegistry
 from server.services.models import ModelService
 
 
@@ -31,9 +33,16 @@ class ChatService:
         clock: returns the current ISO timestamp (injected for tests).
     """
 
-    def __init__(self, chats: ChatStore, models: ModelService, clock: Callable[[], str] = utc_now) -> None:
+    def __init__(
+        self,
+        chats: ChatStore,
+        models: ModelService,
+        registry: TurnRegistry,
+        clock: Callable[[], str] = utc_now,
+    ) -> None:
         self.chats = chats
         self.models = models
+        self.registry = registry
         self.clock = clock
 
     def create(self, title: str | None) -> ChatRecord:
@@ -55,8 +64,8 @@ class ChatService:
         return record
 
     def list(self) -> list[ChatSummary]:
-        """Session rows, most recently updated first."""
-        rows = [summarize(r) for r in self.chats.list()]
+        """Session rows, most recently updated first, each saying whether a turn runs."""
+        rows = [summarize(r, running=self.registry.running(r.id)) for r in self.chats.list()]
         return sorted(rows, key=lambda r: r.updated_at, reverse=True)
 
     def get(self, chat_id: str) -> ChatRecord:
@@ -67,3 +76,33 @@ class ChatService:
                 404, "chat_not_found", f"no session {chat_id!r}; pick one from the list or start a new lesson"
             )
         return record
+
+    def rename(self, chat_id: str, title: str) -> ChatRecord:
+        """Set the title (allowed while a turn runs: the turn re-reads the record before saving).
+
+        Raises TurnRejected(404)."""
+        record = self.get(chat_id)
+        record = record.model_copy(update={"title": title, "updated_at": self.clock()})
+        self.chats.save(record)
+        return record
+
+    def set_model(self, chat_id: str, slot: ModelSlot) -> ChatRecord:
+        """An in-session model pick: writes the session's record, never the settings (seed §3).
+
+        Raises TurnRejected(404), or 409 while a turn runs (the turn already chose its model)."""
+        record = self.get(chat_id)
+        if self.registry.running(chat_id):
+            raise TurnRejected(409, "turn_running", "a turn is running; change the model when it ends")
+        model = ModelRef(provider=slot.provider, model=slot.model, base_url=slot.base_url)
+        record = record.model_copy(update={"model": model, "updated_at": self.clock()})
+        self.chats.save(record)
+        return record
+
+    def delete(self, chat_id: str) -> None:
+        """Delete a session. Raises TurnRejected(404), or 409 while a turn runs."""
+        self.get(chat_id)
+        if self.registry.running(chat_id):
+            raise TurnRejected(
+                409, "turn_running", "a turn is running in this session; stop it or wait, then delete"
+            )
+        self.chats.delete(chat_id)

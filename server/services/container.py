@@ -71,7 +71,7 @@ def build_services(
         paths=paths,
         stores=stores,
         models=models,
-        chats=ChatService(stores.chats, models),
+        chats=ChatService(stores.chats, models, registry),
         turns=TurnService(stores.chats, models, registry),
         registry=registry,
         offline=offline_server,

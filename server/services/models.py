@@ -114,6 +114,7 @@ class ModelService:
             keys[p] = {"set": source is not None, "source": source, "env": API_KEY_ENV[p]}
         return {
             "models": settings.models.model_dump(mode="json", by_alias=True),
+            "roles": settings.roles.model_dump(mode="json", by_alias=True),
             "providers": list(PROVIDERS),
             "keys": keys,
             "offline": {
@@ -139,20 +140,32 @@ class ModelService:
             raise TurnRejected(503, "models_not_configured", outcome.problem or "no strong model")
         return stamp_from(outcome.model, settings.models.strong)
 
-    async def model_for(self, ref: ModelRef) -> tuple[ResolvedModel, Model]:
-        """The runnable model for a session's stamp; starts the offline server when needed.
+    def choice_for(self, ref: ModelRef, role: str | None = None) -> tuple[ModelSlot, str]:
+        """Which model a role runs in a session: the role's override in settings when set,
+        else the session's own model. Returns (choice, label for problem sentences)."""
+        if role is not None:
+            override = getattr(self.settings.load().roles, role, None)
+            if override is not None:
+                return override, f"the {role} override"
+        return ModelSlot(
+            provider=ref.provider, model=ref.model, base_url=ref.base_url
+        ), "this session's model"
+
+    async def model_for(self, ref: ModelRef, role: str | None = None) -> tuple[ResolvedModel, Model]:
+        """The runnable model for a role in a session; starts the offline server when needed.
 
         Raises:
-            TurnRejected(503, models_not_configured): no key for the session's provider.
+            TurnRejected(503, models_not_configured): no key for the chosen provider.
             TurnRejected(503, model_unreachable): the offline model failed to start.
+            StoreCorrupt: settings.json is unreadable.
         """
-        slot = ModelSlot(provider=ref.provider, model=ref.model, base_url=ref.base_url)
+        slot, label = self.choice_for(ref, role)
         outcome = resolve_ref(
             slot,
             keys_present=self._keys_present(),
             offline_available=self.offline_available,
             key_env=API_KEY_ENV,
-            label="this session's model",
+            label=label,
         )
         if outcome.model is None:
             raise TurnRejected(503, "models_not_configured", outcome.problem or "no model")
@@ -172,10 +185,13 @@ class ModelService:
         return resolved, model
 
     # -- writes ---------------------------------------------------------------------------------
-    def save_slots(self, models: Any) -> dict[str, Any]:
-        """Replace the model slots (validated by the caller), keep other sections; return status()."""
+    def save_slots(self, models: Any, roles: Any = None) -> dict[str, Any]:
+        """Replace the model slots (and the role overrides when given), keep other sections;
+        return status()."""
         settings = self.settings.load()
         settings.models = models
+        if roles is not None:
+            settings.roles = roles
         self.settings.save(settings)
         return self.status()
 

@@ -1,9 +1,10 @@
 """THE turn composition root: one lesson turn from request to persisted reply (seed §5).
 
-In order: validate -> load the record (404) -> claim liveness (409) -> resolve the model (503)
--> write-ahead save of the learner's message -> stream the agent's reply, folding it into the
-assistant message -> persist the reply (also when the turn is aborted or fails) -> release
-liveness (always last). A model that fails before any content answers 503 instead of a stream.
+In order: validate -> load the record (404) -> claim liveness (409) -> accept the learner's input
+(a new message, or answers to pending questions) -> resolve the role's model (503) -> write-ahead
+save -> stream the role's agent (the prober hands over to the teacher within the turn when it
+files `probe_done`), folding the reply -> persist the reply and usage (also when aborted or failed)
+-> release liveness (always last). A model that fails before any content answers 503.
 """
 
 from __future__ import annotations
@@ -12,15 +13,19 @@ import asyncio
 import logging
 import secrets
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 from pydantic import ValidationError
+from pydantic_ai.models import Model
 
-from server.agent.lesson import build_teacher, stream_turn
-from server.core.contracts.chat import ChatRecord, ChatRequest
+from server.agent.lesson import RunUsage, build_prober, build_teacher, stream_turn
+from server.core.contracts.chat import ChatRecord, ChatRequest, TurnUsage
+from server.core.contracts.models import ResolvedModel
+from server.core.phases import Role, phase_of, role_for
 from server.core.ports import ChatStore
+from server.core.transcript import apply_answers, for_model, probe_assessment
 from server.core.turns import (
     TurnRejected,
     accept_learner_message,
@@ -30,7 +35,7 @@ from server.core.turns import (
 )
 from server.core.ui_stream import AssistantMessageFold
 from server.services.chats import utc_now
-from server.services.liveness import TurnRegistry
+from server.services.liveness import RunningTurn, TurnRegistry
 from server.services.models import ModelService
 
 log = logging.getLogger("lh.turn")
@@ -46,15 +51,16 @@ OFFLINE_MAX_TOKENS = 400
 """Reply cap for the offline demo model, in tokens (it otherwise fills its context)."""
 
 _PREAMBLE_TYPES = {"start", "start-step", "message-metadata"}
+Chunks = AsyncIterator[dict[str, Any]]
 
 
 @dataclass
-class TurnStream:
-    """An accepted turn: SSE-encoded lines to send (`data: {...}\\n\\n`, then `data: [DONE]\\n\\n`)."""
+class TurnState:
+    """What one turn accumulates: the reply being folded and each agent run's usage."""
 
     chat_id: str
-    lines: AsyncIterator[str]
-    headers: dict[str, str]
+    fold: AssistantMessageFold
+    usage: list[TurnUsage] = field(default_factory=list)
 
 
 def parse_request(body: bytes) -> ChatRequest:
@@ -77,10 +83,10 @@ class TurnService:
 
     Args:
         chats: the session store port (canonical writes).
-        models: resolves the session's model.
+        models: resolves each role's model.
         registry: the liveness registry.
         clock: ISO timestamp source.
-        new_id: reply id source.
+        new_id: message id source.
     """
 
     def __init__(
@@ -96,40 +102,49 @@ class TurnService:
         self.registry = registry
         self.clock = clock
         self.new_id = new_id
-        self._tasks: set[asyncio.Task[None]] = set()
 
-    async def start(self, body: bytes) -> TurnStream:
+    # -- accepting a turn -------------------------------------------------------------------------
+    async def start(self, body: bytes) -> RunningTurn:
         """Accept a turn, or raise TurnRejected with nothing written (400/404/409/503).
 
-        A failed write-ahead save raises OSError (the API answers 500): the model never starts.
+        The learner's input is either a new user message (the last message of the body) or the
+        answers to pending questions (the last message is the assistant's, as `addToolOutput`
+        leaves it). A failed write-ahead save raises OSError (the API answers 500).
         """
         request = parse_request(body)
-        message = learner_message(request)
+        incoming = request.messages[-1]
+        message = learner_message(request) if incoming.role == "user" else None
         record = self.chats.get(request.id)
         if record is None:
-            raise TurnRejected(
-                404, "chat_not_found", f"no session {request.id!r}; start a new lesson from the list"
-            )
-        if not self.registry.begin(record.id):
-            raise TurnRejected(
-                409, "turn_running", "a turn is already running in this session; wait for it to finish"
-            )
+            raise TurnRejected(404, "chat_not_found", f"no session {request.id!r}; start a new lesson")
+        turn = self.registry.begin(record.id)
+        if turn is None:
+            raise TurnRejected(409, "turn_running", "a turn is already running in this session; wait for it")
         try:
-            resolved, model = await self.models.model_for(record.model)
-            record = self._accept(record, message, regenerate=request.trigger == "regenerate-message")
-            reply_id = self.new_id()
-            teacher = build_teacher(model, max_tokens=OFFLINE_MAX_TOKENS if resolved.offline else None)
-            chunks = stream_turn(teacher, chat_id=record.id, messages=record.messages, reply_id=reply_id)
-            fold = AssistantMessageFold(reply_id)
-            preamble = await self._prime(chunks, fold)
+            if message is not None:
+                messages = accept_learner_message(
+                    record.messages, message, regenerate=request.trigger == "regenerate-message"
+                )
+                continued = None
+            else:
+                messages = apply_answers(record.messages, incoming.model_dump(mode="json", exclude_none=True))
+                continued = messages[-1]
+            role = role_for(phase_of(messages))
+            first = await self.models.model_for(record.model, role)  # 503 before anything is written
+            record = self._save_input(record, messages)
+            state = TurnState(record.id, AssistantMessageFold(self.new_id(), initial=continued))
+            chunks = self._chunks(record, role, state, first)
+            preamble = await self._prime(chunks, state)
         except BaseException:
             self.registry.end(record.id)
             raise
-        return TurnStream(record.id, self._run(record.id, preamble, chunks, fold), dict(STREAM_HEADERS))
+        turn.task = asyncio.get_running_loop().create_task(
+            self._run(turn, state, preamble, chunks), name=f"turn {record.id}"
+        )
+        return turn
 
-    def _accept(self, record: ChatRecord, message: dict[str, Any], *, regenerate: bool) -> ChatRecord:
-        """Write-ahead: the learner's message is durable before the model starts."""
-        messages = accept_learner_message(record.messages, message, regenerate=regenerate)
+    def _save_input(self, record: ChatRecord, messages: list[dict[str, Any]]) -> ChatRecord:
+        """Write-ahead: the learner's input is durable before any model starts."""
         record = record.model_copy(
             update={
                 "messages": messages,
@@ -140,13 +155,79 @@ class TurnService:
         self.chats.save(record)
         return record
 
-    async def _prime(
-        self, chunks: AsyncIterator[dict[str, Any]], fold: AssistantMessageFold
-    ) -> list[dict[str, Any]]:
+    # -- the agents -------------------------------------------------------------------------------
+    async def _chunks(
+        self, record: ChatRecord, role: Role, state: TurnState, first: tuple[ResolvedModel, Model]
+    ) -> Chunks:
+        """The turn's chunk stream: the role's agent, and when the prober files `probe_done`,
+        the teacher right after it in the same reply (one `start`, one `finish`)."""
+        finish: dict[str, Any] | None = None
+        async for chunk in self._agent_run(record, role, state, first):
+            if role == "prober" and chunk.get("type") == "finish":
+                finish = chunk  # held back: the teacher may continue this reply
+                continue
+            yield chunk
+        if finish is None:
+            return
+        reply = state.fold.message()
+        if reply is None or probe_assessment([reply]) is None:
+            yield finish
+            return
+        log.info("session %s: probe done, the teacher takes over", record.id)
+        teacher = await self.models.model_for(record.model, "teacher")
+        async for chunk in self._agent_run(record, "teacher", state, teacher, skip_start=True):
+            yield chunk
+
+    async def _agent_run(
+        self,
+        record: ChatRecord,
+        role: Role,
+        state: TurnState,
+        resolved_model: tuple[ResolvedModel, Model],
+        skip_start: bool = False,
+    ) -> Chunks:
+        resolved, model = resolved_model
+        reply = state.fold.message()
+        transcript = upsert_message(record.messages, reply) if reply else record.messages
+        cap = OFFLINE_MAX_TOKENS if resolved.offline else None
+        agent = (
+            build_prober(model, max_tokens=cap)
+            if role == "prober"
+            else build_teacher(model, assessment=probe_assessment(transcript), max_tokens=cap)
+        )
+
+        def on_usage(run: RunUsage) -> None:
+            state.usage.append(
+                TurnUsage(
+                    message_id=state.fold.message_id,
+                    role=role,
+                    provider=resolved.provider,
+                    model=resolved.model,
+                    input_tokens=run.input_tokens,
+                    output_tokens=run.output_tokens,
+                    requests=run.requests,
+                    cost_usd=run.cost_usd,
+                    at=self.clock(),
+                )
+            )
+
+        stream = stream_turn(
+            agent,
+            chat_id=record.id,
+            messages=for_model(transcript),
+            reply_id=state.fold.message_id,
+            on_usage=on_usage,
+        )
+        async for chunk in stream:
+            if skip_start and chunk.get("type") == "start":
+                continue
+            yield chunk
+
+    async def _prime(self, chunks: Chunks, state: TurnState) -> list[dict[str, Any]]:
         """Read up to the first content chunk. A model error before any content is a 503, not a stream."""
         preamble: list[dict[str, Any]] = []
         async for chunk in chunks:
-            fold.add(chunk)
+            state.fold.add(chunk)
             preamble.append(chunk)
             if chunk.get("type") == "error":
                 await _close(chunks)
@@ -160,92 +241,81 @@ class TurnService:
                 break
         return preamble
 
-    def _run(
-        self,
-        chat_id: str,
-        preamble: list[dict[str, Any]],
-        chunks: AsyncIterator[dict[str, Any]],
-        fold: AssistantMessageFold,
-    ) -> AsyncIterator[str]:
-        """Run the rest of the turn as its own task; the returned lines follow it.
-
-        The turn is decoupled from the HTTP response: if the response never starts, the turn still
-        finishes and persists. Closing the lines early (the client aborted) cancels the turn, which
-        persists what streamed so far.
-        """
-        queue: asyncio.Queue[str | None] = asyncio.Queue()
-
-        async def run() -> None:
+    # -- running and settling ---------------------------------------------------------------------
+    async def _run(
+        self, turn: RunningTurn, state: TurnState, preamble: list[dict[str, Any]], chunks: Chunks
+    ) -> None:
+        """The rest of the turn, decoupled from any HTTP connection: followers come and go, the
+        turn runs to its end (or its abort) and persists."""
+        try:
+            for chunk in preamble:
+                turn.publish(sse(chunk))
             try:
-                for chunk in preamble:
-                    queue.put_nowait(sse(chunk))
                 async for chunk in chunks:
-                    fold.add(chunk)
-                    queue.put_nowait(sse(chunk))
-                try:
-                    self._persist_reply(chat_id, fold)
-                except Exception as exc:
-                    # Settlement failure is reported before [DONE], never swallowed (seed §5).
-                    log.exception("saving the reply of session %s failed", chat_id)
-                    queue.put_nowait(
-                        sse({"type": "error", "errorText": f"the reply could not be saved: {exc}"})
-                    )
-                queue.put_nowait("data: [DONE]\n\n")
-            finally:
-                try:
-                    if not fold.saved:  # aborted or failed: keep what streamed
-                        self._persist_reply(chat_id, fold)
-                except Exception:
-                    log.exception("saving the partial reply of session %s failed", chat_id)
-                finally:
-                    await _close(chunks)
-                    self.registry.end(chat_id)
-                    queue.put_nowait(None)
-
-        task = asyncio.get_running_loop().create_task(run(), name=f"turn {chat_id}")
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-        async def lines() -> AsyncIterator[str]:
+                    state.fold.add(chunk)
+                    turn.publish(sse(chunk))
+            except TurnRejected as exc:  # e.g. the teacher's model cannot run after the handoff
+                turn.publish(sse({"type": "error", "errorText": exc.detail}))
+            except Exception as exc:
+                log.exception("turn of session %s failed", state.chat_id)
+                turn.publish(sse({"type": "error", "errorText": f"the turn failed: {exc}"}))
             try:
-                while (line := await queue.get()) is not None:
-                    yield line
+                self._persist_reply(state)
+            except Exception as exc:
+                # Settlement failure is reported before [DONE], never swallowed (seed §5).
+                log.exception("saving the reply of session %s failed", state.chat_id)
+                turn.publish(sse({"type": "error", "errorText": f"the reply could not be saved: {exc}"}))
+            turn.publish("data: [DONE]\n\n")
+        finally:
+            try:
+                if not state.fold.saved:  # aborted or failed: keep what streamed
+                    self._persist_reply(state)
+            except Exception:
+                log.exception("saving the partial reply of session %s failed", state.chat_id)
             finally:
-                if not task.done():
-                    task.cancel()
+                await _close(chunks)
+                self.registry.end(state.chat_id)
+                turn.finish()
 
-        return lines()
+    def _persist_reply(self, state: TurnState) -> None:
+        """Canonical write of the reply and its usage; raises loudly (OSError, StoreCorrupt)."""
+        state.fold.saved = True
+        reply = state.fold.message()
+        if reply is None and not state.usage:
+            return
+        record = self.chats.get(state.chat_id)
+        if record is None:  # the session was deleted mid-turn; nothing to attach the reply to
+            log.warning("session %s vanished during its turn; reply dropped", state.chat_id)
+            return
+        update: dict[str, Any] = {"updated_at": self.clock(), "usage": [*record.usage, *state.usage]}
+        if reply is not None:
+            update["messages"] = upsert_message(record.messages, reply)
+        self.chats.save(record.model_copy(update=update))
+
+    # -- other entry points -----------------------------------------------------------------------
+    def follow(self, chat_id: str) -> AsyncIterator[str] | None:
+        """The running turn's lines from its start (for reattaching), or None when none runs."""
+        turn = self.registry.get(chat_id)
+        return turn.follow() if turn else None
+
+    def abort(self, chat_id: str) -> bool:
+        """Abort the session's running turn (it keeps what streamed). False when none runs."""
+        turn = self.registry.get(chat_id)
+        return bool(turn and turn.abort())
 
     async def shutdown(self) -> None:
         """Cancel running turns (server exit); each persists what streamed."""
-        for task in list(self._tasks):
+        tasks = [t.task for t in self.registry.all() if t.task is not None]
+        for task in tasks:
             task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
-
-    def _persist_reply(self, chat_id: str, fold: AssistantMessageFold) -> None:
-        """Canonical write of the reply; raises loudly (OSError, StoreCorrupt) when it fails."""
-        fold.saved = True
-        reply = fold.message()
-        if reply is None:
-            return
-        record = self.chats.get(chat_id)
-        if record is None:  # the session was deleted mid-turn; nothing to attach the reply to
-            log.warning("session %s vanished during its turn; reply dropped", chat_id)
-            return
-        record = record.model_copy(
-            update={
-                "messages": upsert_message(record.messages, reply),
-                "updated_at": self.clock(),
-            }
-        )
-        self.chats.save(record)
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
 
 
-async def _close(chunks: AsyncIterator[dict[str, Any]]) -> None:
+async def _close(chunks: Chunks) -> None:
     aclose = getattr(chunks, "aclose", None)
     if aclose is not None:
         try:
             await aclose()
-        except Exception:  # closing a finished or failed generator must not mask the real outcome
+        except (Exception, asyncio.CancelledError):  # closing must not mask the real outcome
             log.debug("closing the chunk stream failed", exc_info=True)

@@ -8,6 +8,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -36,13 +37,18 @@ class Script:
     gate: threading.Event | None = None
     delay_s: float = 0.0
     before: Callable[[], None] | None = None
+    delegate: Callable[[list[ModelMessage], AgentInfo], AsyncIterator[Any]] | None = None
 
-    async def stream(self, messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+    async def stream(self, messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
         self.seen.append(messages)
         if self.before:
             self.before()
         while self.gate is not None and not self.gate.is_set():
             await asyncio.sleep(0.01)
+        if self.delegate is not None:
+            async for item in self.delegate(messages, info):
+                yield item
+            return
         for delta in self.reply(messages):
             if self.delay_s:
                 await asyncio.sleep(self.delay_s)

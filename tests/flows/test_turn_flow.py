@@ -91,8 +91,8 @@ def test_second_turn_while_one_runs_gets_409_and_nothing_is_written(live: Live) 
 
     thread = threading.Thread(target=first_turn)
     thread.start()
-    for _ in range(200):
-        if live.services.registry.running(chat_id):
+    for _ in range(500):
+        if live.script.seen:  # the model started: the first turn's write-ahead is done
             break
         threading.Event().wait(0.01)
     before = live.record(chat_id)
@@ -106,6 +106,24 @@ def test_second_turn_while_one_runs_gets_409_and_nothing_is_written(live: Live) 
     assert not live.services.registry.running(chat_id)
 
 
+def _wait_idle(live: Live, chat_id: str) -> None:
+    for _ in range(500):
+        if not live.services.registry.running(chat_id):
+            return
+        threading.Event().wait(0.01)
+    raise AssertionError("the turn did not end")
+
+
+def _read_until(response: httpx.Response, count: int) -> str:
+    seen = ""
+    for line in response.iter_lines():
+        if '"text-delta"' in line:
+            seen += json.loads(line[6:])["delta"]
+        if seen.count("more") >= count:
+            break
+    return seen
+
+
 def test_aborted_turn_keeps_what_streamed(live: Live) -> None:
     chat_id = live.new_chat()
     live.script.reply = lambda _: ["one ", "two ", "three ", *(["more "] * 200)]
@@ -114,18 +132,33 @@ def test_aborted_turn_keeps_what_streamed(live: Live) -> None:
         httpx.Client(base_url=live.url, timeout=30) as client,
         client.stream("POST", "/api/chat", json=turn_body(chat_id)) as response,
     ):
-        seen = ""
-        for line in response.iter_lines():
-            if '"text-delta"' in line:
-                seen += json.loads(line[6:])["delta"]
-            if seen.count("more") >= 3:
-                break
-    for _ in range(300):
-        if not live.services.registry.running(chat_id):
-            break
-        threading.Event().wait(0.01)
-    assert not live.services.registry.running(chat_id)
+        _read_until(response, 3)
+        assert live.client.post(f"/api/chats/{chat_id}/abort").json() == {"aborted": True}
+    _wait_idle(live, chat_id)
     messages = live.record(chat_id)["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant"]
     saved = messages[1]["parts"][-1]["text"]
     assert saved.startswith("one two three more") and saved.count("more") < 200
+    assert live.client.post(f"/api/chats/{chat_id}/abort").json() == {"aborted": False}
+
+
+def test_a_dropped_connection_does_not_stop_the_turn_and_a_reload_reattaches(live: Live) -> None:
+    chat_id = live.new_chat()
+    live.script.reply = lambda _: ["one ", "two ", *(["more "] * 30)]
+    live.script.delay_s = 0.02
+    with (
+        httpx.Client(base_url=live.url, timeout=30) as client,
+        client.stream("POST", "/api/chat", json=turn_body(chat_id)) as response,
+    ):
+        _read_until(response, 2)
+    assert live.services.registry.running(chat_id)
+    reattached = live.client.get(f"/api/chats/{chat_id}/stream")  # replays from the start, then follows
+    assert reattached.status_code == 200
+    assert reattached.headers["x-vercel-ai-ui-message-stream"] == "v1"
+    chunks = sse_chunks(reattached.text)
+    assert chunks[0]["type"] == "start" and chunks[-1] == "[DONE]"  # type: ignore[index]
+    text = "".join(c["delta"] for c in chunks if isinstance(c, dict) and c["type"] == "text-delta")
+    assert text == "one two " + "more " * 30
+    _wait_idle(live, chat_id)
+    assert live.record(chat_id)["messages"][1]["parts"][-1]["text"] == text
+    assert live.client.get(f"/api/chats/{chat_id}/stream").status_code == 204

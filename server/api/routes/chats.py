@@ -4,11 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel
 
 from server.api.deps import ServicesDep
-from server.core.contracts.chat import CreateChat
+from server.core.contracts.chat import CreateChat, RenameChat
+from server.core.contracts.models import ModelSlot
+from server.services.turn import STREAM_HEADERS
+
+
+class SessionSettings(BaseModel):
+    """`PUT /api/chats/{id}/settings` body: the session's own model."""
+
+    model: ModelSlot
+
 
 router = APIRouter()
 
@@ -31,8 +41,46 @@ async def create_chat(services: ServicesDep, body: CreateChat | None = None) -> 
 
 @router.get("/api/chats/{chat_id}")
 async def get_chat(chat_id: str, services: ServicesDep) -> dict[str, Any]:
-    """The whole record: metadata and UIMessages; 404 chat_not_found."""
-    return services.chats.get(chat_id).model_dump(by_alias=True)
+    """The whole record (metadata, UIMessages, usage) plus `running`; 404 chat_not_found."""
+    record = services.chats.get(chat_id).model_dump(by_alias=True)
+    record["running"] = services.registry.running(chat_id)
+    return record
+
+
+@router.patch("/api/chats/{chat_id}")
+async def rename_chat(chat_id: str, body: RenameChat, services: ServicesDep) -> dict[str, Any]:
+    """Rename a session; 404 unknown."""
+    return services.chats.rename(chat_id, body.title).model_dump(by_alias=True)
+
+
+@router.delete("/api/chats/{chat_id}", status_code=204)
+async def delete_chat(chat_id: str, services: ServicesDep) -> Response:
+    """Delete a session; 409 while a turn runs, 404 unknown."""
+    services.chats.delete(chat_id)
+    return Response(status_code=204)
+
+
+@router.put("/api/chats/{chat_id}/settings")
+async def put_chat_settings(chat_id: str, body: SessionSettings, services: ServicesDep) -> dict[str, Any]:
+    """Pick this session's model (written to its record, not to settings); 409 while a turn runs."""
+    return services.chats.set_model(chat_id, body.model).model_dump(by_alias=True)
+
+
+@router.get("/api/chats/{chat_id}/stream", response_model=None)
+async def reattach(chat_id: str, services: ServicesDep) -> StreamingResponse | Response:
+    """Reattach to the session's running turn: its stream from the start; 204 when none runs."""
+    services.chats.get(chat_id)
+    lines = services.turns.follow(chat_id)
+    if lines is None:
+        return Response(status_code=204)
+    return StreamingResponse(lines, media_type="text/event-stream", headers=dict(STREAM_HEADERS))
+
+
+@router.post("/api/chats/{chat_id}/abort")
+async def abort_turn(chat_id: str, services: ServicesDep) -> dict[str, Any]:
+    """Stop the running turn; it keeps what streamed. `{"aborted": bool}`."""
+    services.chats.get(chat_id)
+    return {"aborted": services.turns.abort(chat_id)}
 
 
 @router.post("/api/chat", response_model=None)
@@ -48,4 +96,4 @@ async def chat_turn(request: Request, services: ServicesDep) -> StreamingRespons
             {"error": "too_large", "detail": f"the request is over {MAX_BODY_BYTES} bytes"}, status_code=413
         )
     turn = await services.turns.start(body)
-    return StreamingResponse(turn.lines, media_type="text/event-stream", headers=turn.headers)
+    return StreamingResponse(turn.follow(), media_type="text/event-stream", headers=dict(STREAM_HEADERS))

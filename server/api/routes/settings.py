@@ -8,15 +8,17 @@ from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
 
 from server.api.deps import ServicesDep
-from server.core.contracts.models import KeyedProvider, ModelSlots
+from server.core.contracts.models import KeyedProvider, ModelSlots, RoleOverrides
 
 router = APIRouter()
 
 
 class SettingsUpdate(BaseModel):
-    """`PUT /api/settings` body: the three slots (null clears one)."""
+    """`PUT /api/settings` body: the three slots (null clears one) and, optionally, the per-role
+    overrides (`{"prober": slot|null, "teacher": slot|null}`)."""
 
     models: ModelSlots
+    roles: RoleOverrides | None = None
 
 
 class KeyUpdate(BaseModel):
@@ -34,7 +36,7 @@ async def get_settings(services: ServicesDep) -> dict[str, Any]:
 @router.put("/api/settings")
 async def put_settings(body: SettingsUpdate, services: ServicesDep) -> dict[str, Any]:
     """Replace the model slots; answers the new status. Other settings sections are kept."""
-    return services.models.save_slots(body.models)
+    return services.models.save_slots(body.models, body.roles)
 
 
 @router.put("/api/keys/{provider}", status_code=204)

@@ -45,6 +45,30 @@ class UIMessage(BaseModel):
         return parts
 
 
+class TurnUsage(Camel):
+    """Usage of one agent run within a turn (seed: absence is not zero).
+
+    Attributes:
+        message_id: the assistant message the run wrote into.
+        role: prober | teacher.
+        provider / model: what ran.
+        input_tokens / output_tokens: provider-reported tokens; None when not reported.
+        requests: model requests made.
+        cost_usd: in US dollars, priced with genai-prices; None when the price is unknown.
+        at: ISO-8601 UTC time the run ended.
+    """
+
+    message_id: str
+    role: str
+    provider: str
+    model: str
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    requests: int = 0
+    cost_usd: float | None = None
+    at: str
+
+
 class ChatRecord(Camel):
     """One session record (the canonical truth of a lesson).
 
@@ -64,6 +88,7 @@ class ChatRecord(Camel):
     updated_at: str
     model: ModelRef
     messages: list[dict[str, Any]] = Field(default_factory=list)
+    usage: list[TurnUsage] = Field(default_factory=list)
 
 
 class ChatSummary(Camel):
@@ -75,12 +100,26 @@ class ChatSummary(Camel):
     updated_at: str
     model: ModelRef
     message_count: int
+    running: bool = False
 
 
 class CreateChat(Camel):
     """`POST /api/chats` body."""
 
     title: str | None = Field(default=None, max_length=200)
+
+
+class RenameChat(Camel):
+    """`PATCH /api/chats/{id}` body."""
+
+    title: str = Field(min_length=1, max_length=200)
+
+    @field_validator("title")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("title must not be blank")
+        return value.strip()
 
 
 class ChatRequest(BaseModel):
@@ -113,7 +152,7 @@ def text_of(message: dict[str, Any] | UIMessage) -> str:
     return "".join(str(p.get("text", "")) for p in parts if p.get("type") == "text")
 
 
-def summarize(record: ChatRecord) -> ChatSummary:
+def summarize(record: ChatRecord, *, running: bool = False) -> ChatSummary:
     """The session-list row of a record."""
     return ChatSummary(
         id=record.id,
@@ -122,4 +161,5 @@ def summarize(record: ChatRecord) -> ChatSummary:
         updated_at=record.updated_at,
         model=record.model,
         message_count=len(record.messages),
+        running=running,
     )

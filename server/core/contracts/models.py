@@ -69,12 +69,20 @@ class ModelSlots(Camel):
     vision: ModelSlot | None = None
 
 
+class RoleOverrides(Camel):
+    """Per-role model overrides: when set, the role runs this model instead of the session's."""
+
+    prober: ModelSlot | None = None
+    teacher: ModelSlot | None = None
+
+
 class Settings(Camel):
     """The whole `settings.json`. Unknown top-level sections are kept for later issues."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
 
     models: ModelSlots = Field(default_factory=ModelSlots)
+    roles: RoleOverrides = Field(default_factory=RoleOverrides)
 
 
 class ModelRef(Camel):

@@ -1,0 +1,133 @@
+"""Reading and amending the transcript's tool parts (seed §5, the turn contract).
+
+A tool part is `{"type": "tool-<name>", "toolCallId", "state", "input", "output"?}` in an
+assistant UIMessage. States: input-streaming, input-available (called, no result yet),
+output-available, output-error.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from server.core.contracts.plan import PlanTree
+from server.core.contracts.probe import ProbeAssessment
+from server.core.contracts.questions import QUESTION_TOOLS
+from server.core.questions import AnswerRejected, settle_answer
+from server.core.turns import TurnRejected
+
+JsonObj = dict[str, Any]
+INTERRUPTED = "INTERRUPTED: the learner did not answer this; they continued the conversation instead."
+
+
+def tool_name(part: JsonObj) -> str | None:
+    """`quiz` for a `tool-quiz` part (or a dynamic-tool part's toolName); None for other parts."""
+    kind = str(part.get("type", ""))
+    if kind == "dynamic-tool":
+        return str(part.get("toolName"))
+    return kind[len("tool-") :] if kind.startswith("tool-") else None
+
+
+def is_dangling(part: JsonObj) -> bool:
+    return tool_name(part) is not None and part.get("state") in ("input-available", "input-streaming")
+
+
+def pending_questions(messages: list[JsonObj]) -> list[JsonObj]:
+    """Question tool calls awaiting the learner: unanswered quiz/ask parts of the last message,
+    when that message is the assistant's (a later learner message interrupts them)."""
+    if not messages or messages[-1].get("role") != "assistant":
+        return []
+    return [p for p in messages[-1].get("parts", []) if tool_name(p) in QUESTION_TOOLS and is_dangling(p)]
+
+
+def for_model(messages: list[JsonObj]) -> list[JsonObj]:
+    """The transcript as the model must see it: every dangling tool call gets a synthesized
+    INTERRUPTED result (no unanswered call may reach a provider). The record is not changed."""
+    out = copy.deepcopy(messages)
+    for message in out:
+        if message.get("role") != "assistant":
+            continue
+        for part in message.get("parts", []):
+            if is_dangling(part):
+                part["state"] = "output-available"
+                part["output"] = INTERRUPTED
+                if part.get("input") is None:
+                    part["input"] = {}
+    return out
+
+
+def apply_answers(messages: list[JsonObj], incoming: JsonObj) -> list[JsonObj]:
+    """Accept the learner's answers to pending questions, carried by the client's copy of the
+    last assistant message (what `addToolOutput` produces).
+
+    Only question parts that are pending in the record are taken; their outputs are re-validated
+    and re-graded (`core.questions.settle_answer`). Everything else in the client's copy is ignored.
+
+    Returns:
+        The record's messages with those parts answered (a new list).
+
+    Raises:
+        TurnRejected(409, not_pending): the message is not the record's last message, or none of
+            its answers is for a pending question (already answered, or never asked).
+        TurnRejected(400, bad_answer): an answer does not fit its question.
+    """
+    if not messages or messages[-1].get("id") != incoming.get("id"):
+        raise TurnRejected(
+            409,
+            "not_pending",
+            "that question is no longer pending; reload the session to see where it stands",
+        )
+    answers = {
+        p.get("toolCallId"): p
+        for p in incoming.get("parts", [])
+        if tool_name(p) in QUESTION_TOOLS and p.get("state") == "output-available"
+    }
+    out = copy.deepcopy(messages)
+    accepted = 0
+    for part in out[-1].get("parts", []):
+        answer = answers.get(part.get("toolCallId"))
+        if answer is None or tool_name(part) not in QUESTION_TOOLS or not is_dangling(part):
+            continue
+        try:
+            part["output"] = settle_answer(str(tool_name(part)), part.get("input"), answer.get("output"))
+        except AnswerRejected as exc:
+            raise TurnRejected(400, "bad_answer", f"{exc}; answer the question again") from exc
+        part["state"] = "output-available"
+        accepted += 1
+    if accepted == 0:
+        raise TurnRejected(
+            409,
+            "not_pending",
+            "no pending question matches this answer (already answered?); reload the session",
+        )
+    return out
+
+
+def probe_assessment(messages: list[JsonObj]) -> ProbeAssessment | None:
+    """The assessment of the first successful `probe_done` call, or None."""
+    for message in messages:
+        for part in message.get("parts", []) if message.get("role") == "assistant" else []:
+            if tool_name(part) == "probe_done" and part.get("state") == "output-available":
+                try:
+                    return ProbeAssessment.model_validate(part.get("input"))
+                except ValueError:
+                    continue
+    return None
+
+
+def has_plan(messages: list[JsonObj]) -> bool:
+    for message in messages:
+        for part in message.get("parts", []) if message.get("role") == "assistant" else []:
+            output = part.get("output")
+            if (
+                tool_name(part) == "plan_init"
+                and part.get("state") == "output-available"
+                and isinstance(output, dict)
+                and isinstance(output.get("plan"), dict)
+            ):
+                try:
+                    PlanTree.model_validate(output["plan"])
+                except ValueError:
+                    continue
+                return True
+    return False

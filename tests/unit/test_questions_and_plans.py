@@ -1,0 +1,110 @@
+"""Properties of the question core and the plan parser (beyond the fixed vectors)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from server.core.contracts.questions import QuizInput
+from server.core.phases import phase_of
+from server.core.plan_tree import PlanError, parse_plan
+from server.core.questions import display_order, grade_quiz
+from server.core.transcript import for_model, pending_questions
+
+
+@given(st.text(max_size=40), st.integers(min_value=0, max_value=12))
+def test_display_order_is_a_deterministic_permutation(call_id: str, count: int) -> None:
+    order = display_order(call_id, count)
+    assert sorted(order) == list(range(count)) and order == display_order(call_id, count)
+
+
+@given(st.integers(min_value=2, max_value=6), st.data())
+def test_grading_is_right_exactly_for_the_committed_answer(n: int, data: st.DataObject) -> None:
+    correct = data.draw(st.integers(min_value=0, max_value=n - 1))
+    quiz = QuizInput(question="q", options=[f"o{i}" for i in range(n)], correct=correct, explanation="e")
+    for chosen in range(n):
+        assert grade_quiz(quiz, chosen).correct is (chosen == correct)
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        pytest.param({"options": ["a", "b"], "correct": 2}, "valid indexes 0..1", id="correct-out-of-range"),
+        pytest.param({"options": ["a"], "correct": 0}, "at least 2", id="one-option"),
+        pytest.param({"options": ["a", "a"], "correct": 0}, "distinct", id="duplicate-options"),
+        pytest.param({"options": ["a", " "], "correct": 0}, "blank", id="blank-option"),
+    ],
+)
+def test_bad_quizzes_are_refused_with_a_reason(args: dict, words: str) -> None:
+    with pytest.raises(ValidationError, match=words):
+        QuizInput(question="q", explanation="e", **args)
+
+
+@given(st.lists(st.tuples(st.integers(0, 7), st.integers(0, 7)), max_size=20))
+def test_parser_accepts_exactly_the_acyclic_edge_sets(edges: list[tuple[int, int]]) -> None:
+    import networkx as nx
+
+    source = "graph TD\n n0[Start]\n" + "\n".join(f" n{a} --> n{b}" for a, b in edges)
+    graph = nx.DiGraph([(a, b) for a, b in edges])
+    if any(a == b for a, b in edges) or not nx.is_directed_acyclic_graph(graph):
+        with pytest.raises(PlanError):
+            parse_plan("t", source)
+    else:
+        tree = parse_plan("t", source)
+        assert set(tree.edges) == {(f"n{a}", f"n{b}") for a, b in edges}
+
+
+def quiz_message(state: str) -> dict:
+    return {
+        "id": "a",
+        "role": "assistant",
+        "parts": [
+            {
+                "type": "tool-quiz",
+                "toolCallId": "c1",
+                "state": state,
+                "input": {"question": "q", "options": ["a", "b"], "correct": 0, "explanation": "e"},
+            }
+        ],
+    }
+
+
+def test_pending_questions_only_while_the_assistant_has_the_last_word() -> None:
+    assert len(pending_questions([quiz_message("input-available")])) == 1
+    user = {"id": "u", "role": "user", "parts": [{"type": "text", "text": "skip"}]}
+    assert pending_questions([quiz_message("input-available"), user]) == []
+    assert pending_questions([quiz_message("output-available")]) == []
+
+
+def test_for_model_closes_dangling_calls_without_touching_the_record() -> None:
+    record = [quiz_message("input-available")]
+    closed = for_model(record)
+    assert closed[0]["parts"][0]["state"] == "output-available"
+    assert closed[0]["parts"][0]["output"].startswith("INTERRUPTED")
+    assert record[0]["parts"][0]["state"] == "input-available"
+
+
+def test_phases_fold_strictly() -> None:
+    probe_done = {
+        "type": "tool-probe_done",
+        "toolCallId": "p",
+        "state": "output-available",
+        "output": "ok",
+        "input": {"topic": "t", "goal": "g", "floor": "f", "ceiling": "c", "level": "beginner"},
+    }
+    plan = {
+        "type": "tool-plan_init",
+        "toolCallId": "i",
+        "state": "output-available",
+        "input": {},
+        "output": {"ok": True, "plan": {"title": "t", "nodes": [{"id": "a", "label": "A"}], "edges": []}},
+    }
+    msg = lambda *parts: {"id": "m", "role": "assistant", "parts": list(parts)}  # noqa: E731
+    assert phase_of([]) == "probe"
+    assert phase_of([msg(plan)]) == "probe"  # a plan cannot skip the probe
+    assert phase_of([msg(probe_done)]) == "plan"
+    assert phase_of([msg(probe_done, plan)]) == "teach"
+    bad = {**probe_done, "input": {"topic": "t"}}
+    assert phase_of([msg(bad)]) == "probe"
