@@ -23,7 +23,7 @@ run: $(VENV)/.installed-run
 	$(PY) -m server $(ARGS)
 
 frontend/node_modules: frontend/package-lock.json
-	cd frontend && npm ci --no-audit --no-fund
+	cd frontend && (npm ci --no-audit --no-fund || npm install --no-audit --no-fund)
 	touch $@
 
 frontend-test: frontend/node_modules

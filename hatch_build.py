@@ -30,6 +30,14 @@ def _newest(paths: list[Path]) -> float:
     return newest
 
 
+def install_frontend_dependencies(npm: str, frontend: Path) -> None:
+    """`npm ci`, falling back to `npm install` (which keeps the lock file as it is) when `npm ci`
+    refuses: some registries (this project's CI mirror among them) cannot serve platform-only
+    optional packages of other systems, which `npm ci` then reports as a lock mismatch."""
+    if subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=frontend).returncode != 0:
+        subprocess.run([npm, "install", "--no-audit", "--no-fund"], cwd=frontend, check=True)
+
+
 class FrontendBuildHook(BuildHookInterface):  # type: ignore[type-arg]
     PLUGIN_NAME = "frontend"
 
@@ -48,5 +56,5 @@ class FrontendBuildHook(BuildHookInterface):  # type: ignore[type-arg]
                 "or set LH_SKIP_FRONTEND_BUILD=1 to install the server without its UI"
             )
         if not (frontend / "node_modules").is_dir():
-            subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=frontend, check=True)
+            install_frontend_dependencies(npm, frontend)
         subprocess.run([npm, "run", "build"], cwd=frontend, check=True)

@@ -61,6 +61,12 @@ class _ReadyServer(uvicorn.Server):
         line = f"{READY_PREFIX} {json.dumps({'port': self.ready_port, 'pid': os.getpid()})}"
         if sys.stdout is not None:  # a frozen, console-less build has no stdout
             print(line, flush=True)
+        if sys.stderr is not None:
+            print(
+                f"Learning Harness is running: open http://127.0.0.1:{self.ready_port}/",
+                file=sys.stderr,
+                flush=True,
+            )
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -109,6 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return EXIT_BIND
         port = sock.getsockname()[1]
+        lock.describe({"pid": os.getpid(), "port": port})
         services = build_services(paths)
         app = create_app(services)
         config = uvicorn.Config(

@@ -1,7 +1,8 @@
 """A scripted OpenAI-compatible chat-completions server for end-to-end tests (no network).
 
-`POST /v1/chat/completions` streams the script's reply word by word (or answers it whole when
-`stream` is false); `GET /v1/models` lists one model. Every request body is recorded.
+`POST /v1/chat/completions` streams the script's reply (text word by word, then at most one tool
+call as `tool_calls` deltas), or answers it whole when `stream` is false; `GET /v1/models` lists
+one model. Every request body is recorded in `app.state.requests`.
 """
 
 from __future__ import annotations
@@ -10,21 +11,36 @@ import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
 
-def default_reply(body: dict[str, Any]) -> str:
+@dataclass
+class Reply:
+    """What the scripted model says: some text, then optionally one tool call (name, args, id)."""
+
+    text: str = ""
+    tool: tuple[str, dict[str, Any], str] | None = None
+
+
+def last_user_text(body: dict[str, Any]) -> str:
     last = next((m for m in reversed(body.get("messages", [])) if m.get("role") == "user"), {})
     text = last.get("content", "")
     if isinstance(text, list):
         text = " ".join(p.get("text", "") for p in text if isinstance(p, dict))
-    return f"You asked: *{text}*. The derivative of $x^2$ is $2x$."
+    return str(text)
 
 
-def create_stub(reply: Callable[[dict[str, Any]], str] = default_reply, delay_s: float = 0.03) -> FastAPI:
+def default_reply(body: dict[str, Any]) -> Reply:
+    return Reply(f"You asked: *{last_user_text(body)}*. The derivative of $x^2$ is $2x$.")
+
+
+def create_stub(
+    reply: Callable[[dict[str, Any]], Reply | str] = default_reply, delay_s: float = 0.03
+) -> FastAPI:
     app = FastAPI()
     app.state.requests = []
 
@@ -36,49 +52,58 @@ def create_stub(reply: Callable[[dict[str, Any]], str] = default_reply, delay_s:
     async def completions(request: Request) -> StreamingResponse | JSONResponse:
         body = await request.json()
         app.state.requests.append(body)
-        text = reply(body)
-        created = int(time.time())
+        said = reply(body)
+        said = Reply(said) if isinstance(said, str) else said
         base = {
             "id": "chatcmpl-stub",
             "object": "chat.completion.chunk",
-            "created": created,
+            "created": int(time.time()),
             "model": body["model"],
         }
+        usage = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
+        calls = (
+            [
+                {
+                    "id": said.tool[2],
+                    "type": "function",
+                    "function": {"name": said.tool[0], "arguments": json.dumps(said.tool[1])},
+                }
+            ]
+            if said.tool
+            else None
+        )
+        finish = "tool_calls" if calls else "stop"
         if not body.get("stream"):
+            message: dict[str, Any] = {"role": "assistant", "content": said.text or None}
+            if calls:
+                message["tool_calls"] = calls
             return JSONResponse(
                 {
                     **base,
                     "object": "chat.completion",
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": text},
-                            "finish_reason": "stop",
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
+                    "usage": usage,
+                    "choices": [{"index": 0, "message": message, "finish_reason": finish}],
                 }
             )
 
-        async def events() -> AsyncIterator[str]:
-            first = {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}
-            yield f"data: {json.dumps(first)}\n\n"
-            words = text.split(" ")
-            for index, word in enumerate(words):
-                await asyncio.sleep(delay_s)
-                delta = word if index == 0 else " " + word
-                chunk = {**base, "choices": [{"index": 0, "delta": {"content": delta}}]}
-                yield f"data: {json.dumps(chunk)}\n\n"
-            last = {
+        def event(delta: dict[str, Any], finish_reason: str | None = None, **extra: Any) -> str:
+            chunk = {
                 **base,
-                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-                "usage": {
-                    "prompt_tokens": 10,
-                    "completion_tokens": len(words),
-                    "total_tokens": 10 + len(words),
-                },
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+                **extra,
             }
-            yield f"data: {json.dumps(last)}\n\n"
+            return f"data: {json.dumps(chunk)}\n\n"
+
+        async def events() -> AsyncIterator[str]:
+            yield event({"role": "assistant", "content": ""})
+            if said.text:
+                for index, word in enumerate(said.text.split(" ")):
+                    await asyncio.sleep(delay_s)
+                    yield event({"content": word if index == 0 else " " + word})
+            if calls:
+                await asyncio.sleep(delay_s)
+                yield event({"tool_calls": [{"index": 0, **calls[0]}]})
+            yield event({}, finish, usage=usage)
             yield "data: [DONE]\n\n"
 
         return StreamingResponse(events(), media_type="text/event-stream")

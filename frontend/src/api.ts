@@ -1,11 +1,12 @@
 // Typed client for the Learning Harness backend (same origin, JSON, camelCase).
-// The chat stream itself (POST /api/chat) goes through the AI SDK's
-// DefaultChatTransport, see components/ChatView.tsx.
+// The chat stream itself (POST /api/chat, GET /api/chats/{id}/stream) goes
+// through the AI SDK's DefaultChatTransport, see src/turnClient.ts.
 
 import type { UIMessage } from 'ai';
 import { ApiError } from './core/errors';
 import { normalizeMessages } from './core/messages';
-import type { ChatModel, ChatSummary, KeyProvider, Settings, SettingsUpdate } from './core/types';
+import type { ChatModel, ChatSummary, KeyProvider, ModelRef, Settings, SettingsUpdate } from './core/types';
+import { normalizeUsage, type UsageEntry } from './core/usage';
 
 export type { ChatSummary, KeyProvider, Settings, SettingsUpdate } from './core/types';
 
@@ -16,6 +17,9 @@ export interface ChatRecord {
   updatedAt: string;
   model: ChatModel | null;
   messages: UIMessage[];
+  usage: UsageEntry[];
+  /** A turn is running (only GET /api/chats/{id} says; false otherwise). */
+  running: boolean;
 }
 
 async function request(path: string, init: RequestInit = {}): Promise<Response> {
@@ -38,6 +42,20 @@ async function request(path: string, init: RequestInit = {}): Promise<Response> 
 async function json<T>(path: string, init?: RequestInit): Promise<T> {
   const res = await request(path, init);
   return (await res.json()) as T;
+}
+
+function chatPath(id: string, rest = ''): string {
+  return `/api/chats/${encodeURIComponent(id)}${rest}`;
+}
+
+/** A record as the UI uses it: messages and usage normalised, `running` a boolean. */
+function toRecord(raw: ChatRecord): ChatRecord {
+  return {
+    ...raw,
+    messages: normalizeMessages(raw.messages),
+    usage: normalizeUsage(raw.usage),
+    running: raw.running === true,
+  };
 }
 
 export function getHealth(): Promise<{ status: string }> {
@@ -65,14 +83,35 @@ export async function listChats(): Promise<ChatSummary[]> {
   return Array.isArray(data.chats) ? data.chats : [];
 }
 
-export function createChat(title?: string): Promise<ChatRecord> {
-  return json<ChatRecord>('/api/chats', {
-    method: 'POST',
-    body: JSON.stringify(title ? { title } : {}),
-  });
+export async function createChat(title?: string): Promise<ChatRecord> {
+  return toRecord(
+    await json<ChatRecord>('/api/chats', {
+      method: 'POST',
+      body: JSON.stringify(title ? { title } : {}),
+    }),
+  );
 }
 
-export async function getChat(id: string): Promise<ChatRecord> {
-  const record = await json<ChatRecord>(`/api/chats/${encodeURIComponent(id)}`);
-  return { ...record, messages: normalizeMessages(record.messages) };
+export async function getChat(id: string, init?: RequestInit): Promise<ChatRecord> {
+  return toRecord(await json<ChatRecord>(chatPath(id), init));
+}
+
+/** PATCH /api/chats/{id} {title}. */
+export async function renameChat(id: string, title: string): Promise<ChatRecord> {
+  return toRecord(await json<ChatRecord>(chatPath(id), { method: 'PATCH', body: JSON.stringify({ title }) }));
+}
+
+/** DELETE /api/chats/{id}; 409 while a turn runs. */
+export async function deleteChat(id: string): Promise<void> {
+  await request(chatPath(id), { method: 'DELETE' });
+}
+
+/** PUT /api/chats/{id}/settings {model: {provider, model, baseUrl?}}; 409 while a turn runs. */
+export async function setChatModel(id: string, model: ModelRef): Promise<ChatRecord> {
+  return toRecord(await json<ChatRecord>(chatPath(id, '/settings'), { method: 'PUT', body: JSON.stringify({ model }) }));
+}
+
+/** POST /api/chats/{id}/abort: the only way to stop a running turn on the server. */
+export function abortTurn(id: string): Promise<{ aborted: boolean }> {
+  return json(chatPath(id, '/abort'), { method: 'POST' });
 }

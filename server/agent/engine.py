@@ -5,17 +5,73 @@ Every provider, the offline model included, goes through the same OpenAI-compati
 
 from __future__ import annotations
 
-from pydantic_ai.models import Model
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx2
+import orjson
+from pydantic_ai.messages import ModelMessage
+from pydantic_ai.models import CompletedStreamedResponse, Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.models.openrouter import OpenRouterModel
+from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.providers.openrouter import OpenRouterProvider
+from pydantic_ai.settings import ModelSettings
+from pydantic_ai.tools import RunContext
 
 from server.config import PROVIDER_BASE_URLS
 from server.core.contracts.models import ResolvedModel
 
 KEYLESS_PLACEHOLDER = "not-needed"
 """Sent as the API key to local OpenAI-compatible servers that need none (the SDK requires one)."""
+
+
+class WholeResponseModel(WrapperModel):
+    """Serves streamed requests with whole (non-streamed) requests, replayed as a stream.
+
+    For llama.cpp's `chatml-function-calling` handler, which refuses to stream when the model
+    may choose a tool ("Automatic streaming tool choice is not supported"): every lesson turn
+    offers tools, so the offline model answers each model request whole, and the UI stream still
+    carries its text and tool calls as chunks. (docs/decisions/0005-offline-model-whole-responses.md)
+    """
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: RunContext[Any] | None = None,
+    ) -> AsyncIterator[StreamedResponse]:
+        response = await self.wrapped.request(messages, model_settings, model_request_parameters)
+        yield CompletedStreamedResponse(
+            response, model_request_parameters=model_request_parameters, replay_events=True
+        )
+
+
+class LlamaCppCompatTransport(httpx2.AsyncHTTPTransport):
+    """Rewrites chat-completion requests into the shape llama-cpp-python's server accepts.
+
+    Its request schema requires an assistant message's `content` to be a string, while the
+    OpenAI wire (and pydantic-ai) sends `null` for a message that only calls tools; the server
+    then answers 500 and the turn dies on its first tool retry. `null` becomes `""`.
+    """
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        if request.method == "POST" and request.url.path.endswith("/chat/completions"):
+            body = orjson.loads(await request.aread())
+            for message in body.get("messages", []):
+                if message.get("role") == "assistant" and message.get("content") is None:
+                    message["content"] = ""
+            content = orjson.dumps(body)
+            headers = dict(request.headers)
+            headers["content-length"] = str(len(content))
+            request = httpx2.Request(
+                request.method, request.url, headers=headers, content=content, extensions=request.extensions
+            )
+        return await super().handle_async_request(request)
 
 
 def build_model(resolved: ResolvedModel, *, api_key: str | None, base_url: str | None = None) -> Model:
@@ -41,6 +97,12 @@ def build_model(resolved: ResolvedModel, *, api_key: str | None, base_url: str |
     compatible_url = base_url or resolved.base_url
     if not compatible_url:
         raise ValueError(f"{resolved.provider} needs a base URL")
+    if resolved.offline:
+        client = httpx2.AsyncClient(
+            transport=LlamaCppCompatTransport(), timeout=httpx2.Timeout(600, connect=5)
+        )
+        provider = OpenAIProvider(base_url=compatible_url, api_key=KEYLESS_PLACEHOLDER, http_client=client)
+        return WholeResponseModel(OpenAIChatModel(resolved.model, provider=provider))
     return OpenAIChatModel(
         resolved.model,
         provider=OpenAIProvider(base_url=compatible_url, api_key=api_key or KEYLESS_PLACEHOLDER),

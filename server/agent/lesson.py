@@ -50,14 +50,21 @@ def _settings(max_tokens: int | None) -> ModelSettings | None:
     return ModelSettings(max_tokens=max_tokens) if max_tokens else None
 
 
-def build_prober(model: Model, *, max_tokens: int | None = None) -> Agent[LessonDeps, Any]:
+DEFAULT_RETRIES = 3
+"""How often a role may retry a refused tool call or output before the turn fails."""
+
+
+def build_prober(
+    model: Model, *, max_tokens: int | None = None, retries: int | None = None
+) -> Agent[LessonDeps, Any]:
     """The prober: asks the goal, probes floor and ceiling, ends its run by calling `probe_done`."""
+    tries = DEFAULT_RETRIES if retries is None else retries
     return Agent(
         model,
         deps_type=LessonDeps,
         instructions=load_prompt("prober"),
         name="prober",
-        toolsets=[question_toolset()],
+        toolsets=[question_toolset(tries)],
         output_type=[
             str,
             ToolOutput(
@@ -68,7 +75,7 @@ def build_prober(model: Model, *, max_tokens: int | None = None) -> Agent[Lesson
             DeferredToolRequests,
         ],
         model_settings=_settings(max_tokens),
-        retries={"tools": 3, "output": 3},
+        retries={"tools": tries, "output": tries},
     )
 
 
@@ -85,18 +92,23 @@ def teacher_instructions(assessment: ProbeAssessment | None) -> str:
 
 
 def build_teacher(
-    model: Model, *, assessment: ProbeAssessment | None = None, max_tokens: int | None = None
+    model: Model,
+    *,
+    assessment: ProbeAssessment | None = None,
+    max_tokens: int | None = None,
+    retries: int | None = None,
 ) -> Agent[LessonDeps, Any]:
     """The teacher: authors the plan once (`plan_init`), then teaches with tagged quizzes."""
+    tries = DEFAULT_RETRIES if retries is None else retries
     return Agent(
         model,
         deps_type=LessonDeps,
         instructions=teacher_instructions(assessment),
         name="teacher",
-        toolsets=[question_toolset(), teacher_toolset()],
+        toolsets=[question_toolset(tries), teacher_toolset(tries)],
         output_type=[str, DeferredToolRequests],
         model_settings=_settings(max_tokens),
-        retries={"tools": 3, "output": 3},
+        retries={"tools": tries, "output": tries},
     )
 
 

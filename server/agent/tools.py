@@ -62,11 +62,11 @@ async def plan_init(ctx: RunContext[LessonDeps], plan: PlanInitInput) -> dict[st
     return {"ok": True, "plan": tree.model_dump(mode="json")}
 
 
-def question_toolset() -> FunctionToolset[LessonDeps]:
+def question_toolset(max_retries: int = 3) -> FunctionToolset[LessonDeps]:
     """quiz + ask_user_question (both roles ask questions)."""
-    return FunctionToolset([quiz, ask_user_question], max_retries=3)
+    return FunctionToolset([quiz, ask_user_question], max_retries=max_retries)
 
 
-def teacher_toolset() -> FunctionToolset[LessonDeps]:
+def teacher_toolset(max_retries: int = 3) -> FunctionToolset[LessonDeps]:
     """The teacher's server-side tools."""
-    return FunctionToolset([plan_init], max_retries=3)
+    return FunctionToolset([plan_init], max_retries=max_retries)

@@ -37,6 +37,8 @@ class AssistantMessageFold:
         self.finished = False
         self.saved = False
         """Set by the owner once the reply was persisted (or found empty), so it is saved once."""
+        self.interrupted = False
+        """Set by the owner when the turn was aborted or failed: the saved reply says so."""
         self._text_index: dict[str, int] = {}
         self._reasoning_index: dict[str, int] = {}
         self._tool_index: dict[str, int] = {
@@ -152,6 +154,7 @@ class AssistantMessageFold:
         while parts and parts[-1].get("type") == "step-start":
             parts.pop()
         message: JsonObj = {"id": self.message_id, "role": "assistant", "parts": parts}
-        if self.metadata:
-            message["metadata"] = self.metadata
+        metadata = {**self.metadata, "interrupted": True} if self.interrupted else self.metadata
+        if metadata:
+            message["metadata"] = metadata
         return message

@@ -106,8 +106,8 @@ class ModelService:
         for name in SLOT_NAMES:
             outcome = self.resolve(settings, name)
             resolved[name] = outcome.model.model_dump(by_alias=True) if outcome.model else None
-            if outcome.problem:
-                problems.append(outcome.problem)
+            if outcome.problem and (name != "vision" or settings.models.vision is not None):
+                problems.append(outcome.problem)  # an unset vision slot is optional, not a problem
         keys = {}
         for p in KEYED_PROVIDERS:
             source = self.key_source(p)

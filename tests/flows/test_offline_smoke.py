@@ -1,7 +1,9 @@
-"""One real turn against the offline model through llama.cpp (slow; CI runs it).
+"""A real lesson turn against the offline model through llama.cpp (slow; CI runs it).
 
 Fresh data dir, no key: the strong slot resolves to SmolLM2-135M-Instruct served by
-llama-cpp-python's OpenAI-compatible server. The content is weak; the path must be whole.
+llama-cpp-python's OpenAI-compatible server, and the prober runs with its tools. The content is
+weak and the tiny model often fails the tools' schemas: the path must still be whole (no crash,
+the record intact, failures reported honestly in the stream and the record).
 """
 
 from __future__ import annotations
@@ -15,45 +17,35 @@ from server.services.offline_model import offline_installed
 from tests.flows.conftest import sse_chunks
 from tests.procs import start_server
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not offline_installed(), reason="the 'local' extra is not installed"),
-]
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not offline_installed(), reason="the 'local' extra is not installed")]
 
 
-def test_a_real_turn_streams_from_the_offline_model_and_persists(data_dir: Path) -> None:
+def test_a_real_lesson_turn_on_the_offline_model(data_dir: Path) -> None:
     server = start_server(data_dir)
     try:
-        with httpx.Client(base_url=server.url, timeout=300) as client:
+        with httpx.Client(base_url=server.url, timeout=600) as client:
             created = client.post("/api/chats", json={}).json()
-            assert created["model"] == {
-                "provider": "local",
-                "model": "SmolLM2-135M-Instruct",
-                "baseUrl": None,
-            }
-            body = {
-                "id": created["id"],
-                "messages": [
-                    {
-                        "id": "u1",
-                        "role": "user",
-                        "parts": [
-                            {"type": "text", "text": "What is a prime number? Answer in one sentence."}
-                        ],
-                    }
-                ],
-            }
+            assert created["model"] == {"provider": "local", "model": "SmolLM2-135M-Instruct", "baseUrl": None}
+            body = {"id": created["id"], "messages": [{"id": "u1", "role": "user", "parts": [
+                {"type": "text", "text": "Teach me fractions."}]}]}
             response = client.post("/api/chat", json=body)
-            assert response.status_code == 200, response.text
-            chunks = sse_chunks(response.text)
-            deltas = "".join(
-                c.get("delta", "") for c in chunks if isinstance(c, dict) and c["type"] == "text-delta"
-            )
-            assert deltas.strip(), "the offline model streamed no text"
-            assert chunks[-1] == "[DONE]"
+            if response.status_code != 200:  # the model failed before saying anything: an honest 503
+                assert response.status_code == 503 and response.json()["detail"]
+            else:
+                chunks = [c for c in sse_chunks(response.text) if isinstance(c, dict)]
+                assert sse_chunks(response.text)[-1] == "[DONE]"
+                content = [c for c in chunks if c["type"] in ("text-delta", "tool-input-available",
+                                                               "tool-input-error")]
+                errors = [c for c in chunks if c["type"] == "error"]
+                assert content or errors, "the offline model produced neither content nor an error"
+                assert all(e["errorText"].strip() for e in errors)
             record = client.get(f"/api/chats/{created['id']}").json()
-            assert [m["role"] for m in record["messages"]] == ["user", "assistant"]
-            assert record["messages"][1]["parts"][-1]["text"] == deltas
+            assert record["messages"][0]["id"] == "u1"
+            for part in (p for m in record["messages"][1:] for p in m["parts"]):
+                if part.get("state") == "output-error":
+                    assert part.get("errorText"), part  # a failed tool call says why
+            assert client.get("/api/health").json()["status"] == "ok"
             assert client.get("/api/settings").json()["offline"]["running"] is True
     finally:
         assert server.stop() == 0

@@ -54,6 +54,7 @@ def test_second_server_on_the_same_data_dir_refuses(data_dir: Path) -> None:
         )
         assert second.returncode == 3
         assert "already using the data dir" in second.stderr and str(data_dir.resolve()) in second.stderr
+        assert f"pid {first.process.pid}, port {first.port}" in second.stderr
         assert "LH_READY" not in second.stdout
         assert httpx.get(f"{first.url}/api/health").status_code == 200
     finally:

@@ -139,6 +139,7 @@ def test_aborted_turn_keeps_what_streamed(live: Live) -> None:
     assert [m["role"] for m in messages] == ["user", "assistant"]
     saved = messages[1]["parts"][-1]["text"]
     assert saved.startswith("one two three more") and saved.count("more") < 200
+    assert messages[1]["metadata"]["interrupted"] is True
     assert live.client.post(f"/api/chats/{chat_id}/abort").json() == {"aborted": False}
 
 

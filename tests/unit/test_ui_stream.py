@@ -139,3 +139,26 @@ def test_text_deltas_concatenate_in_order(deltas: list[str]) -> None:
     message = fold(chunks)
     assert message is not None
     assert message["parts"][0]["text"] == "".join(deltas)
+
+
+def test_a_continuation_extends_the_message_it_continues() -> None:
+    initial = {
+        "id": "m1",
+        "role": "assistant",
+        "metadata": {"a": 1},
+        "parts": [
+            {"type": "tool-quiz", "toolCallId": "c1", "state": "output-available", "input": {}, "output": {}}
+        ],
+    }
+    f = AssistantMessageFold("unused", initial=initial)
+    for chunk in [
+        {"type": "start", "messageId": "m1"},
+        {"type": "text-start", "id": "t"},
+        {"type": "text-delta", "id": "t", "delta": "next"},
+        {"type": "tool-output-available", "toolCallId": "c1", "output": {"again": True}},
+    ]:
+        f.add(chunk)
+    message = f.message()
+    assert message is not None and message["id"] == "m1" and len(message["parts"]) == 2
+    assert message["parts"][0]["output"] == {"again": True}  # known calls are found, not duplicated
+    assert initial["parts"][0]["output"] == {}  # the input is not mutated

@@ -1,31 +1,30 @@
-import { useCallback, useLayoutEffect, useRef } from 'react';
-import { useChat } from '@ai-sdk/react';
-import { DefaultChatTransport } from 'ai';
+import { useCallback, useLayoutEffect, useMemo, useRef } from 'react';
 import type { ChatRecord } from '../api';
 import { useAppState } from '../appState';
 import { describeError } from '../core/errors';
 import { showTypingIndicator } from '../core/messages';
+import { phaseOf } from '../core/phases';
+import { derivePlanStatuses, planOf } from '../core/plan';
+import { pendingQuestions } from '../core/transcript';
+import { formatUsage, messageUsage } from '../core/usage';
+import { useLessonChat } from '../useLessonChat';
 import Composer from './Composer';
 import MessageView from './MessageView';
-
-// One transport for the whole app. It POSTs {id, messages, trigger, messageId}
-// to /api/chat and reads the v6 UI message stream (SSE) from the answer.
-const transport = new DefaultChatTransport({ api: '/api/chat' });
+import PlanPanel from './PlanPanel';
+import QuestionDock from './QuestionDock';
+import SessionHeader from './SessionHeader';
 
 export default function ChatView({ record }: { record: ChatRecord }) {
-  const { chats, refreshChats } = useAppState();
-  const { messages, sendMessage, status, error, stop, clearError, regenerate } = useChat({
-    id: record.id,
-    messages: record.messages,
-    transport,
-    onFinish: () => {
-      // Titles, counts and order change after a turn.
-      void refreshChats();
-    },
-  });
+  const { chats } = useAppState();
+  const lesson = useLessonChat(record);
+  const { messages, status, busy, error, usage } = lesson;
 
-  const busy = status === 'submitted' || status === 'streaming';
   const title = chats?.find((c) => c.id === record.id)?.title || record.title || 'Untitled lesson';
+  const phase = useMemo(() => phaseOf(messages), [messages]);
+  const plan = useMemo(() => planOf(messages), [messages]);
+  const statuses = useMemo(() => (plan ? derivePlanStatuses(plan, messages) : {}), [plan, messages]);
+  const pending = useMemo(() => pendingQuestions(messages), [messages]);
+  const pendingIds = pending.map((q) => q.part.toolCallId).join(' ');
   const lastMessage = messages[messages.length - 1];
   const canRetry = !busy && !!error && !!lastMessage && lastMessage.role !== 'system';
 
@@ -40,62 +39,103 @@ export default function ChatView({ record }: { record: ChatRecord }) {
   useLayoutEffect(() => {
     const el = scrollRef.current;
     if (el && stickToBottom.current) el.scrollTop = el.scrollHeight;
-  }, [messages, status, error]);
+  }, [messages, status, error, pendingIds]);
 
+  const { send: sendText, answer: sendAnswer } = lesson;
   const send = useCallback(
     (text: string) => {
       stickToBottom.current = true;
-      void sendMessage({ text });
+      sendText(text);
     },
-    [sendMessage],
+    [sendText],
   );
+  const answer = useCallback<typeof sendAnswer>(
+    (...args) => {
+      stickToBottom.current = true;
+      sendAnswer(...args);
+    },
+    [sendAnswer],
+  );
+
+  const bannerText = error ? describeError(error).detail : lesson.notice;
 
   return (
     <div className="chat">
-      <header className="chat-header">
-        <h1 className="chat-title">{title}</h1>
-        <span className={`chat-status status-${status}`} data-testid="chat-status" title="Chat status">
-          {status}
-        </span>
-      </header>
+      <SessionHeader
+        chatId={record.id}
+        title={title}
+        status={status}
+        phase={phase}
+        model={lesson.model}
+        usage={usage}
+        busy={busy}
+        onModelChanged={lesson.setModel}
+      />
+      <div className="chat-body">
+        <div className="chat-main">
+          <div className="transcript" ref={scrollRef} onScroll={onScroll} data-testid="transcript">
+            <div className="transcript-inner">
+              {messages.length === 0 && (
+                <p className="empty-chat muted">Name a topic to begin, e.g. “Teach me how derivatives work.” Your tutor first checks what you already know.</p>
+              )}
+              {messages.map((m, i) => {
+                const isLast = i === messages.length - 1;
+                const totals = m.role === 'assistant' ? messageUsage(usage, m.id) : null;
+                return (
+                  <MessageView
+                    key={m.id}
+                    message={m}
+                    streaming={busy && isLast && m.role === 'assistant'}
+                    pendingIds={isLast ? pendingIds : ''}
+                    usage={totals ? formatUsage(totals) : ''}
+                  />
+                );
+              })}
+              {showTypingIndicator(status, messages) && (
+                <div className="typing" data-testid="streaming-indicator" aria-label="The tutor is writing">
+                  <span />
+                  <span />
+                  <span />
+                </div>
+              )}
+            </div>
+          </div>
 
-      <div className="transcript" ref={scrollRef} onScroll={onScroll} data-testid="transcript">
-        <div className="transcript-inner">
-          {messages.length === 0 && (
-            <p className="empty-chat muted">Ask a question or name a topic to begin, e.g. “Teach me how derivatives work.”</p>
-          )}
-          {messages.map((m, i) => (
-            <MessageView key={m.id} message={m} streaming={busy && i === messages.length - 1 && m.role === 'assistant'} />
-          ))}
-          {showTypingIndicator(status, messages) && (
-            <div className="typing" data-testid="streaming-indicator" aria-label="The tutor is writing">
-              <span />
-              <span />
-              <span />
+          {bannerText && (
+            <div className="chat-error">
+              <div className="banner banner-error" role="alert" data-testid="error-banner">
+                <span className="error-detail">{bannerText}</span>
+                <span className="banner-actions">
+                  {error && canRetry && (
+                    <button type="button" className="btn btn-small" data-testid="error-retry" onClick={() => void lesson.retry()}>
+                      Retry
+                    </button>
+                  )}
+                  <button
+                    type="button"
+                    className="btn btn-small"
+                    data-testid="error-dismiss"
+                    onClick={() => (error ? lesson.clearError() : lesson.clearNotice())}
+                  >
+                    Dismiss
+                  </button>
+                </span>
+              </div>
             </div>
           )}
-        </div>
-      </div>
 
-      {error && (
-        <div className="chat-error">
-          <div className="banner banner-error" role="alert" data-testid="error-banner">
-            <span className="error-detail">{describeError(error).detail}</span>
-            <span className="banner-actions">
-              {canRetry && (
-                <button type="button" className="btn btn-small" data-testid="error-retry" onClick={() => void regenerate()}>
-                  Retry
-                </button>
-              )}
-              <button type="button" className="btn btn-small" data-testid="error-dismiss" onClick={() => clearError()}>
-                Dismiss
-              </button>
-            </span>
+          <div className="chat-bottom">
+            {lesson.waiting && (
+              <p className="turn-waiting" data-testid="turn-waiting" role="status">
+                <span className="spinner" aria-hidden="true" /> Waiting for the other turn in this lesson to finish…
+              </p>
+            )}
+            <QuestionDock key={record.id} pending={pending} busy={busy} onAnswer={answer} />
+            <Composer busy={busy} onSend={send} onStop={() => void lesson.stopTurn()} questionPending={pending.length > 0} />
           </div>
         </div>
-      )}
-
-      <Composer busy={busy} onSend={send} onStop={() => void stop()} />
+        <PlanPanel plan={plan} statuses={statuses} phase={phase} />
+      </div>
     </div>
   );
 }

@@ -4,16 +4,19 @@ interface Props {
   busy: boolean;
   onSend: (text: string) => void;
   onStop: () => void;
+  /** A question waits in the dock: the composer becomes the secondary way to reply. */
+  questionPending?: boolean;
 }
 
 const MAX_HEIGHT = 220;
 
-export default function Composer({ busy, onSend, onStop }: Props) {
+export default function Composer({ busy, onSend, onStop, questionPending = false }: Props) {
   const [text, setText] = useState('');
   const ref = useRef<HTMLTextAreaElement>(null);
 
   useEffect(() => {
-    ref.current?.focus();
+    if (!questionPending) ref.current?.focus();
+    // Only on mount; the dock takes the focus when a question waits.
   }, []);
 
   // Grow with the content, up to a limit.
@@ -46,14 +49,18 @@ export default function Composer({ busy, onSend, onStop }: Props) {
   }
 
   return (
-    <form className="composer" onSubmit={onSubmit}>
+    <form className={questionPending ? 'composer composer-secondary' : 'composer'} onSubmit={onSubmit}>
       <textarea
         ref={ref}
         className="composer-input"
         data-testid="composer-input"
         rows={1}
         value={text}
-        placeholder="Ask your tutor…  (Enter to send, Shift+Enter for a new line)"
+        placeholder={
+          questionPending
+            ? 'Or skip the question and write to your tutor instead…'
+            : 'Ask your tutor…  (Enter to send, Shift+Enter for a new line)'
+        }
         aria-label="Message"
         onChange={(e) => setText(e.target.value)}
         onKeyDown={onKeyDown}
@@ -63,7 +70,7 @@ export default function Composer({ busy, onSend, onStop }: Props) {
           Stop
         </button>
       )}
-      <button type="submit" className="btn btn-primary" data-testid="composer-send" disabled={!canSend}>
+      <button type="submit" className={questionPending ? 'btn' : 'btn btn-primary'} data-testid="composer-send" disabled={!canSend}>
         Send
       </button>
     </form>

@@ -13,7 +13,22 @@ const components: Components = {
   a: ({ node: _node, ...props }) => <a {...props} target="_blank" rel="noreferrer noopener" />,
 };
 
-function MarkdownImpl({ text }: { text: string }) {
+// For short texts inside buttons and lines (quiz options): paragraphs become spans.
+const inlineComponents: Components = {
+  ...components,
+  p: ({ node: _node, ...props }) => <span {...props} />,
+};
+
+function MarkdownImpl({ text, inline = false }: { text: string; inline?: boolean }) {
+  if (inline) {
+    return (
+      <span className="markdown markdown-inline">
+        <ReactMarkdown remarkPlugins={remarkPlugins} rehypePlugins={rehypePlugins} components={inlineComponents}>
+          {normalizeMathDelimiters(text)}
+        </ReactMarkdown>
+      </span>
+    );
+  }
   return (
     <div className="markdown">
       <ReactMarkdown remarkPlugins={remarkPlugins} rehypePlugins={rehypePlugins} components={components}>

@@ -1,18 +1,14 @@
 import { memo } from 'react';
 import type { UIMessage } from 'ai';
 import { messageText } from '../core/messages';
+import { asToolPart } from '../core/transcript';
 import Markdown from './Markdown';
+import ToolPartView from './ToolPartView';
 
 type Part = UIMessage['parts'][number];
 
 function isImageFile(part: Part): part is Extract<Part, { type: 'file' }> {
   return part.type === 'file' && typeof part.mediaType === 'string' && part.mediaType.startsWith('image/');
-}
-
-function toolLabel(part: Part): string | null {
-  if (part.type === 'dynamic-tool') return part.toolName;
-  if (part.type.startsWith('tool-')) return part.type.slice('tool-'.length);
-  return null;
 }
 
 function UserMessage({ message }: { message: UIMessage }) {
@@ -29,7 +25,17 @@ function UserMessage({ message }: { message: UIMessage }) {
   );
 }
 
-function AssistantMessage({ message, streaming }: { message: UIMessage; streaming: boolean }) {
+interface AssistantProps {
+  message: UIMessage;
+  streaming: boolean;
+  /** Space-separated ids of the question calls pending in this message. */
+  pendingIds: string;
+  /** The faint usage line ("" = none recorded). */
+  usage: string;
+}
+
+function AssistantMessage({ message, streaming, pendingIds, usage }: AssistantProps) {
+  const pending = new Set(pendingIds.split(' ').filter(Boolean));
   return (
     <div
       className={streaming ? 'msg msg-assistant streaming' : 'msg msg-assistant'}
@@ -48,17 +54,22 @@ function AssistantMessage({ message, streaming }: { message: UIMessage; streamin
           );
         }
         if (isImageFile(part)) return <img key={i} className="msg-image" src={part.url} alt={part.filename ?? 'image'} />;
-        const tool = toolLabel(part);
-        if (tool) return <div key={i} className="tool-note">Used tool: {tool}</div>;
+        const tool = asToolPart(part);
+        if (tool) return <ToolPartView key={tool.toolCallId} part={tool} pending={pending.has(tool.toolCallId)} />;
         return null;
       })}
+      {usage && (
+        <div className="message-usage" data-testid="message-usage">
+          {usage}
+        </div>
+      )}
     </div>
   );
 }
 
-function MessageViewImpl({ message, streaming }: { message: UIMessage; streaming: boolean }) {
+function MessageViewImpl({ message, streaming, pendingIds = '', usage = '' }: Omit<AssistantProps, 'pendingIds' | 'usage'> & Partial<AssistantProps>) {
   if (message.role === 'user') return <UserMessage message={message} />;
-  if (message.role === 'assistant') return <AssistantMessage message={message} streaming={streaming} />;
+  if (message.role === 'assistant') return <AssistantMessage message={message} streaming={streaming} pendingIds={pendingIds} usage={usage} />;
   return null; // system messages are not shown
 }
 

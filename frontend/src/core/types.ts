@@ -44,9 +44,11 @@ export interface SettingsUpdate {
   models: Record<Slot, ModelRef | null>;
 }
 
+/** The model a session is stamped with (its own pick, changeable per session). */
 export interface ChatModel {
   provider: string;
   model: string;
+  baseUrl?: string | null;
 }
 
 export interface ChatSummary {
@@ -56,4 +58,6 @@ export interface ChatSummary {
   updatedAt: string;
   model: ChatModel | null;
   messageCount: number;
+  /** A turn is running in this session right now. */
+  running?: boolean;
 }

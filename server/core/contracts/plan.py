@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
+
+from server.core.contracts.limits import Text200, Text8000
 
 PlanStatus = Literal["current", "visited", "upcoming"]
 
@@ -43,5 +45,5 @@ class PlanInitInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    title: str = Field(min_length=1, max_length=200)
-    mermaid: str = Field(min_length=1, max_length=8000)
+    title: Text200
+    mermaid: Text8000

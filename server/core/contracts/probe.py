@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
+
+from server.core.contracts.limits import Text300, Text1000, Text2000
 
 Level = Literal["none", "beginner", "intermediate", "advanced", "expert"]
 
@@ -23,9 +25,9 @@ class ProbeAssessment(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    topic: str = Field(min_length=1, max_length=300)
-    goal: str = Field(min_length=1, max_length=1000)
-    floor: str = Field(min_length=1, max_length=1000)
-    ceiling: str = Field(min_length=1, max_length=1000)
+    topic: Text300
+    goal: Text1000
+    floor: Text1000
+    ceiling: Text1000
     level: Level
-    notes: str = Field(default="", max_length=2000)
+    notes: Text2000 = ""

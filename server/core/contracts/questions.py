@@ -7,12 +7,20 @@ model calls (errors go back to the model); outputs are re-validated and re-grade
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from server.core.contracts.limits import Text2000, Text4000
 
 MAX_OPTIONS = 6
 QUESTION_TOOLS = ("quiz", "ask_user_question")
+
+
+def _node_id(value: str) -> str:
+    if len(value) > 64:
+        raise ValueError("node must be a plan node id (at most 64 characters)")
+    return value
 
 
 class QuizInput(BaseModel):
@@ -28,11 +36,11 @@ class QuizInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(min_length=1, max_length=4000)
+    question: Text4000
     options: list[str] = Field(min_length=2, max_length=MAX_OPTIONS)
     correct: int = Field(ge=0)
-    explanation: str = Field(min_length=1, max_length=4000)
-    node: str | None = Field(default=None, max_length=64)
+    explanation: Text4000
+    node: Annotated[str, AfterValidator(_node_id)] | None = None
 
     @field_validator("options")
     @classmethod
@@ -66,7 +74,7 @@ class AskInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(min_length=1, max_length=2000)
+    question: Text2000
     options: list[str] = Field(default_factory=list, max_length=MAX_OPTIONS)
 
 
@@ -98,5 +106,5 @@ class AskAnswer(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     kind: Literal["answer"] = "answer"
-    answer: str = Field(min_length=1, max_length=4000)
+    answer: Text4000
     chosen: int | None = Field(default=None, ge=0)

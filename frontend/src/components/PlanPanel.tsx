@@ -1,0 +1,84 @@
+import { Fragment, useMemo } from 'react';
+import type { Phase } from '../core/phases';
+import { planLayers, prerequisitesOf, type Plan, type PlanStatus } from '../core/plan';
+
+interface Props {
+  plan: Plan | null;
+  statuses: Record<string, PlanStatus>;
+  phase: Phase;
+}
+
+const STATUS_LABEL: Record<PlanStatus, string> = { current: 'now', visited: 'visited', upcoming: 'upcoming' };
+
+/** The lesson plan, in dependency order (topological layers, top to bottom). */
+export default function PlanPanel({ plan, statuses, phase }: Props) {
+  return (
+    <aside className="plan-panel" data-testid="plan-panel" aria-label="Lesson plan">
+      <div className="plan-head">
+        <span className="plan-kicker">Lesson plan</span>
+        {plan && <h2 className="plan-title">{plan.title}</h2>}
+      </div>
+      {plan ? (
+        <PlanGraph plan={plan} statuses={statuses} />
+      ) : (
+        <p className="plan-placeholder" data-testid="plan-placeholder">
+          The plan appears here once the teacher writes it.
+          {phase === 'probe' && <span className="muted"> First the tutor finds out what you already know.</span>}
+        </p>
+      )}
+    </aside>
+  );
+}
+
+function PlanGraph({ plan, statuses }: { plan: Plan; statuses: Record<string, PlanStatus> }) {
+  const layers = useMemo(() => planLayers(plan), [plan]);
+  const prereqs = useMemo(() => prerequisitesOf(plan), [plan]);
+  const labels = useMemo(() => new Map(plan.nodes.map((n) => [n.id, n.label])), [plan]);
+
+  return (
+    <>
+      <ol className="plan-layers">
+        {layers.map((layer, depth) => (
+          <Fragment key={depth}>
+            {depth > 0 && (
+              <li className="plan-arrow" aria-hidden="true">
+                ↓
+              </li>
+            )}
+            <li className="plan-layer">
+              <ul>
+                {layer.map((id) => {
+                  const status = statuses[id] ?? 'upcoming';
+                  const needs = prereqs[id] ?? [];
+                  // Name the prerequisites when the arrow alone does not say which they are.
+                  const showNeeds = needs.length > 1 || (needs.length === 1 && (layers[depth - 1]?.length ?? 0) > 1);
+                  return (
+                    <li
+                      key={id}
+                      className={`plan-node status-${status}`}
+                      data-testid="plan-node"
+                      data-node-id={id}
+                      data-status={status}
+                      aria-current={status === 'current' ? 'step' : undefined}
+                      title={`${labels.get(id)} · ${STATUS_LABEL[status]}`}
+                    >
+                      <span className="plan-dot" aria-hidden="true" />
+                      <span className="plan-label">{labels.get(id)}</span>
+                      {status === 'current' && <span className="plan-now">now</span>}
+                      {showNeeds && <span className="plan-needs">after {needs.map((n) => labels.get(n) ?? n).join(' & ')}</span>}
+                    </li>
+                  );
+                })}
+              </ul>
+            </li>
+          </Fragment>
+        ))}
+      </ol>
+      <p className="plan-legend" aria-hidden="true">
+        <span className="legend status-visited">visited</span>
+        <span className="legend status-current">now</span>
+        <span className="legend status-upcoming">upcoming</span>
+      </p>
+    </>
+  );
+}

@@ -1,0 +1,42 @@
+import type { ChatStatus } from 'ai';
+import type { Phase } from '../core/phases';
+import type { ChatModel } from '../core/types';
+import { formatCost, formatTokens, usageTotals, type UsageEntry } from '../core/usage';
+import PhaseStepper from './PhaseStepper';
+import SessionModel from './SessionModel';
+
+interface Props {
+  chatId: string;
+  title: string;
+  status: ChatStatus;
+  phase: Phase;
+  model: ChatModel | null;
+  usage: UsageEntry[];
+  busy: boolean;
+  onModelChanged: (model: ChatModel | null) => void;
+}
+
+export default function SessionHeader({ chatId, title, status, phase, model, usage, busy, onModelChanged }: Props) {
+  const totals = usageTotals(usage);
+  return (
+    <header className="chat-header">
+      <div className="chat-header-row">
+        <h1 className="chat-title">{title}</h1>
+        <PhaseStepper phase={phase} />
+        <span className={`chat-status status-${status}`} data-testid="chat-status" title="Chat status">
+          {status}
+        </span>
+      </div>
+      <div className="chat-meta">
+        <SessionModel chatId={chatId} model={model} busy={busy} onChanged={onModelChanged} />
+        <span
+          className="usage-total"
+          data-testid="usage-total"
+          title={`${totals.requests} model request${totals.requests === 1 ? '' : 's'} in this lesson`}
+        >
+          {formatTokens(totals)} tokens · {formatCost(totals.costUsd)}
+        </span>
+      </div>
+    </header>
+  );
+}

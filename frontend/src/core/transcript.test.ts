@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { answeredQuestionIds, asToolPart, pendingQuestions, toolNameOf, type MessageLike } from './transcript';
+
+const quiz = (id: string, state: string) => ({
+  type: 'tool-quiz',
+  toolCallId: id,
+  state,
+  input: { question: 'Q', options: ['a', 'b'], correct: 0, explanation: 'e' },
+});
+const ask = (id: string, state: string) => ({ type: 'tool-ask_user_question', toolCallId: id, state, input: { question: 'Q' } });
+
+describe('toolNameOf / asToolPart', () => {
+  it('names tool and dynamic-tool parts', () => {
+    expect(toolNameOf({ type: 'tool-quiz' })).toBe('quiz');
+    expect(toolNameOf({ type: 'dynamic-tool', toolName: 'x' })).toBe('x');
+    expect(toolNameOf({ type: 'text', text: 'a' })).toBeNull();
+    expect(toolNameOf(null)).toBeNull();
+    expect(asToolPart({ type: 'tool-quiz' })).toBeNull(); // no toolCallId/state
+  });
+});
+
+describe('pendingQuestions', () => {
+  it('returns pending quiz/ask parts of the last assistant message', () => {
+    const messages: MessageLike[] = [
+      { id: 'a0', role: 'assistant', parts: [quiz('old', 'input-available')] },
+      {
+        id: 'a1',
+        role: 'assistant',
+        parts: [
+          { type: 'step-start' },
+          quiz('q1', 'output-available'),
+          quiz('q2', 'input-available'),
+          ask('k1', 'input-available'),
+          quiz('q3', 'input-streaming'),
+          { type: 'tool-plan_init', toolCallId: 'p', state: 'input-available' },
+        ],
+      },
+    ];
+    expect(pendingQuestions(messages).map((q) => [q.tool, q.part.toolCallId])).toEqual([
+      ['quiz', 'q2'],
+      ['ask_user_question', 'k1'],
+    ]);
+  });
+
+  it('is empty when the learner spoke last', () => {
+    expect(
+      pendingQuestions([
+        { id: 'a', role: 'assistant', parts: [quiz('q', 'input-available')] },
+        { id: 'u', role: 'user', parts: [{ type: 'text', text: 'skip' }] },
+      ]),
+    ).toEqual([]);
+    expect(pendingQuestions([])).toEqual([]);
+  });
+});
+
+describe('answeredQuestionIds', () => {
+  it('lists answered question calls', () => {
+    expect(
+      answeredQuestionIds({ id: 'a', role: 'assistant', parts: [quiz('q1', 'output-available'), ask('k', 'input-available')] }),
+    ).toEqual(['q1']);
+    expect(answeredQuestionIds(undefined)).toEqual([]);
+  });
+});

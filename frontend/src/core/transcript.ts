@@ -1,0 +1,99 @@
+// Reading the transcript's tool parts (mirrors server/core/transcript.py).
+//
+// A tool part is {type: "tool-<name>", toolCallId, state, input, output?,
+// errorText?} inside an assistant UIMessage. States: input-streaming,
+// input-available (called, no result yet), output-available, output-error.
+
+import { QUESTION_TOOLS, type QuestionTool } from './questions';
+
+/** The minimal message shape the core reads (UIMessage and plain JSON both fit). */
+export interface MessageLike {
+  id?: string;
+  role: string;
+  parts: readonly unknown[];
+}
+
+export interface ToolPart {
+  type: string;
+  toolCallId: string;
+  state: string;
+  input?: unknown;
+  output?: unknown;
+  errorText?: string;
+  toolName?: string;
+  providerExecuted?: boolean;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** `quiz` for a `tool-quiz` part (or a dynamic-tool part's toolName); null for other parts. */
+export function toolNameOf(part: unknown): string | null {
+  if (!isRecord(part) || typeof part.type !== 'string') return null;
+  if (part.type === 'dynamic-tool') return typeof part.toolName === 'string' ? part.toolName : 'unknown';
+  return part.type.startsWith('tool-') ? part.type.slice('tool-'.length) : null;
+}
+
+/** The part as a tool part, or null when it is not one. */
+export function asToolPart(part: unknown): ToolPart | null {
+  if (toolNameOf(part) === null || !isRecord(part)) return null;
+  if (typeof part.toolCallId !== 'string' || typeof part.state !== 'string') return null;
+  return part as unknown as ToolPart;
+}
+
+export function isQuestionTool(name: string | null): name is QuestionTool {
+  return name !== null && (QUESTION_TOOLS as readonly string[]).includes(name);
+}
+
+/** A called tool without a result yet. */
+export function isDangling(part: ToolPart): boolean {
+  return part.state === 'input-available' || part.state === 'input-streaming';
+}
+
+/** Tool parts named `tool` of all assistant messages, in transcript order. */
+export function toolParts(messages: readonly MessageLike[], tool: string): ToolPart[] {
+  const out: ToolPart[] = [];
+  for (const message of messages) {
+    if (message.role !== 'assistant') continue;
+    for (const raw of message.parts) {
+      const part = asToolPart(raw);
+      if (part && toolNameOf(part) === tool) out.push(part);
+    }
+  }
+  return out;
+}
+
+export interface PendingQuestion {
+  tool: QuestionTool;
+  part: ToolPart;
+}
+
+/**
+ * Question calls awaiting the learner: the quiz/ask parts in state
+ * input-available of the last message, only when that message is the
+ * assistant's (a later learner message interrupts them).
+ */
+export function pendingQuestions(messages: readonly MessageLike[]): PendingQuestion[] {
+  const last = messages[messages.length - 1];
+  if (!last || last.role !== 'assistant') return [];
+  const out: PendingQuestion[] = [];
+  for (const raw of last.parts) {
+    const part = asToolPart(raw);
+    if (!part || part.state !== 'input-available') continue;
+    const name = toolNameOf(part);
+    if (isQuestionTool(name)) out.push({ tool: name, part });
+  }
+  return out;
+}
+
+/** Ids of the question calls of `message` that carry an answer (state output-available). */
+export function answeredQuestionIds(message: MessageLike | undefined): string[] {
+  if (!message || message.role !== 'assistant') return [];
+  const ids: string[] = [];
+  for (const raw of message.parts) {
+    const part = asToolPart(raw);
+    if (part && part.state === 'output-available' && isQuestionTool(toolNameOf(part))) ids.push(part.toolCallId);
+  }
+  return ids;
+}

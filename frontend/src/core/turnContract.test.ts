@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { decideRecovery, hasUnsentAnswer, mergeUnsent, retryDelay, withLocalInput, withResumeBase } from './turnContract';
+import type { MessageLike } from './transcript';
+
+const user = (id: string): MessageLike => ({ id, role: 'user', parts: [{ type: 'text', text: id }] });
+const quiz = (id: string, state: string, output?: unknown) => ({
+  type: 'tool-quiz',
+  toolCallId: id,
+  state,
+  input: { question: 'Q', options: ['a', 'b'], correct: 0, explanation: 'e' },
+  ...(output ? { output } : {}),
+});
+const pendingA: MessageLike = { id: 'a1', role: 'assistant', parts: [{ type: 'step-start' }, quiz('q1', 'input-available')] };
+const answeredA: MessageLike = {
+  id: 'a1',
+  role: 'assistant',
+  parts: [{ type: 'step-start' }, quiz('q1', 'output-available', { kind: 'quiz', chosen: 0 })],
+};
+
+describe('retryDelay', () => {
+  it('backs off 500, 1000, 2000, then 5000', () => {
+    expect([0, 1, 2, 3, 4, 10].map(retryDelay)).toEqual([500, 1000, 2000, 5000, 5000, 5000]);
+  });
+});
+
+describe('mergeUnsent', () => {
+  it('keeps the record and appends local messages it lacks', () => {
+    const merged = mergeUnsent([user('u1'), pendingA], [user('u1'), user('u2')]);
+    expect(merged.map((m) => m.id)).toEqual(['u1', 'a1', 'u2']);
+    expect(merged[1]).toBe(pendingA);
+  });
+});
+
+describe('decideRecovery: answers', () => {
+  it('resends only while the question is still pending and nothing runs', () => {
+    const decision = decideRecovery({ messages: [user('u1'), pendingA], running: false }, [user('u1'), answeredA]);
+    expect(decision).toEqual({ kind: 'resend', messages: [user('u1'), answeredA] });
+  });
+
+  it('syncs when the answer was already taken', () => {
+    expect(decideRecovery({ messages: [user('u1'), answeredA], running: false }, [user('u1'), answeredA])).toEqual({ kind: 'sync' });
+  });
+
+  it('follows when the answer was taken and the turn runs', () => {
+    expect(decideRecovery({ messages: [user('u1'), answeredA], running: true }, [user('u1'), answeredA])).toEqual({ kind: 'follow' });
+  });
+
+  it('waits while another turn runs and the question is still pending', () => {
+    expect(decideRecovery({ messages: [user('u1'), pendingA], running: true }, [user('u1'), answeredA])).toEqual({ kind: 'wait' });
+  });
+
+  it('syncs when the learner moved on in the record', () => {
+    expect(decideRecovery({ messages: [user('u1'), pendingA, user('u9')], running: false }, [user('u1'), answeredA])).toEqual({
+      kind: 'sync',
+    });
+  });
+});
+
+describe('decideRecovery: learner messages', () => {
+  it('resends a message the record lacks (merged after the record)', () => {
+    const d = decideRecovery({ messages: [user('u1'), pendingA], running: false }, [user('u1'), user('u2')]);
+    expect(d).toEqual({ kind: 'resend', messages: [user('u1'), pendingA, user('u2')] });
+  });
+
+  it('waits while another turn runs', () => {
+    expect(decideRecovery({ messages: [user('u1')], running: true }, [user('u1'), user('u2')])).toEqual({ kind: 'wait' });
+  });
+
+  it('follows its own running turn, syncs an answered one, resends an unanswered last one', () => {
+    expect(decideRecovery({ messages: [user('u1'), user('u2')], running: true }, [user('u1'), user('u2')])).toEqual({ kind: 'follow' });
+    expect(decideRecovery({ messages: [user('u2'), pendingA], running: false }, [user('u2')])).toEqual({ kind: 'sync' });
+    expect(decideRecovery({ messages: [user('u2')], running: false }, [user('u2')])).toEqual({ kind: 'resend', messages: [user('u2')] });
+  });
+
+  it('syncs when there is nothing to send', () => {
+    expect(decideRecovery({ messages: [], running: false }, [])).toEqual({ kind: 'sync' });
+  });
+});
+
+describe('hasUnsentAnswer', () => {
+  it('needs an answer given here on the last message', () => {
+    expect(hasUnsentAnswer([user('u1'), answeredA], new Set(['q1']))).toBe(true);
+    expect(hasUnsentAnswer([user('u1'), answeredA], new Set())).toBe(false);
+    expect(hasUnsentAnswer([user('u1'), pendingA], new Set(['q1']))).toBe(false);
+    expect(hasUnsentAnswer([answeredA, user('u2')], new Set(['q1']))).toBe(false);
+  });
+});
+
+describe('withResumeBase', () => {
+  const base: MessageLike = answeredA;
+  const replayed: MessageLike = { id: 'a1', role: 'assistant', parts: [{ type: 'step-start' }, { type: 'text', text: 'next' }] };
+
+  it('puts the record parts in front of a replayed continuation', () => {
+    const out = withResumeBase([user('u1'), replayed], base);
+    expect(out[1].parts).toEqual([...base.parts, ...replayed.parts]);
+  });
+
+  it('leaves complete messages and other ids alone', () => {
+    const full: MessageLike = { ...replayed, parts: [...base.parts, ...replayed.parts] };
+    expect(withResumeBase([user('u1'), full], base)[1]).toBe(full);
+    expect(withResumeBase([user('u1'), base], base)[1]).toBe(base);
+    const other = { ...replayed, id: 'zz' };
+    expect(withResumeBase([other], base)[0]).toBe(other);
+    expect(withResumeBase([other], null)[0]).toBe(other);
+  });
+});
+
+describe('withLocalInput', () => {
+  it('replaces the record copy of our answered message, appends unsent messages', () => {
+    expect(withLocalInput([user('u1'), pendingA], [user('u1'), answeredA])).toEqual([user('u1'), answeredA]);
+    expect(withLocalInput([user('u1'), pendingA], [user('u1'), user('u2')]).map((m) => m.id)).toEqual(['u1', 'a1', 'u2']);
+  });
+});

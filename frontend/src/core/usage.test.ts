@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { formatCost, formatCount, formatTokens, formatUsage, messageUsage, normalizeUsage, usageTotals, type UsageEntry } from './usage';
+
+function entry(partial: Partial<UsageEntry> = {}): UsageEntry {
+  return {
+    messageId: 'm1',
+    role: 'teacher',
+    provider: 'openrouter',
+    model: 'x',
+    inputTokens: 1000,
+    outputTokens: 200,
+    requests: 1,
+    costUsd: 0.001,
+    at: '2026-01-01T00:00:00Z',
+    ...partial,
+  };
+}
+
+describe('usageTotals', () => {
+  it('sums known values', () => {
+    const t = usageTotals([entry(), entry({ inputTokens: 234, outputTokens: 367, costUsd: 0.0021, requests: 2 })]);
+    expect(t.inputTokens).toBe(1234);
+    expect(t.outputTokens).toBe(567);
+    expect(t.costUsd).toBeCloseTo(0.0031, 10);
+    expect(t.requests).toBe(3);
+    expect(formatTokens(t)).toBe('1,234 in / 567 out');
+    expect(formatCost(t.costUsd)).toBe('$0.0031');
+  });
+
+  it('is unknown (null), never 0, when any entry is unknown', () => {
+    const t = usageTotals([entry(), entry({ costUsd: null, outputTokens: null })]);
+    expect(t.costUsd).toBeNull();
+    expect(t.outputTokens).toBeNull();
+    expect(t.inputTokens).toBe(2000);
+    expect(formatTokens(t)).toBe('2,000 in / unknown out');
+    expect(formatCost(t.costUsd)).toBe('cost unknown');
+    expect(formatUsage(t)).toBe('2,000 in / unknown out tokens · cost unknown');
+  });
+
+  it('totals of nothing are zero', () => {
+    expect(usageTotals([])).toEqual({ entries: 0, inputTokens: 0, outputTokens: 0, costUsd: 0, requests: 0 });
+  });
+});
+
+describe('messageUsage', () => {
+  it('sums one message, null without entries', () => {
+    const list = [entry(), entry({ messageId: 'm2', inputTokens: 5 }), entry({ role: 'prober' })];
+    expect(messageUsage(list, 'm1')?.inputTokens).toBe(2000);
+    expect(messageUsage(list, 'm2')?.inputTokens).toBe(5);
+    expect(messageUsage(list, 'nope')).toBeNull();
+    expect(messageUsage(undefined, 'm1')).toBeNull();
+  });
+});
+
+describe('formatting', () => {
+  it('formats counts and costs', () => {
+    expect(formatCount(0)).toBe('0');
+    expect(formatCount(1234567)).toBe('1,234,567');
+    expect(formatCost(1.254)).toBe('$1.25');
+    expect(formatCost(0.05)).toBe('$0.05');
+    expect(formatCost(0.00031)).toBe('$0.00031');
+    expect(formatCost(0)).toBe('$0.00');
+    expect(formatCost(null)).toBe('cost unknown');
+  });
+
+  it('normalizes junk', () => {
+    expect(normalizeUsage(null)).toEqual([]);
+    expect(normalizeUsage([1, { messageId: 'x' }])).toEqual([{ messageId: 'x' }]);
+  });
+});
