@@ -6,6 +6,8 @@ import type { ChatSummary, Settings } from './core/types';
 
 // App-wide state: the session list and the settings (for the banner).
 
+const RUNNING_POLL_MS = 3000;
+
 interface AppState {
   chats: ChatSummary[] | null;
   chatsError: string | null;
@@ -63,6 +65,14 @@ export function AppStateProvider({ children }: { children: ReactNode }) {
     void refreshChats();
     void refreshSettings();
   }, [refreshChats, refreshSettings]);
+
+  // While some session runs a turn (maybe in another tab), keep the running dots fresh.
+  const anyRunning = !!chats?.some((c) => c.running);
+  useEffect(() => {
+    if (!anyRunning) return;
+    const timer = window.setInterval(() => void refreshChats(), RUNNING_POLL_MS);
+    return () => window.clearInterval(timer);
+  }, [anyRunning, refreshChats]);
 
   const value = useMemo(
     () => ({ chats, chatsError, refreshChats, settings, settingsError, refreshSettings, setSettings }),

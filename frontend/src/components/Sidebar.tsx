@@ -1,12 +1,56 @@
-import { Link, NavLink, useMatch } from 'react-router-dom';
+import { useCallback, useState } from 'react';
+import { Link, NavLink, useMatch, useNavigate } from 'react-router-dom';
+import * as api from '../api';
 import { useAppState, useCreateLesson } from '../appState';
-import { formatFull, formatRelative } from '../core/time';
+import { describeError } from '../core/errors';
+import type { ChatSummary } from '../core/types';
+import ConfirmDialog from './ConfirmDialog';
+import SessionRow from './SessionRow';
 
 export default function Sidebar() {
-  const { chats, chatsError } = useAppState();
+  const { chats, chatsError, refreshChats } = useAppState();
   const { create, creating, error } = useCreateLesson();
   const match = useMatch('/chat/:id');
   const currentId = match?.params.id;
+  const navigate = useNavigate();
+  const [deleting, setDeleting] = useState<ChatSummary | null>(null);
+  const [deleteBusy, setDeleteBusy] = useState(false);
+  const [deleteError, setDeleteError] = useState<string | null>(null);
+
+  const rename = useCallback(
+    async (id: string, title: string): Promise<string | null> => {
+      try {
+        await api.renameChat(id, title);
+        return null;
+      } catch (err) {
+        return describeError(err).detail;
+      } finally {
+        void refreshChats();
+      }
+    },
+    [refreshChats],
+  );
+
+  const cancelDelete = useCallback(() => {
+    setDeleting(null);
+    setDeleteError(null);
+  }, []);
+
+  async function confirmDelete() {
+    if (!deleting) return;
+    setDeleteBusy(true);
+    setDeleteError(null);
+    try {
+      await api.deleteChat(deleting.id);
+      if (deleting.id === currentId) navigate('/');
+      setDeleting(null);
+    } catch (err) {
+      setDeleteError(describeError(err).detail);
+    } finally {
+      setDeleteBusy(false);
+      void refreshChats();
+    }
+  }
 
   return (
     <aside className="sidebar">
@@ -27,26 +71,37 @@ export default function Sidebar() {
         {chatsError && <p className="sidebar-error small">{chatsError}</p>}
         {chats && chats.length === 0 && <p className="muted small">No lessons yet.</p>}
         {chats?.map((chat) => (
-          <Link
+          <SessionRow
             key={chat.id}
-            to={`/chat/${encodeURIComponent(chat.id)}`}
-            className={chat.id === currentId ? 'session-link active' : 'session-link'}
-            aria-current={chat.id === currentId ? 'page' : undefined}
-            data-testid="session-link"
-            data-chat-id={chat.id}
-          >
-            <span className="session-title">{chat.title || 'Untitled lesson'}</span>
-            <span className="session-meta" title={formatFull(chat.updatedAt)}>
-              {formatRelative(chat.updatedAt)}
-              {chat.messageCount > 0 ? ` · ${chat.messageCount} msg` : ''}
-            </span>
-          </Link>
+            chat={chat}
+            active={chat.id === currentId}
+            onRename={(title) => rename(chat.id, title)}
+            onDelete={() => {
+              setDeleteError(null);
+              setDeleting(chat);
+            }}
+          />
         ))}
       </nav>
 
       <NavLink to="/settings" className={({ isActive }) => (isActive ? 'settings-link active' : 'settings-link')} data-testid="settings-link">
         Settings
       </NavLink>
+
+      {deleting && (
+        <ConfirmDialog
+          title="Delete this lesson?"
+          confirmLabel="Delete"
+          busy={deleteBusy}
+          error={deleteError}
+          onConfirm={() => void confirmDelete()}
+          onCancel={cancelDelete}
+        >
+          <p>
+            “{deleting.title || 'Untitled lesson'}” and its whole transcript will be removed. This cannot be undone.
+          </p>
+        </ConfirmDialog>
+      )}
     </aside>
   );
 }
