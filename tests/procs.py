@@ -93,3 +93,27 @@ def children_of(pid: int) -> list[int]:
             if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
                 out.append(int(entry.name))
     return out
+
+
+def scripted_slot(stub_url: str) -> dict[str, str]:
+    """The strong slot pointing at a scripted OpenAI-compatible stub (tests/stub_openai.py)."""
+    return {"provider": "openai-compatible", "model": "scripted", "baseUrl": f"{stub_url}/v1"}
+
+
+def write_settings(data_dir: Path, strong: dict[str, str]) -> None:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    (data_dir / "settings.json").write_text(json.dumps({"models": {"strong": strong}}))
+
+
+def start_on_stub(data_dir: Path, stub_url: str) -> ServerProcess:
+    """`python -m server` on a fresh data dir whose strong slot is the scripted stub."""
+    write_settings(data_dir, scripted_slot(stub_url))
+    return start_server(data_dir)
+
+
+def learner_turn(chat_id: str, text: str, message_id: str = "u1") -> dict:
+    """A `POST /api/chat` body carrying one new learner message."""
+    return {
+        "id": chat_id,
+        "messages": [{"id": message_id, "role": "user", "parts": [{"type": "text", "text": text}]}],
+    }

@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.livehttp import serve
-from tests.procs import start_server
+from tests.procs import start_on_stub, start_server
 from tests.stub_openai import create_stub
 
 pytestmark = pytest.mark.e2e
@@ -23,21 +23,7 @@ pytestmark = pytest.mark.e2e
 def test_type_see_the_reply_stream_reload_and_find_it_persisted(page, data_dir: Path) -> None:  # type: ignore[no-untyped-def]
     stub = create_stub(delay_s=0.08)
     with serve(stub) as stub_url:
-        data_dir.mkdir(parents=True)
-        (data_dir / "settings.json").write_text(
-            json.dumps(
-                {
-                    "models": {
-                        "strong": {
-                            "provider": "openai-compatible",
-                            "model": "scripted",
-                            "baseUrl": f"{stub_url}/v1",
-                        }
-                    }
-                }
-            )
-        )
-        server = start_server(data_dir)
+        server = start_on_stub(data_dir, stub_url)
         try:
             page.goto(server.url + "/")
             page.get_by_test_id("new-lesson").click()

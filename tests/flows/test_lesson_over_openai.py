@@ -4,7 +4,6 @@ chat model and the openai SDK, against a scripted OpenAI-compatible server that 
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from server.core.phases import phase_of
 from server.core.plan_tree import derive_statuses, plan_of
 from server.core.transcript import pending_questions
 from tests.livehttp import serve
-from tests.procs import start_server
+from tests.procs import start_on_stub
 from tests.stub_lesson import lesson_reply
 from tests.stub_openai import create_stub
 
@@ -30,34 +29,11 @@ def answered(record: dict[str, Any], output: dict[str, Any]) -> dict[str, Any]:
 def test_a_scripted_lesson_over_the_openai_wire(data_dir: Path) -> None:
     stub = create_stub(lesson_reply, delay_s=0)
     with serve(stub) as stub_url:
-        data_dir.mkdir(parents=True)
-        (data_dir / "settings.json").write_text(
-            json.dumps(
-                {
-                    "models": {
-                        "strong": {
-                            "provider": "openai-compatible",
-                            "model": "scripted",
-                            "baseUrl": f"{stub_url}/v1",
-                        }
-                    }
-                }
-            )
-        )
-        server = start_server(data_dir)
+        server = start_on_stub(data_dir, stub_url)
         try:
             with httpx.Client(base_url=server.url, timeout=60) as client:
                 chat_id = client.post("/api/chats", json={}).json()["id"]
-                first = {
-                    "id": chat_id,
-                    "messages": [
-                        {
-                            "id": "u1",
-                            "role": "user",
-                            "parts": [{"type": "text", "text": "Teach me derivatives"}],
-                        }
-                    ],
-                }
+                first = learner_turn(chat_id, "Teach me derivatives")
                 assert client.post("/api/chat", json=first).status_code == 200
                 record = client.get(f"/api/chats/{chat_id}").json()
                 assert pending_questions(record["messages"])[0]["type"] == "tool-quiz"

@@ -17,8 +17,10 @@ from server.services.offline_model import offline_installed
 from tests.flows.conftest import sse_chunks
 from tests.procs import start_server
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not offline_installed(), reason="the 'local' extra is not installed")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not offline_installed(), reason="the 'local' extra is not installed"),
+]
 
 
 def test_a_real_lesson_turn_on_the_offline_model(data_dir: Path) -> None:
@@ -26,17 +28,28 @@ def test_a_real_lesson_turn_on_the_offline_model(data_dir: Path) -> None:
     try:
         with httpx.Client(base_url=server.url, timeout=600) as client:
             created = client.post("/api/chats", json={}).json()
-            assert created["model"] == {"provider": "local", "model": "SmolLM2-135M-Instruct", "baseUrl": None}
-            body = {"id": created["id"], "messages": [{"id": "u1", "role": "user", "parts": [
-                {"type": "text", "text": "Teach me fractions."}]}]}
+            assert created["model"] == {
+                "provider": "local",
+                "model": "SmolLM2-135M-Instruct",
+                "baseUrl": None,
+            }
+            body = {
+                "id": created["id"],
+                "messages": [
+                    {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Teach me fractions."}]}
+                ],
+            }
             response = client.post("/api/chat", json=body)
             if response.status_code != 200:  # the model failed before saying anything: an honest 503
                 assert response.status_code == 503 and response.json()["detail"]
             else:
                 chunks = [c for c in sse_chunks(response.text) if isinstance(c, dict)]
                 assert sse_chunks(response.text)[-1] == "[DONE]"
-                content = [c for c in chunks if c["type"] in ("text-delta", "tool-input-available",
-                                                               "tool-input-error")]
+                content = [
+                    c
+                    for c in chunks
+                    if c["type"] in ("text-delta", "tool-input-available", "tool-input-error")
+                ]
                 errors = [c for c in chunks if c["type"] == "error"]
                 assert content or errors, "the offline model produced neither content nor an error"
                 assert all(e["errorText"].strip() for e in errors)

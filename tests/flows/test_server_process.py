@@ -15,13 +15,16 @@ import pytest
 
 from server.services.offline_model import offline_installed
 from tests.livehttp import serve
-from tests.procs import ROOT, children_of, server_env, start_server
+from tests.procs import (
+    ROOT,
+    children_of,
+    learner_turn,
+    scripted_slot,
+    server_env,
+    start_server,
+    write_settings,
+)
 from tests.stub_openai import create_stub
-
-
-def write_settings(data_dir: Path, strong: dict) -> None:
-    data_dir.mkdir(parents=True, exist_ok=True)
-    (data_dir / "settings.json").write_text(json.dumps({"models": {"strong": strong}}))
 
 
 def unreachable_slot() -> dict:
@@ -112,11 +115,7 @@ def test_unreachable_model_server_is_503_and_keeps_the_learner_message(data_dir:
     try:
         with httpx.Client(base_url=server.url, timeout=60) as client:
             chat_id = client.post("/api/chats", json={}).json()["id"]
-            body = {
-                "id": chat_id,
-                "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hello?"}]}],
-            }
-            response = client.post("/api/chat", json=body)
+            response = client.post("/api/chat", json=learner_turn(chat_id, "hello?"))
             assert response.status_code == 503
             assert response.json()["error"] == "model_unreachable"
             assert "Settings" in response.json()["detail"]
@@ -130,20 +129,12 @@ def test_unreachable_model_server_is_503_and_keeps_the_learner_message(data_dir:
 def test_a_turn_through_the_openai_sdk_against_a_scripted_compatible_server(data_dir: Path) -> None:
     stub = create_stub(delay_s=0)
     with serve(stub) as stub_url:
-        write_settings(
-            data_dir, {"provider": "openai-compatible", "model": "scripted", "baseUrl": f"{stub_url}/v1"}
-        )
+        write_settings(data_dir, scripted_slot(stub_url))
         server = start_server(data_dir)
         try:
             with httpx.Client(base_url=server.url, timeout=60) as client:
                 chat_id = client.post("/api/chats", json={}).json()["id"]
-                body = {
-                    "id": chat_id,
-                    "messages": [
-                        {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "derivatives"}]}
-                    ],
-                }
-                response = client.post("/api/chat", json=body)
+                response = client.post("/api/chat", json=learner_turn(chat_id, "derivatives"))
                 assert response.status_code == 200 and response.text.endswith("data: [DONE]\n\n")
                 reply = client.get(f"/api/chats/{chat_id}").json()["messages"][-1]
                 assert (
