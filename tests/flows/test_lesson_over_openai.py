@@ -13,7 +13,7 @@ from server.core.phases import phase_of
 from server.core.plan_tree import derive_statuses, plan_of
 from server.core.transcript import pending_questions
 from tests.livehttp import serve
-from tests.procs import start_on_stub
+from tests.procs import learner_turn, start_on_stub
 from tests.stub_lesson import lesson_reply
 from tests.stub_openai import create_stub
 
