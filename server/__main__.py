@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 
 import uvicorn
 
-from server.config import DEFAULT_HOST, READY_PREFIX, DataPaths, resolve_data_dir
+from server.config import DEFAULT_HOST, ORIGINS_ENV, READY_PREFIX, TOKEN_ENV, DataPaths, resolve_data_dir
 
 EXIT_LOCKED = 3
 EXIT_BIND = 4
@@ -117,7 +117,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         port = sock.getsockname()[1]
         lock.describe({"pid": os.getpid(), "port": port})
         services = build_services(paths)
-        app = create_app(services)
+        app = create_app(
+            services,
+            token=os.environ.get(TOKEN_ENV) or None,
+            allowed_origins=frozenset(
+                o.strip() for o in os.environ.get(ORIGINS_ENV, "").split(",") if o.strip()
+            ),
+        )
         config = uvicorn.Config(
             app,
             log_level=args.log_level.lower(),

@@ -20,6 +20,12 @@ DEFAULT_HOST = "127.0.0.1"
 READY_PREFIX = "LH_READY"
 """The ready line printed on stdout once the server accepts connections: `LH_READY {"port": N, "pid": P}`."""
 
+TOKEN_ENV = "LH_API_TOKEN"  # noqa: S105 - an env var name, not a secret
+"""Per-launch API token set by Electron main (desktop mode); absent in web mode."""
+
+ORIGINS_ENV = "LH_ALLOWED_ORIGINS"
+"""Comma-separated extra origins accepted by the server (e.g. the Vite dev server)."""
+
 KEYRING_SERVICE = "learning-harness"
 """Service name under which API keys are stored in the OS keychain."""
 

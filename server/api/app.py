@@ -11,16 +11,25 @@ from fastapi import FastAPI
 from server import __version__
 from server.api.errors import install_error_handlers
 from server.api.routes import chats, health, settings
+from server.api.security import LoopbackGuard
 from server.api.static import mount_frontend
 from server.services.container import Services
 
 
-def create_app(services: Services, *, static_root: Path | None = None) -> FastAPI:
+def create_app(
+    services: Services,
+    *,
+    static_root: Path | None = None,
+    token: str | None = None,
+    allowed_origins: frozenset[str] = frozenset(),
+) -> FastAPI:
     """The app for one set of services (one data dir).
 
     Args:
         services: built by `server.services.container.build_services`.
         static_root: the built frontend (defaults to the package's `static/`).
+        token: the per-launch API token (desktop mode, from `LH_API_TOKEN`); None in web mode.
+        allowed_origins: extra origins accepted besides the app's own (`LH_ALLOWED_ORIGINS`).
     """
 
     @asynccontextmanager
@@ -37,4 +46,5 @@ def create_app(services: Services, *, static_root: Path | None = None) -> FastAP
     for module in (health, settings, chats):
         app.include_router(module.router)
     mount_frontend(app, static_root)
+    app.add_middleware(LoopbackGuard, token=token, allowed_origins=allowed_origins)
     return app

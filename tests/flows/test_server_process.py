@@ -169,3 +169,22 @@ def test_offline_model_child_is_started_and_stopped_with_the_server(data_dir: Pa
             pid
         )
     assert os.path.exists(data_dir / "logs" / "offline-model.log")
+
+
+def test_desktop_token_and_foreign_requests_are_refused_over_http(data_dir: Path) -> None:
+    write_settings(data_dir, unreachable_slot())
+    server = start_server(data_dir, env={"LH_API_TOKEN": "launch-token-123"})
+    try:
+        url = f"{server.url}/api/health"
+        missing = httpx.get(url)
+        assert missing.status_code == 403 and missing.json()["error"] == "forbidden"
+        assert httpx.get(url, headers={"x-lh-token": "nope"}).status_code == 403
+        assert httpx.get(url, headers={"x-lh-token": "launch-token-123"}).status_code == 200
+        assert (
+            httpx.get(url, headers={"x-lh-token": "launch-token-123", "host": "evil.example"}).status_code
+            == 403
+        )
+        foreign = httpx.get(url, headers={"x-lh-token": "launch-token-123", "origin": "https://evil.example"})
+        assert foreign.status_code == 403 and "other sites" in foreign.json()["detail"]
+    finally:
+        assert server.stop() == 0

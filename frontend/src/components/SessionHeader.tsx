@@ -34,7 +34,7 @@ export default function SessionHeader({ chatId, title, status, phase, model, usa
           data-testid="usage-total"
           title={`${totals.requests} model request${totals.requests === 1 ? '' : 's'} in this lesson`}
         >
-          {formatTokens(totals)} tokens · {formatCost(totals.costUsd)}
+          {totals.entries === 0 ? 'no model usage yet' : `${formatTokens(totals)} tokens · ${formatCost(totals.costUsd)}`}
         </span>
       </div>
     </header>

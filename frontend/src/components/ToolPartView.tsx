@@ -203,7 +203,7 @@ function PlanPart({ part }: { part: ToolPart }) {
   if (!plan) return <GenericTool name="plan_init" part={part} />;
   return (
     <div className="plan-note" data-testid="plan-note">
-      <span aria-hidden="true">🗺</span> Lesson plan: <strong>{plan.title}</strong> · {plan.nodes.length} step
+      Lesson plan written: <strong>{plan.title}</strong> · {plan.nodes.length} step
       {plan.nodes.length === 1 ? '' : 's'} <span className="muted">(see the plan panel)</span>
     </div>
   );
