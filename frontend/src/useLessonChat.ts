@@ -126,11 +126,12 @@ export function useLessonChat(initial: api.ChatRecord) {
     follow(initial);
   }, [initial, follow]);
 
-  // The session list shows running dots: refresh when a turn starts.
+  // The session list shows running dots: refresh when a turn starts (and once it streams,
+  // when the server has certainly registered it).
   const busy = status === 'submitted' || status === 'streaming';
   useEffect(() => {
-    if (busy) void refreshChats();
-  }, [busy, refreshChats]);
+    if (status === 'submitted' || status === 'streaming') void refreshChats();
+  }, [status, refreshChats]);
 
   const send = useCallback(
     (text: string) => {

@@ -1,0 +1,171 @@
+"""The knowledge graph: propositions and reasoning chains, as ledger lines and as merged views
+(seed §6). Ledgers live in `data/graph/*.jsonl`; the extraction pipeline is their sole writer.
+
+Ids: propositions `n_<16 hex>`, chains `arg_<16 hex>`, sources `src_<16 hex>` (notes, from the
+path) or the chat id (lessons), jobs `job_<...>`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from server.core.contracts.limits import Text300, Text2000
+
+SourceKind = Literal["chat", "notes"]
+
+
+class Wire(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# -- what the extractor submits (model-facing) ---------------------------------------------------
+class FindingProposition(Wire):
+    """A proposition as the extractor submits it.
+
+    Attributes:
+        id: a job-local id the chains refer to (e.g. "p1"); fresh per submit.
+        name: a short name (a few words).
+        statement: the proposition as one true, self-contained, world-facing sentence.
+        aliases: other names for it.
+    """
+
+    id: str = Field(min_length=1)
+    name: Text300
+    statement: Text2000
+    aliases: list[str] = Field(default_factory=list)
+
+    @field_validator("id")
+    @classmethod
+    def _short_id(cls, value: str) -> str:
+        if len(value) > 64:
+            raise ValueError("ids are short labels like 'p1' (at most 64 characters)")
+        return value
+
+
+class FindingChain(Wire):
+    """A reasoning chain: premises that jointly entail a conclusion.
+
+    Attributes:
+        premises: ids of the premises (at least one): submitted ids, or existing `n_` ids.
+        conclusion: id of the conclusion: a submitted id, or an existing `n_` id.
+    """
+
+    premises: list[str] = Field(min_length=1)
+    conclusion: str = Field(min_length=1)
+
+
+class Findings(Wire):
+    """The extractor's submit: both fields are required, even when empty."""
+
+    propositions: list[FindingProposition]
+    chains: list[FindingChain]
+
+
+class IdentityLink(Wire):
+    """The auditor's verdict that a submitted proposition IS an existing node."""
+
+    finding: str = Field(min_length=1, description="the submitted proposition's id")
+    node: str = Field(min_length=1, description="the existing node's n_ id")
+
+
+class Verdicts(Wire):
+    """The auditor's submit: identity links only (required, even when empty)."""
+
+    links: list[IdentityLink]
+
+
+# -- ledger lines (store shape) -------------------------------------------------------------------
+class Provenance(Wire):
+    """Where a line came from: the source and the job (and for chats, the messages)."""
+
+    source: str
+    job: str
+    messages: list[str] = Field(default_factory=list)
+
+
+class NodeLine(Wire):
+    """`nodes.jsonl`: the first line of an id creates the proposition; later lines with the same id
+    are identity links (another phrasing: an alias, more provenance)."""
+
+    id: str
+    name: str
+    statement: str
+    aliases: list[str] = Field(default_factory=list)
+    provenance: Provenance
+    at: str
+
+
+class ChainLine(Wire):
+    """`chains.jsonl`: a stored reasoning chain. Lines with the same (sorted premises, conclusion)
+    are one logical chain: the first line's id and time stand, provenance unions."""
+
+    id: str
+    premises: list[str]
+    conclusion: str
+    provenance: Provenance
+    at: str
+
+
+class CoverageLine(Wire):
+    """`coverage.jsonl`: a run committed on this message's content (its view's fingerprint)."""
+
+    source: str
+    message: str
+    fingerprint: str
+    job: str
+    at: str
+
+
+class RunLine(Wire):
+    """`sessions.jsonl`: a merged job (the coarse per-run checkpoint), with its counts."""
+
+    source: str
+    job: str
+    label: str
+    added_nodes: int = Field(alias="addedNodes")
+    linked_nodes: int = Field(alias="linkedNodes")
+    added_chains: int = Field(alias="addedChains")
+    dropped_chains: int = Field(alias="droppedChains")
+    at: str
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class SourceLine(Wire):
+    """`sources.jsonl`: a source's identity and, for notes, its content fingerprint once every
+    chunk merged (an unchanged re-import is then a no-op)."""
+
+    id: str
+    kind: SourceKind
+    title: str
+    path: str | None = None
+    fingerprint: str | None = None
+    at: str
+
+
+# -- merged views (read side) ---------------------------------------------------------------------
+class Proposition(BaseModel):
+    """A merged proposition: its first line, plus every later line's aliases and provenance."""
+
+    id: str
+    name: str
+    statement: str
+    aliases: list[str]
+    sources: list[str]
+    created_at: str = Field(alias="createdAt")
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class Chain(BaseModel):
+    """A merged reasoning chain (one per (sorted premises, conclusion))."""
+
+    id: str
+    premises: list[str]
+    conclusion: str
+    sources: list[str]
+    created_at: str = Field(alias="createdAt")
+
+    model_config = ConfigDict(populate_by_name=True)

@@ -1,0 +1,114 @@
+"""Coverage: which teacher prose the extraction pipeline has already committed on (seed §6).
+
+Each assistant message's *view* is its teacher prose: its text parts written after the prober
+handed over (the prober's words, learner messages, reasoning, tool calls and results, quizzes
+are excluded). A view's fingerprint is the SHA-256 of its text; a message is covered when a
+merged run recorded that fingerprint for it, so only a teacher-prose edit re-opens a message.
+Uncovered = fingerprint diff. Runs take greedy token-budgeted batches of the oldest uncovered
+views. Tokens are estimated as ceil(characters / 4).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from server.core.transcript import tool_name
+
+TOKEN_FLOOR = 500
+DEFAULT_CHUNK_TOKENS = 8192
+
+
+def estimate_tokens(text: str) -> int:
+    """Estimated tokens: ceil(len(text) / 4)."""
+    return (len(text) + 3) // 4
+
+
+@dataclass(frozen=True)
+class MessageView:
+    """One message's teacher prose.
+
+    Attributes:
+        message_id: the assistant message.
+        text: its teacher prose (paragraphs joined by blank lines).
+        fingerprint: SHA-256 hex of `text`.
+        tokens: estimated tokens of `text`.
+    """
+
+    message_id: str
+    text: str
+    fingerprint: str
+    tokens: int
+
+
+def message_views(messages: list[dict[str, Any]]) -> list[MessageView]:
+    """The teacher-prose views of a transcript, oldest first (messages without prose omitted)."""
+    views: list[MessageView] = []
+    teacher = False
+    for message in messages:
+        if message.get("role") != "assistant":
+            continue
+        paragraphs: list[str] = []
+        for part in message.get("parts", []):
+            if tool_name(part) == "probe_done" and part.get("state") == "output-available":
+                teacher = True
+            elif teacher and part.get("type") == "text" and str(part.get("text", "")).strip():
+                paragraphs.append(str(part["text"]).strip())
+        if paragraphs:
+            text = "\n\n".join(paragraphs)
+            views.append(
+                MessageView(
+                    str(message.get("id")),
+                    text,
+                    hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                    estimate_tokens(text),
+                )
+            )
+    return views
+
+
+def uncovered(views: Iterable[MessageView], covered: Mapping[str, set[str]]) -> list[MessageView]:
+    """Views whose current fingerprint no run has committed on.
+
+    Args:
+        views: the transcript's views.
+        covered: message id -> fingerprints recorded in the coverage ledger.
+    """
+    return [v for v in views if v.fingerprint not in covered.get(v.message_id, set())]
+
+
+def check_budget(budget_tokens: int) -> int:
+    """Raises ValueError when the budget is below the floor (500 tokens)."""
+    if budget_tokens < TOKEN_FLOOR:
+        raise ValueError(f"graph.extractionChunkTokens is {budget_tokens}; the floor is {TOKEN_FLOOR}")
+    return budget_tokens
+
+
+def batch_uncovered(views: list[MessageView], budget_tokens: int) -> list[list[MessageView]]:
+    """Greedy token-budgeted batches of the oldest uncovered teacher prose (seed §6, coverage).
+
+    Args:
+        views: uncovered message views, oldest first.
+        budget_tokens: per-batch budget in estimated tokens (settings graph.extractionChunkTokens, >= 500).
+
+    Returns:
+        Batches in order; a single view larger than the budget forms its own batch.
+
+    Raises:
+        ValueError: budget_tokens below the floor.
+    """
+    check_budget(budget_tokens)
+    batches: list[list[MessageView]] = []
+    current: list[MessageView] = []
+    used = 0
+    for view in views:
+        if current and used + view.tokens > budget_tokens:
+            batches.append(current)
+            current, used = [], 0
+        current.append(view)
+        used += view.tokens
+    if current:
+        batches.append(current)
+    return batches

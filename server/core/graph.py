@@ -1,0 +1,299 @@
+"""The merger: the graph's only writer logic, deterministic and pure (seed §6).
+
+Ledger lines fold into propositions and chains (`fold_nodes`, `fold_chains`); an extraction job's
+findings and the auditor's identity links become the lines to append (`plan_merge`), followed by
+chain simplification (`simplify`), which drops provably redundant chains.
+
+Chain simplification (seed §6, made sound): a chain `P ⟹ Y` is redundant when some kept chain
+`Q ⟹ Y` for the same conclusion has every premise of `Q` derivable from `P` through kept chains.
+That covers both cases the seed names: strict containment (`Q ⊂ P`, so fewer premises win) and
+ancestry-cover (`[A,B]⟹X` + `[X,C]⟹Y` make `[A,B,C]⟹Y` redundant). Chains are considered in
+(premise count, creation time, id) order and each drop is justified by chains that stay, so the
+graph derives exactly what it derived before. `simplify` re-checks only chains whose conclusion is
+a new chain's conclusion or downstream of it: its cost does not grow with unrelated parts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from server.core.contracts.graph import (
+    Chain,
+    ChainLine,
+    Findings,
+    NodeLine,
+    Proposition,
+    Provenance,
+    Verdicts,
+)
+
+NODE_PREFIX = "n_"
+CHAIN_PREFIX = "arg_"
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def node_id(source: str, job: str, local_id: str) -> str:
+    """A new proposition's id, deterministic in (source, job, local id): a rerun of the same job
+    mints the same ids, so it converges instead of duplicating."""
+    return NODE_PREFIX + _digest(f"{source}|{job}|{local_id}")
+
+
+def chain_key(premises: Iterable[str], conclusion: str) -> tuple[tuple[str, ...], str]:
+    return tuple(sorted(set(premises))), conclusion
+
+
+def chain_id(premises: Iterable[str], conclusion: str) -> str:
+    """A chain's id, deterministic in (sorted premises, conclusion)."""
+    key = chain_key(premises, conclusion)
+    return CHAIN_PREFIX + _digest("|".join(key[0]) + "=>" + key[1])
+
+
+# -- folding ledgers -----------------------------------------------------------------------------
+def fold_nodes(lines: Iterable[NodeLine]) -> dict[str, Proposition]:
+    """Merged propositions: the first line of an id stands; later lines add aliases and sources."""
+    out: dict[str, Proposition] = {}
+    for line in lines:
+        existing = out.get(line.id)
+        if existing is None:
+            out[line.id] = Proposition(
+                id=line.id,
+                name=line.name,
+                statement=line.statement,
+                aliases=list(dict.fromkeys(a for a in line.aliases if a != line.name)),
+                sources=[line.provenance.source],
+                createdAt=line.at,
+            )
+            continue
+        for alias in [line.name, *line.aliases]:
+            if alias and alias != existing.name and alias not in existing.aliases:
+                existing.aliases.append(alias)
+        if line.provenance.source not in existing.sources:
+            existing.sources.append(line.provenance.source)
+    return out
+
+
+def fold_chains(lines: Iterable[ChainLine]) -> dict[str, Chain]:
+    """Merged chains by id; lines with the same (sorted premises, conclusion) are one chain:
+    the first line's id and time stand, sources union."""
+    by_key: dict[tuple[tuple[str, ...], str], Chain] = {}
+    for line in lines:
+        key = chain_key(line.premises, line.conclusion)
+        existing = by_key.get(key)
+        if existing is None:
+            by_key[key] = Chain(
+                id=line.id,
+                premises=list(key[0]),
+                conclusion=line.conclusion,
+                sources=[line.provenance.source],
+                createdAt=line.at,
+            )
+        elif line.provenance.source not in existing.sources:
+            existing.sources.append(line.provenance.source)
+    return {chain.id: chain for chain in by_key.values()}
+
+
+# -- validating the extractor's submit -----------------------------------------------------------
+def findings_problems(findings: Findings, existing: Mapping[str, object]) -> list[str]:
+    """What is wrong with a submit, as sentences the extractor can act on (empty: acceptable).
+
+    Laws: submitted ids are unique; every premise and conclusion resolves to a submitted id or an
+    existing `n_` id; a chain does not use its conclusion as a premise.
+    """
+    problems: list[str] = []
+    ids = [p.id for p in findings.propositions]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        problems.append(f"proposition ids must be unique; repeated: {', '.join(dupes)}")
+    known = set(ids)
+    for index, chain in enumerate(findings.chains):
+        unknown = [e for e in [*chain.premises, chain.conclusion] if e not in known and e not in existing]
+        if unknown:
+            problems.append(
+                f"chains[{index}] refers to {', '.join(sorted(set(unknown)))}, which is neither a submitted "
+                "proposition id nor an existing node id; submit that proposition or fix the id"
+            )
+        if chain.conclusion in chain.premises:
+            problems.append(f"chains[{index}] uses its conclusion {chain.conclusion} as a premise")
+    return problems
+
+
+# -- planning a merge ----------------------------------------------------------------------------
+@dataclass
+class MergePlan:
+    """What one job's merge writes.
+
+    Attributes:
+        node_lines: `nodes.jsonl` lines to append (new propositions and identity links).
+        chain_lines: `chains.jsonl` lines to append (new chains and re-asserted ones).
+        dropped_chains: chain ids simplification removes (the ledger is rewritten without them).
+        added_nodes / linked_nodes / added_chains: counts for the run checkpoint.
+        skipped_chains: chains whose endpoints no longer resolve (e.g. a node deleted meanwhile).
+    """
+
+    node_lines: list[NodeLine] = field(default_factory=list)
+    chain_lines: list[ChainLine] = field(default_factory=list)
+    dropped_chains: set[str] = field(default_factory=set)
+    added_nodes: int = 0
+    linked_nodes: int = 0
+    added_chains: int = 0
+    skipped_chains: int = 0
+
+
+def plan_merge(
+    nodes: Mapping[str, Proposition],
+    chains: Mapping[str, Chain],
+    findings: Findings,
+    verdicts: Verdicts,
+    provenance: Provenance,
+    at: str,
+) -> MergePlan:
+    """Join findings and verdicts into ledger lines, then simplify (seed §6, the merger).
+
+    Links are validated: a link must name a submitted proposition and an existing node (others are
+    ignored). Linked propositions append a link line under the existing id; the rest become new
+    nodes. Chains resolve through the job-local id map (existing `n_` ids pass through), dedupe by
+    (sorted premises, conclusion) against the graph and within the job, and feed simplification.
+
+    Args:
+        nodes / chains: the merged graph as it stands (inside the audit→merge critical section).
+        findings: the extractor's submit (already validated by `findings_problems`).
+        verdicts: the auditor's identity links.
+        provenance: source, job and (for chats) the covered message ids.
+        at: ISO timestamp for every line.
+    """
+    plan = MergePlan()
+    submitted = {p.id for p in findings.propositions}
+    links: dict[str, str] = {}
+    for link in verdicts.links:
+        if link.finding in submitted and link.node in nodes and link.finding not in links:
+            links[link.finding] = link.node
+    resolved: dict[str, str] = {}
+    for prop in findings.propositions:
+        if prop.id in links:
+            target = links[prop.id]
+            plan.linked_nodes += 1
+        else:
+            target = node_id(provenance.source, provenance.job, prop.id)
+            if target not in nodes:
+                plan.added_nodes += 1
+        resolved[prop.id] = target
+        plan.node_lines.append(
+            NodeLine(
+                id=target,
+                name=prop.name,
+                statement=prop.statement,
+                aliases=prop.aliases,
+                provenance=provenance,
+                at=at,
+            )
+        )
+    known = set(nodes) | set(resolved.values())
+    keys = {chain_key(c.premises, c.conclusion): c.id for c in chains.values()}
+    new_chains: list[Chain] = []
+    for finding in findings.chains:
+        premises = [resolved.get(p, p) for p in finding.premises]
+        conclusion = resolved.get(finding.conclusion, finding.conclusion)
+        if any(e not in known for e in [*premises, conclusion]) or conclusion in premises:
+            plan.skipped_chains += 1
+            continue
+        key = chain_key(premises, conclusion)
+        cid = keys.get(key) or chain_id(*key)
+        if key not in keys:
+            keys[key] = cid
+            plan.added_chains += 1
+            new_chains.append(
+                Chain(
+                    id=cid,
+                    premises=list(key[0]),
+                    conclusion=conclusion,
+                    sources=[provenance.source],
+                    createdAt=at,
+                )
+            )
+        plan.chain_lines.append(
+            ChainLine(id=cid, premises=list(key[0]), conclusion=conclusion, provenance=provenance, at=at)
+        )
+    if new_chains:
+        merged = {**chains, **{c.id: c for c in new_chains}}
+        plan.dropped_chains = simplify(merged, changed=new_chains)
+    return plan
+
+
+# -- chain simplification ------------------------------------------------------------------------
+def _downstream(conclusions: set[str], by_premise: Mapping[str, list[Chain]]) -> set[str]:
+    """The given nodes and every node derivable downstream of them."""
+    seen = set(conclusions)
+    stack = list(conclusions)
+    while stack:
+        node = stack.pop()
+        for chain in by_premise.get(node, ()):
+            if chain.conclusion not in seen:
+                seen.add(chain.conclusion)
+                stack.append(chain.conclusion)
+    return seen
+
+
+def simplify(chains: Mapping[str, Chain], changed: Iterable[Chain] | None = None) -> set[str]:
+    """Ids of provably redundant chains (see the module docstring).
+
+    Args:
+        chains: every current chain, by id.
+        changed: the chains just added; only chains whose conclusion is one of theirs or
+            downstream of one are re-checked (the rest stay as they were). None re-checks all.
+
+    Returns:
+        The ids to drop; the chains that remain derive everything the input derived.
+    """
+    by_premise: dict[str, list[Chain]] = defaultdict(list)
+    for chain in chains.values():
+        for premise in chain.premises:
+            by_premise[premise].append(chain)
+    if changed is None:
+        candidates = list(chains.values())
+    else:
+        affected = _downstream({c.conclusion for c in changed}, by_premise)
+        candidates = [c for c in chains.values() if c.conclusion in affected]
+    candidate_ids = {c.id for c in candidates}
+    kept_by_conclusion: dict[str, list[Chain]] = defaultdict(list)
+    for chain in chains.values():
+        if chain.id not in candidate_ids:
+            kept_by_conclusion[chain.conclusion].append(chain)
+    dropped: set[str] = set()
+    for chain in sorted(candidates, key=lambda c: (len(c.premises), c.created_at, c.id)):
+        if _redundant(chain, kept_by_conclusion):
+            dropped.add(chain.id)
+        else:
+            kept_by_conclusion[chain.conclusion].append(chain)
+    return dropped
+
+
+def _redundant(chain: Chain, kept_by_conclusion: Mapping[str, list[Chain]]) -> bool:
+    """Whether a kept chain for the same conclusion has all its premises derivable from this
+    chain's premises through kept chains (backward chaining over their ancestry only)."""
+    given = set(chain.premises)
+    memo: dict[str, bool] = {}
+
+    def derivable(node: str, visiting: frozenset[str]) -> bool:
+        if node in given:
+            return True
+        if node in memo:
+            return memo[node]
+        if node in visiting:
+            return False
+        result = any(
+            all(derivable(p, visiting | {node}) for p in rule.premises)
+            for rule in kept_by_conclusion.get(node, ())
+        )
+        memo[node] = result
+        return result
+
+    return any(
+        all(derivable(p, frozenset({chain.conclusion})) for p in other.premises)
+        for other in kept_by_conclusion.get(chain.conclusion, ())
+    )

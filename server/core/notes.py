@@ -1,0 +1,107 @@
+"""The notes front door's pure half: what a notes file is, and how it is chunked (seed §6).
+
+A file is accepted when it is non-empty UTF-8 text of at most 2 MB; it is split at line
+boundaries into chunks of at most the token budget (a line longer than the budget is split
+too). Broken front matter is just text. Source ids are deterministic in the file's path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from server.core.coverage import check_budget, estimate_tokens
+
+MAX_NOTE_BYTES = 2_000_000
+"""Largest notes file accepted, in bytes (2 MB; the 110 KB fixture is far below)."""
+
+NOTE_SUFFIXES = (".md", ".markdown", ".txt")
+
+
+class NoteRefused(ValueError):
+    """A notes file that cannot be imported; the message says why and what to do."""
+
+
+def source_id(path: str) -> str:
+    """`src_` + the first 16 hex of SHA-256 of the file's path (as given: a relative upload name or
+    an absolute desktop path)."""
+    return "src_" + hashlib.sha256(path.encode("utf-8")).hexdigest()[:16]
+
+
+def content_fingerprint(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def decode_note(name: str, data: bytes) -> str:
+    """The file's text, or NoteRefused.
+
+    Refused: a name without .md/.markdown/.txt, more than 2 MB, binary content (NUL bytes),
+    invalid UTF-8 (the message gives line and column), empty or whitespace-only text.
+    A UTF-8 byte-order mark is dropped; CRLF line ends become LF.
+    """
+    if not name.lower().endswith(NOTE_SUFFIXES):
+        raise NoteRefused(f"{name}: only .md, .markdown and .txt files are imported")
+    if len(data) > MAX_NOTE_BYTES:
+        raise NoteRefused(
+            f"{name}: {len(data)} bytes; notes files are limited to {MAX_NOTE_BYTES} bytes (2 MB)"
+        )
+    if b"\x00" in data:
+        raise NoteRefused(f"{name}: binary content (NUL bytes); only text notes are imported")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise NoteRefused(
+            f"{name}: not valid UTF-8 at line {line}, column {column} (byte {exc.start}); "
+            "save the file as UTF-8 and import it again"
+        ) from exc
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    if not text.strip():
+        raise NoteRefused(f"{name}: the file is empty (or only whitespace); nothing to import")
+    return text
+
+
+@dataclass(frozen=True)
+class NoteChunk:
+    """A chunk of a notes file: its text, 1-based first and last line, estimated tokens."""
+
+    text: str
+    first_line: int
+    last_line: int
+    tokens: int
+
+
+def chunk_note(text: str, budget_tokens: int) -> list[NoteChunk]:
+    """Split at line boundaries into chunks of at most `budget_tokens` (estimated); a line longer
+    than the budget is split into budget-sized pieces. Whitespace-only chunks are dropped.
+
+    Raises:
+        ValueError: budget below the floor (500).
+    """
+    check_budget(budget_tokens)
+    max_chars = budget_tokens * 4
+    pieces: list[tuple[int, str]] = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if len(line) + 1 > max_chars:
+            pieces.extend((number, line[i : i + max_chars]) for i in range(0, len(line), max_chars))
+        else:
+            pieces.append((number, line))
+    chunks: list[NoteChunk] = []
+    current: list[tuple[int, str]] = []
+    size = 0
+    for number, piece in pieces:
+        cost = len(piece) + 1
+        if current and size + cost > max_chars:
+            chunks.append(_chunk(current))
+            current, size = [], 0
+        current.append((number, piece))
+        size += cost
+    if current:
+        chunks.append(_chunk(current))
+    return [c for c in chunks if c.text.strip()]
+
+
+def _chunk(lines: list[tuple[int, str]]) -> NoteChunk:
+    text = "\n".join(piece for _, piece in lines)
+    return NoteChunk(text, lines[0][0], lines[-1][0], estimate_tokens(text))

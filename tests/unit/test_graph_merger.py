@@ -1,0 +1,274 @@
+"""The merger and chain simplification (seed §6): pure, deterministic, sound."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from server.core.contracts.graph import (
+    Chain,
+    ChainLine,
+    FindingChain,
+    FindingProposition,
+    Findings,
+    IdentityLink,
+    NodeLine,
+    Provenance,
+    Verdicts,
+)
+from server.core.graph import (
+    chain_id,
+    findings_problems,
+    fold_chains,
+    fold_nodes,
+    node_id,
+    plan_merge,
+    simplify,
+)
+
+PROV = Provenance(source="c_1", job="job_1")
+
+
+def chain(premises: list[str], conclusion: str, at: str = "t0", cid: str | None = None) -> Chain:
+    return Chain(
+        id=cid or chain_id(premises, conclusion),
+        premises=sorted(premises),
+        conclusion=conclusion,
+        sources=["s"],
+        createdAt=at,
+    )
+
+
+def prop(pid: str, name: str | None = None) -> FindingProposition:
+    return FindingProposition(id=pid, name=name or pid.upper(), statement=f"{pid} holds.")
+
+
+# -- simplification ------------------------------------------------------------------------------
+def test_strict_containment_prefers_fewer_premises() -> None:
+    small, big = chain(["A", "B"], "Y", "t1"), chain(["A", "B", "C"], "Y", "t0")
+    assert simplify({c.id: c for c in (small, big)}) == {big.id}
+
+
+def test_ancestry_cover_from_the_seed() -> None:
+    ab_x, xc_y, abc_y = chain(["A", "B"], "X"), chain(["X", "C"], "Y"), chain(["A", "B", "C"], "Y")
+    assert simplify({c.id: c for c in (ab_x, xc_y, abc_y)}) == {abc_y.id}
+
+
+def test_transitive_ancestry_cover() -> None:
+    chains = [chain(["A"], "B"), chain(["B"], "C"), chain(["C", "D"], "Y"), chain(["A", "D", "E"], "Y")]
+    assert simplify({c.id: c for c in chains}) == {chains[3].id}
+
+
+def test_an_argument_that_needs_less_is_not_redundant() -> None:
+    # [A,B]⟹X and [X,C]⟹Y do not make [A,B]⟹Y redundant: that argument does not need C.
+    chains = [chain(["X", "C"], "Y", "t0"), chain(["A", "B"], "X", "t1"), chain(["A", "B"], "Y", "t2")]
+    assert simplify({c.id: c for c in chains}) == set()
+
+
+def test_independent_arguments_for_one_conclusion_both_stay() -> None:
+    chains = [chain(["A", "B"], "E"), chain(["C", "D"], "E")]
+    assert simplify({c.id: c for c in chains}) == set()
+
+
+def test_cycles_do_not_loop_or_justify_themselves() -> None:
+    chains = [chain(["A"], "B"), chain(["B"], "A"), chain(["A", "C"], "Y"), chain(["B", "C"], "Y", "t1")]
+    dropped = simplify({c.id: c for c in chains})
+    assert dropped == {chains[3].id}  # {B, C} derives A through B⟹A, so [A,C]⟹Y covers [B,C]⟹Y
+
+
+def derives(premises: set[str], rules: list[Chain]) -> set[str]:
+    known = set(premises)
+    changed = True
+    while changed:
+        changed = False
+        for rule in rules:
+            if rule.conclusion not in known and set(rule.premises) <= known:
+                known.add(rule.conclusion)
+                changed = True
+    return known
+
+
+NODES = st.sampled_from(list("ABCDEFGH"))
+
+
+@st.composite
+def chain_sets(draw: st.DrawFn) -> dict[str, Chain]:
+    out: dict[str, Chain] = {}
+    for i in range(draw(st.integers(0, 14))):
+        conclusion = draw(NODES)
+        premises = draw(st.sets(NODES.filter(lambda n, c=conclusion: n != c), min_size=1, max_size=4))
+        c = chain(sorted(premises), conclusion, f"t{i:02d}")
+        out.setdefault(c.id, c)
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(chain_sets(), st.sets(NODES, max_size=4))
+def test_simplification_preserves_what_the_graph_derives(chains: dict[str, Chain], start: set[str]) -> None:
+    dropped = simplify(chains)
+    kept = [c for c in chains.values() if c.id not in dropped]
+    assert derives(start, list(chains.values())) == derives(start, kept)
+    for cid in dropped:  # every dropped chain is derivable from what stays
+        c = chains[cid]
+        assert c.conclusion in derives(set(c.premises), kept)
+
+
+@settings(max_examples=200, deadline=None)
+@given(chain_sets(), chain_sets())
+def test_incremental_simplification_is_sound_too(old: dict[str, Chain], new: dict[str, Chain]) -> None:
+    base = {cid: c for cid, c in old.items() if cid not in simplify(old)}
+    fresh = [c for cid, c in new.items() if cid not in base]
+    merged = {**base, **{c.id: c for c in fresh}}
+    dropped = simplify(merged, changed=fresh)
+    kept = [c for c in merged.values() if c.id not in dropped]
+    for cid in dropped:
+        assert merged[cid].conclusion in derives(set(merged[cid].premises), kept)
+
+
+def test_incremental_leaves_unrelated_parts_alone() -> None:
+    unrelated = {c.id: c for c in [chain(["P"], "Q"), chain(["P", "R"], "Q")]}  # redundant, but untouched
+    new = chain(["A"], "B")
+    assert simplify({**unrelated, new.id: new}, changed=[new]) == set()
+    assert simplify({**unrelated, new.id: new}) == {chain(["P", "R"], "Q").id}
+
+
+# -- validation ----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "findings, words",
+    [
+        pytest.param(
+            Findings(propositions=[prop("p1"), prop("p1")], chains=[]), "unique", id="duplicate-ids"
+        ),
+        pytest.param(
+            Findings(propositions=[prop("p1")], chains=[FindingChain(premises=["p9"], conclusion="p1")]),
+            "p9",
+            id="unknown-premise",
+        ),
+        pytest.param(
+            Findings(
+                propositions=[prop("p1"), prop("p2")],
+                chains=[FindingChain(premises=["p1", "p2"], conclusion="p2")],
+            ),
+            "conclusion p2 as a premise",
+            id="self-reference",
+        ),
+    ],
+)
+def test_findings_problems(findings: Findings, words: str) -> None:
+    assert any(words in p for p in findings_problems(findings, {}))
+
+
+def test_existing_node_ids_are_valid_endpoints() -> None:
+    findings = Findings(propositions=[prop("p1")], chains=[FindingChain(premises=["n_old"], conclusion="p1")])
+    assert findings_problems(findings, {"n_old": object()}) == []
+
+
+def test_findings_require_both_fields() -> None:
+    with pytest.raises(ValueError):
+        Findings.model_validate({"propositions": []})
+    with pytest.raises(ValueError):
+        Verdicts.model_validate({})
+    with pytest.raises(ValueError):
+        FindingChain.model_validate({"premises": [], "conclusion": "p1"})
+
+
+# -- merging -------------------------------------------------------------------------------------
+def test_merge_links_creates_dedupes_and_passes_existing_ids_through() -> None:
+    existing_node = fold_nodes(
+        [
+            NodeLine(
+                id="n_old",
+                name="Limit",
+                statement="Limits exist.",
+                provenance=Provenance(source="c_0", job="j0"),
+                at="t0",
+            )
+        ]
+    )
+    old_chain = chain(["n_old"], "n_x", cid="arg_first")
+    nodes = {
+        **existing_node,
+        "n_x": fold_nodes([NodeLine(id="n_x", name="X", statement="X.", provenance=PROV, at="t0")])["n_x"],
+    }
+    findings = Findings(
+        propositions=[prop("p1", "Limits"), prop("p2", "Derivative")],
+        chains=[
+            FindingChain(premises=["p1"], conclusion="p2"),
+            FindingChain(premises=["p1"], conclusion="p2"),  # repeated within the job
+            FindingChain(premises=["p1"], conclusion="n_x"),
+        ],  # = the old chain, via the link
+    )
+    verdicts = Verdicts(
+        links=[
+            IdentityLink(finding="p1", node="n_old"),
+            IdentityLink(finding="p2", node="n_missing"),  # invalid: ignored
+            IdentityLink(finding="zz", node="n_old"),
+        ]
+    )  # not submitted: ignored
+    plan = plan_merge(nodes, {old_chain.id: old_chain}, findings, verdicts, PROV, "t1")
+    new_p2 = node_id("c_1", "job_1", "p2")
+    assert [line.id for line in plan.node_lines] == ["n_old", new_p2]
+    assert (plan.added_nodes, plan.linked_nodes, plan.added_chains) == (1, 1, 1)
+    ids = [line.id for line in plan.chain_lines]
+    assert ids == [chain_id(["n_old"], new_p2), chain_id(["n_old"], new_p2), "arg_first"]
+    merged = fold_chains(
+        [
+            ChainLine(
+                id="arg_first",
+                premises=["n_old"],
+                conclusion="n_x",
+                provenance=Provenance(source="c_0", job="j0"),
+                at="t0",
+            ),
+            *plan.chain_lines,
+        ]
+    )
+    assert len(merged) == 2 and merged["arg_first"].sources == ["c_0", "c_1"]
+    folded = fold_nodes(
+        [
+            *(
+                NodeLine(
+                    id="n_old",
+                    name="Limit",
+                    statement="Limits exist.",
+                    provenance=Provenance(source="c_0", job="j0"),
+                    at="t0",
+                ),
+            ),
+            *plan.node_lines,
+        ]
+    )
+    assert folded["n_old"].aliases == ["Limits"] and folded["n_old"].sources == ["c_0", "c_1"]
+
+
+def test_merge_is_deterministic_so_a_rerun_converges() -> None:
+    findings = Findings(
+        propositions=[prop("p1"), prop("p2")], chains=[FindingChain(premises=["p1"], conclusion="p2")]
+    )
+    first = plan_merge({}, {}, findings, Verdicts(links=[]), PROV, "t1")
+    nodes = fold_nodes(first.node_lines)
+    chains = fold_chains(first.chain_lines)
+    again = plan_merge(nodes, chains, findings, Verdicts(links=[]), PROV, "t2")
+    assert again.added_nodes == 0 and again.added_chains == 0
+    assert len(fold_nodes([*first.node_lines, *again.node_lines])) == 2
+    assert len(fold_chains([*first.chain_lines, *again.chain_lines])) == 1
+
+
+def test_merge_simplifies_with_the_new_chains() -> None:
+    findings = Findings(
+        propositions=[prop(p) for p in ("a", "b", "c", "x", "y")],
+        chains=[
+            FindingChain(premises=["a", "b", "c"], conclusion="y"),
+            FindingChain(premises=["a", "b"], conclusion="x"),
+            FindingChain(premises=["x", "c"], conclusion="y"),
+        ],
+    )
+    plan = plan_merge({}, {}, findings, Verdicts(links=[]), PROV, "t1")
+    by_key = defaultdict(list)
+    for line in plan.chain_lines:
+        by_key[line.id].append(line)
+    big = chain_id([node_id("c_1", "job_1", p) for p in "abc"], node_id("c_1", "job_1", "y"))
+    assert plan.dropped_chains == {big}
