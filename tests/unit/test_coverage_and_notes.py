@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -48,7 +49,7 @@ def test_views_are_teacher_prose_only() -> None:
         ("a1", "Teacher: limits."),
         ("a2", "More teaching.\n\nSecond paragraph."),
     ]
-    assert message_views(messages[:1] + [assistant("a0", text("prober only"))]) == []
+    assert message_views([*messages[:1], assistant("a0", text("prober only"))]) == []
 
 
 def test_only_a_prose_edit_reopens_a_message() -> None:
@@ -103,7 +104,7 @@ def test_odd_but_textual_edge_files_import(name: str) -> None:
 
 
 def test_wrong_suffix_is_refused() -> None:
-    with pytest.raises(NoteRefused, match=".md"):
+    with pytest.raises(NoteRefused, match=r"\.md"):
         decode_note("photo.png", b"text")
 
 
@@ -113,7 +114,7 @@ def test_the_large_note_chunks_at_line_boundaries_under_budget() -> None:
     assert len(chunks) >= 3
     assert all(c.tokens <= 8192 for c in chunks)
     assert "\n".join(c.text for c in chunks).split() == note.split()
-    assert chunks[0].first_line == 1 and all(a.last_line < b.first_line for a, b in zip(chunks, chunks[1:]))
+    assert chunks[0].first_line == 1 and all(a.last_line < b.first_line for a, b in itertools.pairwise(chunks))
 
 
 def test_a_line_longer_than_the_budget_is_split() -> None:
