@@ -114,7 +114,8 @@ def test_the_large_note_chunks_at_line_boundaries_under_budget() -> None:
     assert len(chunks) >= 3
     assert all(c.tokens <= 8192 for c in chunks)
     assert "\n".join(c.text for c in chunks).split() == note.split()
-    assert chunks[0].first_line == 1 and all(a.last_line < b.first_line for a, b in itertools.pairwise(chunks))
+    assert chunks[0].first_line == 1
+    assert all(a.last_line < b.first_line for a, b in itertools.pairwise(chunks))
 
 
 def test_a_line_longer_than_the_budget_is_split() -> None:
