@@ -65,6 +65,11 @@ class DataPaths:
         return self.root / "chats"
 
     @property
+    def graph(self) -> Path:
+        """The graph ledgers (`*.jsonl`), written only by the extraction pipeline."""
+        return self.root / "graph"
+
+    @property
     def secrets(self) -> Path:
         """Owner-only key file, used only where no OS keychain backend exists."""
         return self.root / "secrets.json"

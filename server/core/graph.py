@@ -196,6 +196,7 @@ def plan_merge(
     known = set(nodes) | set(resolved.values())
     keys = {chain_key(c.premises, c.conclusion): c.id for c in chains.values()}
     new_chains: list[Chain] = []
+    asserted: list[Chain] = []
     for finding in findings.chains:
         premises = [resolved.get(p, p) for p in finding.premises]
         conclusion = resolved.get(finding.conclusion, finding.conclusion)
@@ -216,12 +217,15 @@ def plan_merge(
                     createdAt=at,
                 )
             )
+        elif cid in chains:
+            asserted.append(chains[cid])
         plan.chain_lines.append(
             ChainLine(id=cid, premises=list(key[0]), conclusion=conclusion, provenance=provenance, at=at)
         )
-    if new_chains:
+    if new_chains or asserted:
+        # Re-checking the re-asserted chains too heals a simplification a crash interrupted.
         merged = {**chains, **{c.id: c for c in new_chains}}
-        plan.dropped_chains = simplify(merged, changed=new_chains)
+        plan.dropped_chains = simplify(merged, changed=[*new_chains, *asserted])
     return plan
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Protocol
 
 from server.core.contracts.chat import ChatRecord
+from server.core.contracts.graph import Chain, ChainLine, CoverageLine, Proposition, RunLine, SourceLine
 from server.core.contracts.models import KeyedProvider, Settings
+from server.core.graph import MergePlan
 
 
 class StoreCorrupt(Exception):
@@ -59,3 +61,36 @@ class SecretStore(Protocol):
     def set(self, provider: KeyedProvider, key: str) -> None: ...
 
     def delete(self, provider: KeyedProvider) -> None: ...
+
+
+class GraphStore(Protocol):
+    """The graph ledgers in `data/graph/` (seed §6). Reads fold the ledgers; the only writes are
+    a merge's commit, a source's record and a job's usage, all by the extraction pipeline."""
+
+    def nodes(self) -> dict[str, Proposition]: ...
+
+    def chains(self) -> dict[str, Chain]: ...
+
+    def chain_lines(self) -> list[ChainLine]: ...
+
+    def covered(self, source: str) -> dict[str, set[str]]:
+        """message id -> fingerprints committed on, for one source."""
+        ...
+
+    def sources(self) -> dict[str, SourceLine]:
+        """Each source's latest line."""
+        ...
+
+    def runs(self) -> list[RunLine]: ...
+
+    def commit_merge(self, plan: MergePlan, coverage: list[CoverageLine], run: RunLine) -> None:
+        """Write a merge in a crash-tolerant order: nodes, chains, the simplification rewrite,
+        the run line, and coverage last (a crash before it checkpoints nothing). A crash leaves
+        whole lines; the deterministic ids make a rerun converge. Raises OSError loudly."""
+        ...
+
+    def record_source(self, line: SourceLine) -> None: ...
+
+    def record_usage(self, line: dict[str, object]) -> None:
+        """Append one job's usage record (`usage.jsonl`)."""
+        ...

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from server.config import KEYRING_SERVICE, DataPaths
-from server.core.ports import ChatStore, SecretStore, SettingsStore
+from server.core.ports import ChatStore, GraphStore, SecretStore, SettingsStore
 from server.store.chats import FileChatStore
+from server.store.graph import FileGraphStore
 from server.store.lock import DataDirLock, DataDirLocked
 from server.store.secrets import FileSecrets, KeyringSecrets, keychain_available
 from server.store.settings import FileSettingsStore
@@ -21,6 +22,7 @@ class Stores:
     chats: ChatStore
     settings: SettingsStore
     secrets: SecretStore
+    graph: GraphStore
 
 
 def build_stores(paths: DataPaths, *, secrets: SecretStore | None = None) -> Stores:
@@ -37,6 +39,7 @@ def build_stores(paths: DataPaths, *, secrets: SecretStore | None = None) -> Sto
         chats=FileChatStore(paths.chats),
         settings=FileSettingsStore(paths.settings),
         secrets=secrets,
+        graph=FileGraphStore(paths.graph),
     )
 
 

@@ -12,19 +12,24 @@ import orjson
 
 
 def write_json_atomic(path: Path, data: Any, *, mode: int | None = None) -> None:
-    """Replace `path` with `data` as pretty JSON, atomically.
-
-    A reader sees either the old file or the new one, never a half-written one. The directory is
-    created when missing. Raises OSError (disk full, permissions) after removing the temp file;
-    the old file is untouched.
+    """Replace `path` with `data` as pretty JSON, atomically (see `write_bytes_atomic`).
 
     Args:
         path: target file.
         data: JSON-serializable value (orjson).
         mode: optional permission bits for the new file (e.g. 0o600 for secrets).
     """
+    write_bytes_atomic(path, orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n", mode=mode)
+
+
+def write_bytes_atomic(path: Path, payload: bytes, *, mode: int | None = None) -> None:
+    """Replace `path` with `payload`, atomically: a temp file beside it, fsync, rename, fsync dir.
+
+    A reader sees either the old file or the new one, never a half-written one. The directory is
+    created when missing. Raises OSError (disk full, permissions) after removing the temp file;
+    the old file is untouched.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n"
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         if mode is not None:

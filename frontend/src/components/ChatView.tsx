@@ -5,7 +5,7 @@ import { describeError } from '../core/errors';
 import { showTypingIndicator } from '../core/messages';
 import { phaseOf } from '../core/phases';
 import { derivePlanStatuses, planOf } from '../core/plan';
-import { pendingQuestions } from '../core/transcript';
+import { answersById, pendingQuestions } from '../core/transcript';
 import { formatUsage, messageUsage } from '../core/usage';
 import { useLessonChat } from '../useLessonChat';
 import Composer from './Composer';
@@ -13,6 +13,8 @@ import MessageView from './MessageView';
 import PlanPanel from './PlanPanel';
 import QuestionDock from './QuestionDock';
 import SessionHeader from './SessionHeader';
+
+const NO_RETRY = new Set(['bad_answer', 'not_pending', 'already_answered']);
 
 export default function ChatView({ record }: { record: ChatRecord }) {
   const { chats } = useAppState();
@@ -25,8 +27,12 @@ export default function ChatView({ record }: { record: ChatRecord }) {
   const statuses = useMemo(() => (plan ? derivePlanStatuses(plan, messages) : {}), [plan, messages]);
   const pending = useMemo(() => pendingQuestions(messages), [messages]);
   const pendingIds = pending.map((q) => q.part.toolCallId).join(' ');
+  const answers = useMemo(() => answersById(messages), [messages]);
   const lastMessage = messages[messages.length - 1];
-  const canRetry = !busy && !!error && !!lastMessage && lastMessage.role !== 'system';
+  // Refused answers were already re-synced from the record: nothing to retry.
+  const errorInfo = error ? describeError(error) : null;
+  const canRetry =
+    !busy && !!errorInfo && !NO_RETRY.has(errorInfo.code ?? '') && !!lastMessage && lastMessage.role !== 'system';
 
   // Keep the transcript pinned to the bottom while the user has not scrolled up.
   const scrollRef = useRef<HTMLDivElement>(null);
@@ -57,7 +63,7 @@ export default function ChatView({ record }: { record: ChatRecord }) {
     [sendAnswer],
   );
 
-  const bannerText = error ? describeError(error).detail : lesson.notice;
+  const bannerText = errorInfo ? errorInfo.detail : lesson.notice;
 
   return (
     <div className="chat">
@@ -106,7 +112,7 @@ export default function ChatView({ record }: { record: ChatRecord }) {
               <div className="banner banner-error" role="alert" data-testid="error-banner">
                 <span className="error-detail">{bannerText}</span>
                 <span className="banner-actions">
-                  {error && canRetry && (
+                  {canRetry && (
                     <button type="button" className="btn btn-small" data-testid="error-retry" onClick={() => void lesson.retry()}>
                       Retry
                     </button>
@@ -130,7 +136,7 @@ export default function ChatView({ record }: { record: ChatRecord }) {
                 <span className="spinner" aria-hidden="true" /> Waiting for the other turn in this lesson to finish…
               </p>
             )}
-            <QuestionDock key={record.id} pending={pending} busy={busy} onAnswer={answer} />
+            <QuestionDock key={record.id} pending={pending} answers={answers} busy={busy} onAnswer={answer} />
             <Composer busy={busy} onSend={send} onStop={() => void lesson.stopTurn()} questionPending={pending.length > 0} />
           </div>
         </div>

@@ -11,6 +11,8 @@ export interface Verdict {
 
 interface Props {
   pending: PendingQuestion[];
+  /** Recorded answers by toolCallId (see answersById). */
+  answers: Map<string, unknown>;
   busy: boolean;
   onAnswer: (tool: 'quiz' | 'ask_user_question', toolCallId: string, output: QuizResult | AskResult) => void;
 }
@@ -26,14 +28,21 @@ export function optionLetter(position: number): string {
  * verdict stays here (until dismissed or the next answer) while the tutor
  * continues.
  */
-export default function QuestionDock({ pending, busy, onAnswer }: Props) {
+export default function QuestionDock({ pending, answers, busy, onAnswer }: Props) {
   const [verdict, setVerdict] = useState<Verdict | null>(null);
+  // Keep the local verdict only while the transcript holds that very answer:
+  // a refused (bad_answer) or superseded (not_pending) answer drops it.
+  const recorded = verdict ? answers.get(verdict.toolCallId) : undefined;
+  const shown =
+    verdict && typeof recorded === 'object' && recorded !== null && (recorded as { chosen?: unknown }).chosen === verdict.result.chosen
+      ? verdict
+      : null;
 
-  if (pending.length === 0 && !verdict) return null;
+  if (pending.length === 0 && !shown) return null;
 
   return (
     <section className="dock" data-testid="question-dock" aria-label="Question from your tutor">
-      {verdict && <VerdictView verdict={verdict} onDismiss={() => setVerdict(null)} />}
+      {shown && <VerdictView verdict={shown} onDismiss={() => setVerdict(null)} />}
       {pending.map((q) => {
         if (q.tool === 'quiz') {
           const quiz = quizInputOrNull(q.part.input);

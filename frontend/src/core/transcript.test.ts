@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { answeredQuestionIds, asToolPart, pendingQuestions, toolNameOf, type MessageLike } from './transcript';
+import { answeredQuestionIds, answersById, asToolPart, pendingQuestions, toolNameOf, type MessageLike } from './transcript';
 
 const quiz = (id: string, state: string) => ({
   type: 'tool-quiz',
@@ -59,5 +59,16 @@ describe('answeredQuestionIds', () => {
       answeredQuestionIds({ id: 'a', role: 'assistant', parts: [quiz('q1', 'output-available'), ask('k', 'input-available')] }),
     ).toEqual(['q1']);
     expect(answeredQuestionIds(undefined)).toEqual([]);
+  });
+});
+
+describe('answersById', () => {
+  it('maps answered question calls to their outputs', () => {
+    const answered = { ...quiz('q1', 'output-available'), output: { kind: 'quiz', chosen: 1 } };
+    const map = answersById([
+      { id: 'a', role: 'assistant', parts: [answered, quiz('q2', 'input-available')] },
+      { id: 'u', role: 'user', parts: [{ ...answered, toolCallId: 'qx' }] },
+    ]);
+    expect([...map.entries()]).toEqual([['q1', { kind: 'quiz', chosen: 1 }]]);
   });
 });

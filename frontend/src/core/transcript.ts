@@ -97,3 +97,20 @@ export function answeredQuestionIds(message: MessageLike | undefined): string[] 
   }
   return ids;
 }
+
+/**
+ * The recorded answer (output) of each answered question call, by toolCallId.
+ * A verdict shown from a local grade is only kept while the transcript holds
+ * that same answer (a refused or superseded answer drops it).
+ */
+export function answersById(messages: readonly MessageLike[]): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const message of messages) {
+    if (message.role !== 'assistant') continue;
+    for (const raw of message.parts) {
+      const part = asToolPart(raw);
+      if (part && part.state === 'output-available' && isQuestionTool(toolNameOf(part))) out.set(part.toolCallId, part.output);
+    }
+  }
+  return out;
+}

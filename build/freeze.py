@@ -1,0 +1,198 @@
+"""Freeze the server (frontend included) into dist/learning-harness-server/ and measure it.
+
+Usage (from the repo root, with the project venv):
+
+    .venv/bin/python build/freeze.py              # freeze, smoke-test, measure cold start (5 runs)
+    .venv/bin/python build/freeze.py --runs 0     # freeze and smoke-test only
+    .venv/bin/python build/freeze.py --measure-only --runs 9
+
+Prints a summary and writes it as JSON to dist/learning-harness-server.report.json:
+freeze time, bundle size, and cold start to health (spawn -> `LH_READY` -> `GET /api/health` 200),
+median/min/max over the runs. Exits non-zero if the freeze or the smoke test fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import selectors
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC = ROOT / "build" / "server.spec"
+DIST = ROOT / "dist"
+WORK = ROOT / "build" / "work"
+NAME = "learning-harness-server"
+BUNDLE = DIST / NAME
+REPORT = DIST / f"{NAME}.report.json"
+READY_PREFIX = "LH_READY "
+
+
+def executable(bundle: Path = BUNDLE) -> Path:
+    return bundle / (NAME + (".exe" if sys.platform == "win32" else ""))
+
+
+def dir_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def freeze() -> float:
+    """Run PyInstaller on the spec. Returns the wall time in seconds."""
+    if not (ROOT / "server" / "static" / "index.html").is_file():
+        raise SystemExit(
+            "server/static/index.html is missing: build the frontend first "
+            "(cd frontend && npm ci && npm run build)"
+        )
+    env = dict(os.environ)
+    env["PYTHONHASHSEED"] = "0"  # deterministic bytecode/set ordering: reproducible bundles
+    command = [
+        sys.executable,
+        "-m",
+        "PyInstaller",
+        "--noconfirm",
+        "--clean",
+        "--log-level",
+        "WARN",
+        "--distpath",
+        str(DIST),
+        "--workpath",
+        str(WORK),
+        str(SPEC),
+    ]
+    started = time.monotonic()
+    subprocess.run(command, cwd=ROOT, env=env, check=True)
+    return time.monotonic() - started
+
+
+def server_env(data_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.pop("LH_API_TOKEN", None)
+    env.update(
+        {
+            "LH_DATA_DIR": str(data_dir),
+            "LH_LOG_LEVEL": "warning",
+            "LH_KEYRING": "off",
+            "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+        }
+    )
+    return env
+
+
+def cold_start(exe: Path, timeout: float = 30.0) -> tuple[float, float]:
+    """One run on a fresh data dir. Returns (seconds to LH_READY, seconds to health 200)."""
+    with tempfile.TemporaryDirectory(prefix="lh-freeze-") as tmp:
+        data = Path(tmp) / "data"
+        started = time.monotonic()
+        process = subprocess.Popen(
+            [str(exe), "--port", "0"],
+            env=server_env(data),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            assert process.stdout is not None
+            selector = selectors.DefaultSelector()
+            selector.register(process.stdout, selectors.EVENT_READ)
+            deadline = started + timeout
+            port = None
+            while port is None:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("no LH_READY line in time")
+                if not selector.select(timeout=0.05):
+                    continue
+                line = process.stdout.readline()
+                if line.startswith(READY_PREFIX):
+                    port = json.loads(line[len(READY_PREFIX) :])["port"]
+                elif line == "" and process.poll() is not None:
+                    raise RuntimeError(f"server exited {process.returncode}: {process.stderr.read()[-2000:]}")  # type: ignore[union-attr]
+            ready = time.monotonic() - started
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=10) as response:
+                status = response.status
+                body = json.loads(response.read())
+            healthy = time.monotonic() - started
+            if status != 200 or body.get("status") != "ok":
+                raise RuntimeError(f"health answered {status} {body}")
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as response:
+                if b"<" not in response.read(200):
+                    raise RuntimeError("/ did not serve the frontend's index.html")
+            return ready, healthy
+        finally:
+            if process.poll() is None:
+                process.terminate()  # SIGTERM on POSIX (graceful); TerminateProcess on Windows
+                try:
+                    code = process.wait(20)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+                    raise RuntimeError("server ignored SIGTERM for 20 s") from None
+                if sys.platform != "win32" and code != 0:
+                    raise RuntimeError(f"server exited {code} after SIGTERM")
+            for stream in (process.stdout, process.stderr):
+                if stream:
+                    stream.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="cold-start runs to measure (0: smoke test only)")
+    parser.add_argument("--measure-only", action="store_true", help="measure the existing bundle, do not freeze")
+    args = parser.parse_args(argv)
+
+    report: dict[str, object] = {
+        "platform": f"{platform.system()} {platform.machine()}",
+        "python": platform.python_version(),
+    }
+    try:
+        import PyInstaller  # noqa: PLC0415
+
+        report["pyinstaller"] = PyInstaller.__version__
+    except ImportError:
+        raise SystemExit("PyInstaller is not installed: .venv/bin/pip install -e '.[desktop]'") from None
+
+    if not args.measure_only:
+        if BUNDLE.exists():
+            shutil.rmtree(BUNDLE)
+        seconds = freeze()
+        report["freeze_seconds"] = round(seconds, 1)
+        print(f"froze {BUNDLE.relative_to(ROOT)} in {seconds:.1f} s")
+    exe = executable()
+    if not exe.is_file():
+        raise SystemExit(f"{exe} does not exist: run without --measure-only first")
+    size = dir_size(BUNDLE)
+    report["bundle_bytes"] = size
+    report["bundle_mib"] = round(size / 2**20, 1)
+    report["bundle_files"] = sum(1 for p in BUNDLE.rglob("*") if p.is_file())
+
+    # Smoke test (also warms the OS file cache, as on a user's second launch).
+    ready, healthy = cold_start(exe)
+    report["first_run_s"] = {"ready": round(ready, 3), "health": round(healthy, 3)}
+    runs = [cold_start(exe) for _ in range(max(args.runs, 0))]
+    if runs:
+        health = [h for _, h in runs]
+        ready_times = [r for r, _ in runs]
+        report["cold_start_to_health_s"] = {
+            "runs": len(runs),
+            "median": round(statistics.median(health), 3),
+            "min": round(min(health), 3),
+            "max": round(max(health), 3),
+        }
+        report["cold_start_to_ready_s"] = {"median": round(statistics.median(ready_times), 3)}
+    DIST.mkdir(exist_ok=True)
+    REPORT.write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

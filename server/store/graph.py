@@ -1,0 +1,80 @@
+"""The graph ledgers in `data/graph/` (implements core.ports.GraphStore).
+
+Files: nodes.jsonl, chains.jsonl, coverage.jsonl, sessions.jsonl (per-run checkpoints),
+sources.jsonl, usage.jsonl. Appends are whole lines; reads skip a torn or invalid line.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from server.core.contracts.graph import (
+    Chain,
+    ChainLine,
+    CoverageLine,
+    NodeLine,
+    Proposition,
+    RunLine,
+    SourceLine,
+)
+from server.core.graph import MergePlan, fold_chains, fold_nodes
+from server.store.ledger import append_ledger, read_ledger, rewrite_ledger
+
+
+class _UsageLine(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class FileGraphStore:
+    """Ledgers under one directory.
+
+    Args:
+        root: the graph directory (`data/graph`), created on first write.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _path(self, name: str) -> Path:
+        return self.root / f"{name}.jsonl"
+
+    def nodes(self) -> dict[str, Proposition]:
+        return fold_nodes(read_ledger(self._path("nodes"), NodeLine))
+
+    def chain_lines(self) -> list[ChainLine]:
+        return list(read_ledger(self._path("chains"), ChainLine))
+
+    def chains(self) -> dict[str, Chain]:
+        return fold_chains(self.chain_lines())
+
+    def covered(self, source: str) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = defaultdict(set)
+        for line in read_ledger(self._path("coverage"), CoverageLine):
+            if line.source == source:
+                out[line.message].add(line.fingerprint)
+        return dict(out)
+
+    def sources(self) -> dict[str, SourceLine]:
+        return {line.id: line for line in read_ledger(self._path("sources"), SourceLine)}
+
+    def runs(self) -> list[RunLine]:
+        return list(read_ledger(self._path("sessions"), RunLine))
+
+    def commit_merge(self, plan: MergePlan, coverage: list[CoverageLine], run: RunLine) -> None:
+        append_ledger(self._path("nodes"), plan.node_lines)
+        append_ledger(self._path("chains"), plan.chain_lines)
+        if plan.dropped_chains:
+            rewrite_ledger(self._path("chains"),
+                           [line for line in self.chain_lines() if line.id not in plan.dropped_chains])
+        append_ledger(self._path("sessions"), [run])
+        append_ledger(self._path("coverage"), coverage)  # last: a crash before it checkpoints nothing
+
+    def record_source(self, line: SourceLine) -> None:
+        append_ledger(self._path("sources"), [line])
+
+    def record_usage(self, line: dict[str, Any]) -> None:
+        append_ledger(self._path("usage"), [_UsageLine.model_validate(line)])

@@ -1,0 +1,97 @@
+"""Graph ledgers on real files. Invariant: every line is whole JSON or skipped; a torn tail never
+corrupts the next append; a merge commit leaves readable ledgers whatever point it stops at."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from server.core.contracts.graph import (
+    CoverageLine,
+    FindingChain,
+    FindingProposition,
+    Findings,
+    Provenance,
+    RunLine,
+    SourceLine,
+    Verdicts,
+)
+from server.core.graph import plan_merge
+from server.store import ledger
+from server.store.graph import FileGraphStore
+
+PROV = Provenance(source="src_a", job="job_1")
+
+
+def findings() -> Findings:
+    return Findings(
+        propositions=[FindingProposition(id=p, name=p.upper(), statement=f"{p} holds.") for p in ("a", "b", "c")],
+        chains=[FindingChain(premises=["a"], conclusion="b"), FindingChain(premises=["a", "c"], conclusion="b")],
+    )
+
+
+def run_line(job: str = "job_1") -> RunLine:
+    return RunLine(source="src_a", job=job, label="a.md", addedNodes=3, linkedNodes=0, addedChains=2,
+                   droppedChains=1, at="t1")
+
+
+def commit(store: FileGraphStore) -> None:
+    plan = plan_merge(store.nodes(), store.chains(), findings(), Verdicts(links=[]), PROV, "t1")
+    store.commit_merge(plan, [CoverageLine(source="src_a", message="chunk-1", fingerprint="f", job="job_1",
+                                           at="t1")], run_line())
+
+
+def test_a_merge_commit_round_trips_with_simplification(tmp_path: Path) -> None:
+    store = FileGraphStore(tmp_path / "graph")
+    commit(store)
+    assert len(store.nodes()) == 3
+    [kept] = store.chains().values()
+    assert len(kept.premises) == 1  # [a, c] ⟹ b was redundant next to a ⟹ b
+    assert store.covered("src_a") == {"chunk-1": {"f"}} and store.covered("other") == {}
+    assert [r.job for r in store.runs()] == ["job_1"]
+
+
+def test_torn_and_invalid_lines_are_skipped_and_appends_stay_whole(tmp_path: Path) -> None:
+    store = FileGraphStore(tmp_path / "graph")
+    commit(store)
+    nodes = tmp_path / "graph" / "nodes.jsonl"
+    with nodes.open("ab") as handle:
+        handle.write(b'{"id": "n_torn", "name": "half')  # a crash mid-line
+    assert len(store.nodes()) == 3
+    store.record_source(SourceLine(id="src_a", kind="notes", title="a.md", at="t2"))
+    commit(store)  # appends after the torn tail
+    assert len(store.nodes()) == 3  # deterministic ids: the rerun converged
+    assert nodes.read_bytes().count(b"\n") == 7  # 3 + torn + 3, each line ended
+    (tmp_path / "graph" / "sources.jsonl").write_text('not json\n{"id": "src_b", "kind": "x"}\n')
+    assert store.sources() == {}
+
+
+@pytest.mark.parametrize("fail_at", ["coverage", "sessions", "rewrite"])
+def test_a_merge_killed_midway_leaves_readable_ledgers_and_the_rerun_completes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail_at: str
+) -> None:
+    store = FileGraphStore(tmp_path / "graph")
+    real_append, real_rewrite = ledger.append_ledger, ledger.rewrite_ledger
+
+    def append(path: Path, lines) -> None:  # type: ignore[no-untyped-def]
+        if path.stem == fail_at:
+            raise OSError("killed")
+        real_append(path, lines)
+
+    def rewrite(path: Path, lines) -> None:  # type: ignore[no-untyped-def]
+        if fail_at == "rewrite":
+            raise OSError("killed")
+        real_rewrite(path, lines)
+
+    monkeypatch.setattr("server.store.graph.append_ledger", append)
+    monkeypatch.setattr("server.store.graph.rewrite_ledger", rewrite)
+    with pytest.raises(OSError):
+        commit(store)
+    assert store.covered("src_a") == {}  # coverage is written after the graph lines: nothing checkpointed
+    assert store.nodes()  # what was written is readable
+    monkeypatch.setattr("server.store.graph.append_ledger", real_append)
+    monkeypatch.setattr("server.store.graph.rewrite_ledger", real_rewrite)
+    commit(store)
+    assert len(store.nodes()) == 3 and len(store.chains()) == 1
+    assert store.covered("src_a") == {"chunk-1": {"f"}}
