@@ -14,9 +14,11 @@ median/min/max over the runs. Exits non-zero if the freeze or the smoke test fai
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
+import re
 import selectors
 import shutil
 import statistics
@@ -45,14 +47,10 @@ def dir_size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
 
 
-def freeze() -> float:
-    """Run PyInstaller on the spec. Returns the wall time in seconds."""
-    if not (ROOT / "server" / "static" / "index.html").is_file():
-        raise SystemExit(
-            "server/static/index.html is missing: build the frontend first "
-            "(cd frontend && npm ci && npm run build)"
-        )
+def freeze(static: Path) -> float:
+    """Run PyInstaller on the spec with the frontend from `static`. Returns the wall time in seconds."""
     env = dict(os.environ)
+    env["LH_FREEZE_STATIC"] = str(static)
     env["PYTHONHASHSEED"] = "0"  # deterministic bytecode/set ordering: reproducible bundles
     command = [
         sys.executable,
@@ -71,6 +69,54 @@ def freeze() -> float:
     started = time.monotonic()
     subprocess.run(command, cwd=ROOT, env=env, check=True)
     return time.monotonic() - started
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def missing_assets(static: Path) -> list[str]:
+    """Files that static/index.html references (src/href="/assets/...") but that do not exist."""
+    index = (static / "index.html").read_text(encoding="utf-8")
+    refs = set(re.findall(r'(?:src|href)="/?(assets/[^"?#]+)', index))
+    return sorted(ref for ref in refs if not (static / ref).is_file())
+
+
+def snapshot_frontend() -> tuple[Path, dict[str, str]]:
+    """Copy server/static to build/work/static and return (copy, digest).
+
+    PyInstaller collects data files over ~a minute; a frontend rebuilt meanwhile (another
+    `npm run build`, an editable reinstall) would leave a bundle whose index.html names assets it
+    does not contain. The bundle is made from a consistent snapshot instead.
+    """
+    source = ROOT / "server" / "static"
+    if not (source / "index.html").is_file():
+        raise SystemExit(
+            "server/static/index.html is missing: build the frontend first "
+            "(cd frontend && npm ci && npm run build)"
+        )
+    target = WORK / "static"
+    for _ in range(5):
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.copytree(source, target)
+        if not missing_assets(target) and tree_digest(source) == tree_digest(target):
+            return target, tree_digest(target)
+        time.sleep(2)  # a build is writing server/static right now
+    raise SystemExit(f"server/static is inconsistent (missing {missing_assets(target)}): rebuild the frontend")
+
+
+def verify_frontend(snapshot_digest: dict[str, str]) -> None:
+    """The bundled frontend must be exactly the snapshot, with every asset index.html names."""
+    bundled = next(BUNDLE.rglob("server/static/index.html"), None)
+    if bundled is None:
+        raise SystemExit("the bundle has no server/static/index.html")
+    if tree_digest(bundled.parent) != snapshot_digest or missing_assets(bundled.parent):
+        raise SystemExit("the bundled frontend differs from server/static: run build/freeze.py again")
 
 
 def server_env(data_dir: Path) -> dict[str, str]:
@@ -163,7 +209,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.measure_only:
         if BUNDLE.exists():
             shutil.rmtree(BUNDLE)
-        seconds = freeze()
+        started = time.monotonic()
+        static, static_digest = snapshot_frontend()
+        freeze(static)
+        verify_frontend(static_digest)
+        seconds = time.monotonic() - started
         report["freeze_seconds"] = round(seconds, 1)
         print(f"froze {BUNDLE.relative_to(ROOT)} in {seconds:.1f} s")
     exe = executable()

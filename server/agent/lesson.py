@@ -21,8 +21,9 @@ from pydantic_ai.ui.vercel_ai import VercelAIAdapter
 from pydantic_ai.ui.vercel_ai.request_types import SubmitMessage, UIMessage
 
 from server.agent.prompts import load_prompt
-from server.agent.tools import LessonDeps, question_toolset, teacher_toolset
+from server.agent.tools import LessonDeps, graph_toolset, question_toolset, teacher_toolset
 from server.core.contracts.probe import ProbeAssessment
+from server.core.ports import GraphReader
 
 SDK_VERSION: Literal[6] = 6
 """The AI SDK major the browser speaks (frontend pins ai@6 / @ai-sdk/react@3)."""
@@ -97,15 +98,20 @@ def build_teacher(
     assessment: ProbeAssessment | None = None,
     max_tokens: int | None = None,
     retries: int | None = None,
+    graph_tools: bool = False,
 ) -> Agent[LessonDeps, Any]:
-    """The teacher: authors the plan once (`plan_init`), then teaches with tagged quizzes."""
+    """The teacher: authors the plan once (`plan_init`), then teaches with tagged quizzes; with
+    `graph_tools` it may read the learner's knowledge graph (`list_sessions`, `list_propositions`)."""
     tries = DEFAULT_RETRIES if retries is None else retries
+    toolsets = [question_toolset(tries), teacher_toolset(tries)]
+    if graph_tools:
+        toolsets.append(graph_toolset())
     return Agent(
         model,
         deps_type=LessonDeps,
         instructions=teacher_instructions(assessment),
         name="teacher",
-        toolsets=[question_toolset(tries), teacher_toolset(tries)],
+        toolsets=toolsets,
         output_type=[str, DeferredToolRequests],
         model_settings=_settings(max_tokens),
         retries={"tools": tries, "output": tries},
@@ -130,6 +136,7 @@ async def stream_turn(
     messages: list[dict[str, Any]],
     reply_id: str,
     on_usage: Callable[[RunUsage], None] | None = None,
+    graph: GraphReader | None = None,
 ) -> AsyncIterator[dict[str, Any]]:
     """Run one agent over the transcript and yield UI message stream chunks as JSON objects.
 
@@ -139,6 +146,7 @@ async def stream_turn(
         messages: the transcript as the model must see it (no dangling tool calls), oldest first.
         reply_id: the assistant message id (sent in the `start` chunk).
         on_usage: called once with the run's usage when it completes (not when it is cancelled).
+        graph: the graph's read side for the teacher's graph tools (None when they are off).
 
     Yields:
         Chunk dicts, e.g. `{"type": "text-delta", "id": ..., "delta": ...}`, ending with `finish`
@@ -155,7 +163,8 @@ async def stream_turn(
             usage = result.usage
             on_usage(RunUsage(usage.input_tokens, usage.output_tokens, usage.requests, _cost(result)))
 
-    async for chunk in adapter.run_stream(deps=LessonDeps(messages=messages), on_complete=on_complete):
+    deps = LessonDeps(messages=messages, graph=graph)
+    async for chunk in adapter.run_stream(deps=deps, on_complete=on_complete):
         encoded = chunk.encode(SDK_VERSION)
         if encoded == "[DONE]":
             continue

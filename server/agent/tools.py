@@ -18,6 +18,7 @@ from pydantic_ai import CallDeferred, FunctionToolset, ModelRetry, RunContext
 from server.core.contracts.plan import PlanInitInput
 from server.core.contracts.questions import AskInput, QuizInput
 from server.core.plan_tree import PlanError, parse_plan
+from server.core.ports import GraphReader
 from server.core.transcript import has_plan
 
 
@@ -28,10 +29,12 @@ class LessonDeps:
     Attributes:
         messages: the record's transcript as of this turn (read-only for the tools).
         plan_authored: set when `plan_init` succeeds in this run (author-once within a run too).
+        graph: the knowledge graph's read side, when the teacher may use its graph tools.
     """
 
     messages: list[dict[str, Any]] = field(default_factory=list)
     plan_authored: bool = False
+    graph: GraphReader | None = None
 
 
 async def quiz(ctx: RunContext[LessonDeps], q: QuizInput) -> dict[str, Any]:
@@ -70,3 +73,26 @@ def question_toolset(max_retries: int = 3) -> FunctionToolset[LessonDeps]:
 def teacher_toolset(max_retries: int = 3) -> FunctionToolset[LessonDeps]:
     """The teacher's server-side tools."""
     return FunctionToolset([plan_init], max_retries=max_retries)
+
+
+async def list_sessions(ctx: RunContext[LessonDeps]) -> list[dict[str, Any]]:
+    """The learner's knowledge graph by birth session: past lessons and imported notes files,
+    each with how many propositions it gave the graph. Use it to see what they met before."""
+    if ctx.deps.graph is None:
+        raise ModelRetry("the graph tools are switched off in settings (agent.graphTools)")
+    return ctx.deps.graph.sessions()
+
+
+async def list_propositions(ctx: RunContext[LessonDeps], session: str) -> list[dict[str, str]]:
+    """The propositions (name and statement) one session gave the graph (an id from list_sessions)."""
+    if ctx.deps.graph is None:
+        raise ModelRetry("the graph tools are switched off in settings (agent.graphTools)")
+    rows = ctx.deps.graph.propositions(session)
+    if not rows:
+        raise ModelRetry(f"no session {session!r} in the graph; call list_sessions for the ids")
+    return rows
+
+
+def graph_toolset() -> FunctionToolset[LessonDeps]:
+    """The teacher's read-only graph tools, offered when `agent.graphTools` is on."""
+    return FunctionToolset([list_sessions, list_propositions], max_retries=2)

@@ -6,7 +6,7 @@ fakes in `tests/fakes/`.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from server.core.contracts.chat import ChatRecord
 from server.core.contracts.graph import Chain, ChainLine, CoverageLine, Proposition, RunLine, SourceLine
@@ -93,4 +93,16 @@ class GraphStore(Protocol):
 
     def record_usage(self, line: dict[str, object]) -> None:
         """Append one job's usage record (`usage.jsonl`)."""
+        ...
+
+
+class GraphReader(Protocol):
+    """What the teacher's graph tools may read (seed §6: the teacher probes, nothing is injected)."""
+
+    def sessions(self) -> list[dict[str, Any]]:
+        """Birth sessions: `{id, title, kind, propositions}`."""
+        ...
+
+    def propositions(self, session: str) -> list[dict[str, str]]:
+        """`{id, name, statement}` of the propositions a session gave the graph."""
         ...

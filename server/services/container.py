@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from server.config import DataPaths
 from server.core.ports import SecretStore
 from server.services.chats import ChatService
+from server.services.extraction import ExtractionService
+from server.services.library import LibraryService
 from server.services.liveness import TurnRegistry
 from server.services.models import ModelFactory, ModelService, default_model_factory
 from server.services.offline_model import OfflineModelServer
@@ -28,6 +30,8 @@ class Services:
     turns: TurnService
     registry: TurnRegistry
     offline: OfflineModelServer | None
+    extraction: ExtractionService
+    library: LibraryService
 
     async def startup(self) -> None:
         """Start the offline model early when it is what the strong slot resolves to."""
@@ -42,8 +46,10 @@ class Services:
             self.offline.ensure_started()
 
     async def shutdown(self) -> None:
-        """Cancel running turns (each persists what streamed), then stop the offline model."""
+        """Cancel running turns (each persists what streamed) and extraction runs (a cancelled job
+        checkpoints nothing), then stop the offline model."""
         await self.turns.shutdown()
+        await self.extraction.shutdown()
         if self.offline is not None:
             self.offline.stop()
 
@@ -67,12 +73,18 @@ def build_services(
     offline_server = OfflineModelServer(paths.logs / "offline-model.log") if offline else None
     models = ModelService(stores.settings, stores.secrets, offline_server, model_factory)
     registry = TurnRegistry()
+    extraction = ExtractionService(stores.graph, lambda: models.model_for_slot("cheap"))
+    library = LibraryService(stores.graph, extraction, stores.settings)
+    turns = TurnService(stores.chats, models, registry, graph_reader=library)
+    turns.on_settled = library.lesson_settled
     return Services(
         paths=paths,
         stores=stores,
         models=models,
         chats=ChatService(stores.chats, models, registry),
-        turns=TurnService(stores.chats, models, registry),
+        turns=turns,
         registry=registry,
         offline=offline_server,
+        extraction=extraction,
+        library=library,
     )

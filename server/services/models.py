@@ -169,7 +169,18 @@ class ModelService:
         )
         if outcome.model is None:
             raise TurnRejected(503, "models_not_configured", outcome.problem or "no model")
-        resolved = outcome.model
+        return await self._runnable(outcome.model)
+
+    async def model_for_slot(self, slot: str) -> tuple[ResolvedModel, Model]:
+        """The runnable model of a named slot (background work runs the cheap slot).
+
+        Raises TurnRejected(503) like `model_for`, and StoreCorrupt for unreadable settings."""
+        outcome = self.resolve(self.settings.load(), slot)
+        if outcome.model is None:
+            raise TurnRejected(503, "models_not_configured", outcome.problem or "no model")
+        return await self._runnable(outcome.model)
+
+    async def _runnable(self, resolved: ResolvedModel) -> tuple[ResolvedModel, Model]:
         base_url = None
         if resolved.offline:
             assert self.offline is not None

@@ -24,7 +24,7 @@ from server.agent.lesson import RunUsage, build_prober, build_teacher, stream_tu
 from server.core.contracts.chat import ChatRecord, ChatRequest, TurnUsage
 from server.core.contracts.models import ResolvedModel
 from server.core.phases import Role, phase_of, role_for
-from server.core.ports import ChatStore
+from server.core.ports import ChatStore, GraphReader
 from server.core.transcript import apply_answers, for_model, probe_assessment
 from server.core.turns import (
     TurnRejected,
@@ -99,12 +99,16 @@ class TurnService:
         registry: TurnRegistry,
         clock: Callable[[], str] = utc_now,
         new_id: Callable[[], str] = lambda: "m_" + secrets.token_hex(8),
+        graph_reader: GraphReader | None = None,
     ) -> None:
         self.chats = chats
         self.models = models
         self.registry = registry
         self.clock = clock
         self.new_id = new_id
+        self.graph_reader = graph_reader
+        self.on_settled: Callable[[ChatRecord], object] | None = None
+        """The extraction trigger seam: called with the saved record after each settled turn."""
 
     # -- accepting a turn -------------------------------------------------------------------------
     async def start(self, body: bytes) -> RunningTurn:
@@ -194,11 +198,16 @@ class TurnService:
         transcript = upsert_message(record.messages, reply) if reply else record.messages
         cap = OFFLINE_MAX_TOKENS if resolved.offline else None
         retries = OFFLINE_RETRIES if resolved.offline else None
+        graph = self._graph_for_teacher() if role == "teacher" else None
         agent = (
             build_prober(model, max_tokens=cap, retries=retries)
             if role == "prober"
             else build_teacher(
-                model, assessment=probe_assessment(transcript), max_tokens=cap, retries=retries
+                model,
+                assessment=probe_assessment(transcript),
+                max_tokens=cap,
+                retries=retries,
+                graph_tools=graph is not None,
             )
         )
 
@@ -223,6 +232,7 @@ class TurnService:
             messages=for_model(transcript),
             reply_id=state.fold.message_id,
             on_usage=on_usage,
+            graph=graph,
         )
         async for chunk in stream:
             if skip_start and chunk.get("type") == "start":
@@ -266,11 +276,13 @@ class TurnService:
                 log.exception("turn of session %s failed", state.chat_id)
                 turn.publish(sse({"type": "error", "errorText": f"the turn failed: {exc}"}))
             try:
-                self._persist_reply(state)
+                saved = self._persist_reply(state)
             except Exception as exc:
                 # Settlement failure is reported before [DONE], never swallowed (seed §5).
                 log.exception("saving the reply of session %s failed", state.chat_id)
                 turn.publish(sse({"type": "error", "errorText": f"the reply could not be saved: {exc}"}))
+            else:
+                self._settled(saved)
             turn.publish("data: [DONE]\n\n")
         finally:
             try:
@@ -284,20 +296,41 @@ class TurnService:
                 self.registry.end(state.chat_id)
                 turn.finish()
 
-    def _persist_reply(self, state: TurnState) -> None:
-        """Canonical write of the reply and its usage; raises loudly (OSError, StoreCorrupt)."""
+    def _persist_reply(self, state: TurnState) -> ChatRecord | None:
+        """Canonical write of the reply and its usage; raises loudly (OSError, StoreCorrupt).
+        Returns the saved record (None when the session vanished)."""
         state.fold.saved = True
         reply = state.fold.message()
-        if reply is None and not state.usage:
-            return
         record = self.chats.get(state.chat_id)
         if record is None:  # the session was deleted mid-turn; nothing to attach the reply to
             log.warning("session %s vanished during its turn; reply dropped", state.chat_id)
-            return
+            return None
+        if reply is None and not state.usage:
+            return record
         update: dict[str, Any] = {"updated_at": self.clock(), "usage": [*record.usage, *state.usage]}
         if reply is not None:
             update["messages"] = upsert_message(record.messages, reply)
-        self.chats.save(record.model_copy(update=update))
+        record = record.model_copy(update=update)
+        self.chats.save(record)
+        return record
+
+    def _settled(self, record: ChatRecord | None) -> None:
+        """The side channel after a settled turn (the extraction trigger): contained, never
+        touching the response or the record."""
+        if record is None or self.on_settled is None:
+            return
+        try:
+            self.on_settled(record)
+        except Exception:
+            log.exception("the settled-turn seam failed for session %s", record.id)
+
+    def _graph_for_teacher(self) -> GraphReader | None:
+        """The graph's read side when `agent.graphTools` is on."""
+        try:
+            enabled = self.models.settings.load().agent.graph_tools
+        except Exception:
+            return None
+        return self.graph_reader if enabled else None
 
     # -- other entry points -----------------------------------------------------------------------
     def follow(self, chat_id: str) -> AsyncIterator[str] | None:

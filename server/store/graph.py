@@ -68,8 +68,10 @@ class FileGraphStore:
         append_ledger(self._path("nodes"), plan.node_lines)
         append_ledger(self._path("chains"), plan.chain_lines)
         if plan.dropped_chains:
-            rewrite_ledger(self._path("chains"),
-                           [line for line in self.chain_lines() if line.id not in plan.dropped_chains])
+            rewrite_ledger(
+                self._path("chains"),
+                [line for line in self.chain_lines() if line.id not in plan.dropped_chains],
+            )
         append_ledger(self._path("sessions"), [run])
         append_ledger(self._path("coverage"), coverage)  # last: a crash before it checkpoints nothing
 

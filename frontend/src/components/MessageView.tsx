@@ -58,7 +58,7 @@ function AssistantMessage({ message, streaming, pendingIds, usage }: AssistantPr
         if (tool) return <ToolPartView key={tool.toolCallId} part={tool} pending={pending.has(tool.toolCallId)} />;
         return null;
       })}
-      {usage && (
+      {usage && !streaming && (
         <div className="message-usage" data-testid="message-usage">
           {usage}
         </div>

@@ -30,13 +30,22 @@ export function optionLetter(position: number): string {
  */
 export default function QuestionDock({ pending, answers, busy, onAnswer }: Props) {
   const [verdict, setVerdict] = useState<Verdict | null>(null);
-  // Keep the local verdict only while the transcript holds that very answer:
-  // a refused (bad_answer) or superseded (not_pending) answer drops it.
+  // True from "Check" until the reply it starts has ended.
+  const [awaiting, setAwaiting] = useState(false);
+  const wasBusy = useRef(busy);
+  useEffect(() => {
+    if (wasBusy.current && !busy) setAwaiting(false);
+    wasBusy.current = busy;
+  }, [busy]);
+
+  // The local verdict stays while its reply runs or above the next question
+  // (the transcript's quiz card keeps it for good), and only while the
+  // transcript holds that very answer: a refused (bad_answer) or superseded
+  // (not_pending) answer drops it.
   const recorded = verdict ? answers.get(verdict.toolCallId) : undefined;
-  const shown =
-    verdict && typeof recorded === 'object' && recorded !== null && (recorded as { chosen?: unknown }).chosen === verdict.result.chosen
-      ? verdict
-      : null;
+  const matches =
+    !!verdict && typeof recorded === 'object' && recorded !== null && (recorded as { chosen?: unknown }).chosen === verdict.result.chosen;
+  const shown = matches && (awaiting || busy || pending.length > 0) ? verdict : null;
 
   if (pending.length === 0 && !shown) return null;
 
@@ -55,6 +64,7 @@ export default function QuestionDock({ pending, answers, busy, onAnswer }: Props
               busy={busy}
               onCheck={(result) => {
                 setVerdict({ toolCallId: q.part.toolCallId, quiz, result });
+                setAwaiting(true);
                 onAnswer('quiz', q.part.toolCallId, result);
               }}
             />

@@ -7,9 +7,11 @@ path) or the chat id (lessons), jobs `job_<...>`.
 
 from __future__ import annotations
 
-from typing import Literal
+import contextlib
+import json
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from server.core.contracts.limits import Text300, Text2000
 
@@ -56,11 +58,28 @@ class FindingChain(Wire):
     conclusion: str = Field(min_length=1)
 
 
+def _heal_stringified(data: Any, fields: tuple[str, ...]) -> Any:
+    """Models sometimes send a list field as a JSON string; parse it back (seed §6: the
+    prepareArguments heal). Anything else is left for validation to refuse."""
+    if isinstance(data, dict):
+        for name in fields:
+            value = data.get(name)
+            if isinstance(value, str):
+                with contextlib.suppress(ValueError):
+                    data = {**data, name: json.loads(value)}
+    return data
+
+
 class Findings(Wire):
     """The extractor's submit: both fields are required, even when empty."""
 
     propositions: list[FindingProposition]
     chains: list[FindingChain]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _heal(cls, data: Any) -> Any:
+        return _heal_stringified(data, ("propositions", "chains"))
 
 
 class IdentityLink(Wire):
@@ -74,6 +93,11 @@ class Verdicts(Wire):
     """The auditor's submit: identity links only (required, even when empty)."""
 
     links: list[IdentityLink]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _heal(cls, data: Any) -> Any:
+        return _heal_stringified(data, ("links",))
 
 
 # -- ledger lines (store shape) -------------------------------------------------------------------

@@ -76,6 +76,31 @@ class RoleOverrides(Camel):
     teacher: ModelSlot | None = None
 
 
+class GraphSettings(Camel):
+    """`graph` section.
+
+    Attributes:
+        extraction_chunk_tokens: a lesson's uncovered teacher prose that triggers extraction, and
+            the per-job budget for batches and notes chunks, in estimated tokens (>= 500).
+    """
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+    extraction_chunk_tokens: int = Field(default=8192, ge=500)
+
+
+class AgentSettings(Camel):
+    """`agent` section.
+
+    Attributes:
+        graph_tools: whether the teacher may read the graph (`list_sessions`, `list_propositions`).
+    """
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+    graph_tools: bool = True
+
+
 class Settings(Camel):
     """The whole `settings.json`. Unknown top-level sections are kept for later issues."""
 
@@ -83,6 +108,8 @@ class Settings(Camel):
 
     models: ModelSlots = Field(default_factory=ModelSlots)
     roles: RoleOverrides = Field(default_factory=RoleOverrides)
+    graph: GraphSettings = Field(default_factory=GraphSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
 
 
 class ModelRef(Camel):

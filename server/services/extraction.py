@@ -1,0 +1,326 @@
+"""The extraction pipeline's orchestration: jobs, ordering, concurrency, abort (seed §6).
+
+- Every chat batch and every notes chunk is its own job with its own activity row and usage
+  record. A source's jobs run strictly in order (each extractor reads the source's merged graph
+  so far); different sources run in parallel.
+- One process-wide semaphore (3 permits) bounds all background model calls; permits are held
+  only around model calls, never while waiting, so the merge section cannot deadlock on them.
+- Audit -> merge is one FIFO critical section: an auditor explores the graph as it stands, and the
+  merge lands before the next job's audit starts.
+- Abort is source-wide. One job's failure does not stop its siblings; a failed job checkpoints
+  nothing (its content stays uncovered and re-runnable).
+- Single-flight per source: a source already running is not started twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic_ai.models import Model
+from pydantic_ai.usage import RunUsage
+
+from server.agent.extraction import (
+    AuditDeps,
+    Door,
+    auditor_prompt,
+    build_auditor,
+    build_extractor,
+    digest,
+    extractor_prompt,
+    run_auditor,
+    run_extractor,
+)
+from server.agent.pricing import usage_cost
+from server.core.candidates import candidates
+from server.core.contracts.graph import CoverageLine, Provenance, RunLine, Verdicts
+from server.core.contracts.models import ResolvedModel
+from server.core.graph import plan_merge
+from server.core.ports import GraphStore
+from server.services.chats import utc_now
+
+log = logging.getLogger("lh.extraction")
+
+BACKGROUND_PERMITS = 3
+OFFLINE_MAX_TOKENS = 1024
+Phase = Literal["queued", "extracting", "waiting", "auditing", "merging", "done", "error", "aborted"]
+
+
+@dataclass
+class JobSpec:
+    """One job's input.
+
+    Attributes:
+        text: what the extractor reads (teacher prose of a batch, or a notes chunk).
+        coverage: (message key, fingerprint) pairs the job checkpoints when it merges.
+        messages: chat message ids (provenance); empty for notes.
+    """
+
+    text: str
+    coverage: list[tuple[str, str]]
+    messages: list[str] = field(default_factory=list)
+
+
+@dataclass
+class JobRow:
+    """An activity-feed row (`GET /api/activity`)."""
+
+    id: str
+    source: str
+    kind: Literal["chat", "notes"]
+    label: str
+    index: int
+    total: int
+    phase: Phase = "queued"
+    error: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    requests: int = 0
+    cost_usd: float | None = None
+    started_at: str = ""
+    ended_at: str | None = None
+    stats: dict[str, int] = field(default_factory=dict)
+
+    def view(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "source": self.source,
+            "kind": self.kind,
+            "label": f"{self.label} · {self.index}/{self.total}" if self.total > 1 else self.label,
+            "phase": self.phase,
+            "error": self.error,
+            "usage": {
+                "inputTokens": self.input_tokens,
+                "outputTokens": self.output_tokens,
+                "requests": self.requests,
+                "costUsd": self.cost_usd,
+            },
+            "startedAt": self.started_at,
+            "endedAt": self.ended_at,
+            "stats": self.stats,
+        }
+
+
+ModelProvider = Callable[[], "asyncio.Future[tuple[ResolvedModel, Model]] | Any"]
+
+
+class ExtractionService:
+    """Runs extraction jobs against the graph store.
+
+    Args:
+        graph: the graph ledgers port (this service is its only writer).
+        model_for: async callable returning (resolved, model) for background work (the cheap slot).
+        clock: ISO timestamp source.
+    """
+
+    def __init__(
+        self, graph: GraphStore, model_for: Callable[[], Any], clock: Callable[[], str] = utc_now
+    ) -> None:
+        self.graph = graph
+        self.model_for = model_for
+        self.clock = clock
+        self.permits = asyncio.Semaphore(BACKGROUND_PERMITS)
+        self.merge_section = asyncio.Lock()
+        self.rows: dict[str, JobRow] = {}
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.listeners: list[Callable[[], None]] = []
+
+    # -- the activity feed ----------------------------------------------------------------------
+    def activity(self) -> list[dict[str, Any]]:
+        """Every job row, newest first."""
+        return [row.view() for row in sorted(self.rows.values(), key=lambda r: r.started_at, reverse=True)]
+
+    def running(self, source: str) -> bool:
+        task = self.tasks.get(source)
+        return task is not None and not task.done()
+
+    def abort(self, source: str) -> bool:
+        """Abort a source's run (source-wide): the current job stops, later ones never start."""
+        task = self.tasks.get(source)
+        if task is None or task.done():
+            return False
+        task.cancel()
+        return True
+
+    def _changed(self) -> None:
+        for listener in list(self.listeners):
+            try:
+                listener()
+            except Exception:  # a side channel never breaks the pipeline
+                log.debug("activity listener failed", exc_info=True)
+
+    # -- starting runs --------------------------------------------------------------------------
+    def start(
+        self,
+        source: str,
+        kind: Literal["chat", "notes"],
+        label: str,
+        door: Door,
+        jobs: list[JobSpec],
+        on_complete: Callable[[bool], None] | None = None,
+    ) -> bool:
+        """Start a source's run unless one is running (single-flight). Returns whether it started.
+
+        `on_complete(all_merged)` runs after the last job (e.g. to stamp a notes file's fingerprint)."""
+        if self.running(source) or not jobs:
+            return False
+        rows = []
+        for index, spec in enumerate(jobs, start=1):
+            fingerprint = hashlib.sha256(spec.text.encode("utf-8")).hexdigest()[:12]
+            row = JobRow(
+                id=f"job_{source}_{fingerprint}_{index}",
+                source=source,
+                kind=kind,
+                label=label,
+                index=index,
+                total=len(jobs),
+                started_at=self.clock(),
+            )
+            self.rows[row.id] = row
+            rows.append(row)
+        self._changed()
+        self.tasks[source] = asyncio.get_running_loop().create_task(
+            self._run_source(source, door, list(zip(rows, jobs, strict=True)), on_complete),
+            name=f"extraction {source}",
+        )
+        return True
+
+    async def wait(self, source: str) -> None:
+        """Wait for a source's run to finish (tests, shutdown)."""
+        task = self.tasks.get(source)
+        if task is not None:
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def shutdown(self) -> None:
+        for task in self.tasks.values():
+            task.cancel()
+        await asyncio.gather(*self.tasks.values(), return_exceptions=True)
+
+    async def _run_source(
+        self,
+        source: str,
+        door: Door,
+        jobs: list[tuple[JobRow, JobSpec]],
+        on_complete: Callable[[bool], None] | None,
+    ) -> None:
+        merged_all = True
+        try:
+            for row, spec in jobs:
+                merged_all = await self._run_job(row, spec, door) and merged_all
+        except asyncio.CancelledError:
+            merged_all = False
+            for row, _ in jobs:
+                if row.phase not in ("done", "error"):
+                    row.phase, row.ended_at = "aborted", self.clock()
+            self._changed()
+            raise
+        finally:
+            if on_complete is not None:
+                try:
+                    on_complete(merged_all)
+                except Exception:
+                    log.exception("completing source %s failed", source)
+
+    def _phase(self, row: JobRow, phase: Phase) -> None:
+        row.phase = phase
+        self._changed()
+
+    async def _run_job(self, row: JobRow, spec: JobSpec, door: Door) -> bool:
+        usage = RunUsage()
+        resolved: ResolvedModel | None = None
+        try:
+            resolved, model = await self.model_for()
+            cap = OFFLINE_MAX_TOKENS if resolved.offline else None
+            self._phase(row, "extracting")
+            nodes, chains = self.graph.nodes(), self.graph.chains()
+            extractor = build_extractor(model, door=door, existing=nodes, max_tokens=cap)
+            prompt = extractor_prompt(spec.text, digest(nodes, chains, row.source))
+            async with self.permits:
+                findings = await run_extractor(extractor, prompt, usage)
+            self._phase(row, "waiting")
+            async with self.merge_section:
+                nodes, chains = self.graph.nodes(), self.graph.chains()  # the graph as it stands now
+                verdicts = Verdicts(links=[])
+                if nodes and findings.propositions:
+                    self._phase(row, "auditing")
+                    found = candidates(findings.propositions, nodes)
+                    deps = AuditDeps(
+                        nodes=nodes, sessions={s.id: s.title for s in self.graph.sources().values()}
+                    )
+                    async with self.permits:
+                        verdicts = await run_auditor(
+                            build_auditor(model, max_tokens=cap),
+                            auditor_prompt(findings, found, nodes),
+                            deps,
+                            usage,
+                        )
+                self._phase(row, "merging")
+                at = self.clock()
+                provenance = Provenance(source=row.source, job=row.id, messages=spec.messages)
+                plan = plan_merge(nodes, chains, findings, verdicts, provenance, at)
+                run = RunLine(
+                    source=row.source,
+                    job=row.id,
+                    label=row.view()["label"],
+                    addedNodes=plan.added_nodes,
+                    linkedNodes=plan.linked_nodes,
+                    addedChains=plan.added_chains,
+                    droppedChains=len(plan.dropped_chains),
+                    at=at,
+                )
+                coverage = [
+                    CoverageLine(source=row.source, message=key, fingerprint=fp, job=row.id, at=at)
+                    for key, fp in spec.coverage
+                ]
+                self.graph.commit_merge(plan, coverage, run)
+            row.stats = {
+                "addedNodes": plan.added_nodes,
+                "linkedNodes": plan.linked_nodes,
+                "addedChains": plan.added_chains,
+                "droppedChains": len(plan.dropped_chains),
+            }
+            row.phase = "done"
+            return True
+        except asyncio.CancelledError:
+            row.phase = "aborted"
+            raise
+        except Exception as exc:
+            log.warning("extraction job %s failed: %s", row.id, exc)
+            row.phase, row.error = "error", _honest(exc)
+            return False
+        finally:
+            row.ended_at = self.clock()
+            row.input_tokens = usage.input_tokens if usage.requests else None
+            row.output_tokens = usage.output_tokens if usage.requests else None
+            row.requests = usage.requests
+            row.cost_usd = usage_cost(usage, resolved) if resolved else None
+            try:
+                self.graph.record_usage(
+                    {
+                        "job": row.id,
+                        "source": row.source,
+                        "label": row.view()["label"],
+                        "phase": row.phase,
+                        "inputTokens": row.input_tokens,
+                        "outputTokens": row.output_tokens,
+                        "requests": row.requests,
+                        "costUsd": row.cost_usd,
+                        "model": resolved.model if resolved else None,
+                        "at": row.ended_at,
+                    }
+                )
+            except OSError:
+                log.exception("recording usage of %s failed", row.id)  # a side channel: contained
+            self._changed()
+
+
+def _honest(exc: Exception) -> str:
+    """A short, true sentence about a failed job for the activity feed."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if "exceeded maximum retries" in text or "retries" in text.lower():
+        return f"the model could not produce a valid submit ({text})"
+    return text[:300]
