@@ -6,7 +6,8 @@ import type { ChatSummary, Settings } from './core/types';
 
 // App-wide state: the session list and the settings (for the banner).
 
-const RUNNING_POLL_MS = 3000;
+const RUNNING_POLL_MS = 2000;
+const IDLE_POLL_MS = 4000;
 
 interface AppState {
   chats: ChatSummary[] | null;
@@ -66,12 +67,19 @@ export function AppStateProvider({ children }: { children: ReactNode }) {
     void refreshSettings();
   }, [refreshChats, refreshSettings]);
 
-  // While some session runs a turn (maybe in another tab), keep the running dots fresh.
+  // Keep the list (running dots, titles) fresh while the tab is visible: other
+  // tabs run turns too. The open session compares its row to what it shows.
   const anyRunning = !!chats?.some((c) => c.running);
   useEffect(() => {
-    if (!anyRunning) return;
-    const timer = window.setInterval(() => void refreshChats(), RUNNING_POLL_MS);
-    return () => window.clearInterval(timer);
+    const tick = () => {
+      if (document.visibilityState === 'visible') void refreshChats();
+    };
+    const timer = window.setInterval(tick, anyRunning ? RUNNING_POLL_MS : IDLE_POLL_MS);
+    document.addEventListener('visibilitychange', tick);
+    return () => {
+      window.clearInterval(timer);
+      document.removeEventListener('visibilitychange', tick);
+    };
   }, [anyRunning, refreshChats]);
 
   const value = useMemo(

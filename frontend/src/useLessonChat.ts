@@ -24,7 +24,8 @@ function pause(ms: number): Promise<void> {
 
 export function useLessonChat(initial: api.ChatRecord) {
   const chatId = initial.id;
-  const { refreshChats } = useAppState();
+  const { chats, refreshChats } = useAppState();
+  const summary = chats?.find((c) => c.id === chatId);
   const [usage, setUsage] = useState<UsageEntry[]>(initial.usage);
   const [model, setModel] = useState<ChatModel | null>(initial.model);
   const [waiting, setWaiting] = useState(false);
@@ -40,7 +41,10 @@ export function useLessonChat(initial: api.ChatRecord) {
     messages: () => [],
   });
 
+  // The record's updatedAt as of the last time we showed it.
+  const knownUpdatedAt = useRef(initial.updatedAt);
   const applyRecord = useCallback((record: api.ChatRecord) => {
+    knownUpdatedAt.current = record.updatedAt;
     setUsage(record.usage);
     setModel(record.model);
   }, []);
@@ -132,6 +136,34 @@ export function useLessonChat(initial: api.ChatRecord) {
   useEffect(() => {
     if (status === 'submitted' || status === 'streaming') void refreshChats();
   }, [status, refreshChats]);
+
+  // Another tab's turn: the session row says it runs, or it changed since we
+  // last showed the record. Re-read it; follow a running turn, else sync.
+  const externalSync = useRef(false);
+  const statusRef = useRef(status);
+  statusRef.current = status;
+  useEffect(() => {
+    if (!summary || busy || waiting || externalSync.current) return;
+    if (!summary.running && summary.updatedAt === knownUpdatedAt.current) return;
+    externalSync.current = true;
+    const seq = requestSeq.current;
+    void api
+      .getChat(chatId)
+      .then((record) => {
+        const idle = statusRef.current !== 'submitted' && statusRef.current !== 'streaming';
+        if (seq !== requestSeq.current || !idle) return;
+        const changed = record.updatedAt !== knownUpdatedAt.current;
+        applyRecord(record);
+        if (record.running) follow(record);
+        else if (changed) {
+          setMessages(statusRef.current === 'error' ? mergeUnsent(record.messages, messagesRef.current) : record.messages);
+        }
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        externalSync.current = false;
+      });
+  }, [summary, busy, waiting, chatId, applyRecord, follow, setMessages]);
 
   const send = useCallback(
     (text: string) => {

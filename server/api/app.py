@@ -10,7 +10,7 @@ from fastapi import FastAPI
 
 from server import __version__
 from server.api.errors import install_error_handlers
-from server.api.routes import chats, health, settings
+from server.api.routes import chats, health, library, settings
 from server.api.security import LoopbackGuard
 from server.api.static import mount_frontend
 from server.services.container import Services
@@ -43,7 +43,7 @@ def create_app(
     app = FastAPI(title="Learning Harness", version=__version__, lifespan=lifespan)
     app.state.services = services
     install_error_handlers(app)
-    for module in (health, settings, chats):
+    for module in (health, settings, chats, library):
         app.include_router(module.router)
     mount_frontend(app, static_root)
     app.add_middleware(LoopbackGuard, token=token, allowed_origins=allowed_origins)

@@ -26,20 +26,36 @@ PROV = Provenance(source="src_a", job="job_1")
 
 def findings() -> Findings:
     return Findings(
-        propositions=[FindingProposition(id=p, name=p.upper(), statement=f"{p} holds.") for p in ("a", "b", "c")],
-        chains=[FindingChain(premises=["a"], conclusion="b"), FindingChain(premises=["a", "c"], conclusion="b")],
+        propositions=[
+            FindingProposition(id=p, name=p.upper(), statement=f"{p} holds.") for p in ("a", "b", "c")
+        ],
+        chains=[
+            FindingChain(premises=["a"], conclusion="b"),
+            FindingChain(premises=["a", "c"], conclusion="b"),
+        ],
     )
 
 
 def run_line(job: str = "job_1") -> RunLine:
-    return RunLine(source="src_a", job=job, label="a.md", addedNodes=3, linkedNodes=0, addedChains=2,
-                   droppedChains=1, at="t1")
+    return RunLine(
+        source="src_a",
+        job=job,
+        label="a.md",
+        addedNodes=3,
+        linkedNodes=0,
+        addedChains=2,
+        droppedChains=1,
+        at="t1",
+    )
 
 
 def commit(store: FileGraphStore) -> None:
     plan = plan_merge(store.nodes(), store.chains(), findings(), Verdicts(links=[]), PROV, "t1")
-    store.commit_merge(plan, [CoverageLine(source="src_a", message="chunk-1", fingerprint="f", job="job_1",
-                                           at="t1")], run_line())
+    store.commit_merge(
+        plan,
+        [CoverageLine(source="src_a", message="chunk-1", fingerprint="f", job="job_1", at="t1")],
+        run_line(),
+    )
 
 
 def test_a_merge_commit_round_trips_with_simplification(tmp_path: Path) -> None:

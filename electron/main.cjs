@@ -1,0 +1,295 @@
+'use strict';
+/**
+ * Electron main: thin wiring. One instance; a per-launch token; the server sidecar on loopback;
+ * one sandboxed window pinned to the server's exact origin. Every decision lives in policy.cjs
+ * (pure, unit-tested); the sidecar lifecycle lives in sidecar.cjs; stored keys in keys.cjs.
+ */
+
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const path = require('node:path');
+const electron = require('electron');
+const policy = require('./policy.cjs');
+const sidecar = require('./sidecar.cjs');
+const { KeyStore } = require('./keys.cjs');
+
+const { app, BrowserWindow, dialog, ipcMain, safeStorage, session, shell } = electron;
+
+const READY_TIMEOUT_MS = 45000;
+const STOP_GRACE_MS = 5000;
+const REPO_ROOT = path.resolve(__dirname, '..');
+const IPC = Object.freeze({
+  setApiKey: 'lh:set-api-key',
+  deleteApiKey: 'lh:delete-api-key',
+  apiKeyStatus: 'lh:api-key-status',
+});
+
+const state = {
+  token: null,
+  origin: null,
+  server: null,
+  window: null,
+  keyStore: null,
+  dataDir: null,
+  logFile: null,
+  quitting: false,
+  quitDone: false,
+  queue: Promise.resolve(),
+};
+
+function log(message) {
+  const line = `${new Date().toISOString()} ${message}\n`;
+  if (state.logFile) {
+    try {
+      fs.appendFileSync(state.logFile, line);
+      return;
+    } catch {
+      /* fall through to stderr */
+    }
+  }
+  process.stderr.write(line);
+}
+
+/** The renderer's webPreferences: isolated, sandboxed, no Node, only the preload's bridge. */
+function webPreferences() {
+  return {
+    preload: path.join(__dirname, 'preload.cjs'),
+    contextIsolation: true,
+    sandbox: true,
+    nodeIntegration: false,
+    nodeIntegrationInWorker: false,
+    nodeIntegrationInSubFrames: false,
+    webSecurity: true,
+    allowRunningInsecureContent: false,
+    webviewTag: false,
+    additionalArguments: [`--lh-version=${app.getVersion()}`],
+  };
+}
+
+/** Navigation and new windows stay inside the app's origin; other web links open in the browser. */
+function hardenWebContents(contents) {
+  const guard = (event, url) => {
+    const target = (event && event.url) || url;
+    const decision = policy.navigationDecision(target, state.origin);
+    if (decision === 'allow') return;
+    event.preventDefault();
+    if (decision === 'external') shell.openExternal(target).catch((error) => log(`openExternal: ${error.message}`));
+    else log(`blocked navigation to ${String(target).slice(0, 200)}`);
+  };
+  contents.on('will-navigate', guard);
+  contents.on('will-redirect', guard);
+  contents.on('will-attach-webview', (event) => event.preventDefault());
+  contents.setWindowOpenHandler(({ url }) => {
+    const decision = policy.windowOpenDecision(url, state.origin);
+    if (decision === 'allow') {
+      return { action: 'allow', overrideBrowserWindowOptions: { webPreferences: webPreferences() } };
+    }
+    if (decision === 'external') shell.openExternal(url).catch((error) => log(`openExternal: ${error.message}`));
+    return { action: 'deny' };
+  });
+}
+
+/** Permissions: deny by default; the microphone only for the app's origin. */
+function installSessionPolicy(ses) {
+  ses.setPermissionRequestHandler((webContents, permission, callback, details) => {
+    callback(policy.permissionRequestDecision(permission, details, state.origin));
+  });
+  ses.setPermissionCheckHandler((webContents, permission, requestingOrigin, details) =>
+    policy.permissionCheckDecision(permission, requestingOrigin, details, state.origin),
+  );
+  if (typeof ses.setDevicePermissionHandler === 'function') ses.setDevicePermissionHandler(() => false);
+}
+
+/**
+ * The per-launch token header, only on requests to the exact origin: the filter narrows the
+ * requests Electron hands over, and the predicate checks each URL again (match patterns are
+ * not port-exact on every version). Registering again replaces the previous listener.
+ */
+function installTokenHeader(ses, origin, token) {
+  ses.webRequest.onBeforeSendHeaders({ urls: [`${origin}/*`] }, (details, callback) => {
+    callback({ requestHeaders: policy.headersWithToken(details.url, details.requestHeaders, origin, token) });
+  });
+}
+
+async function startSidecar(port = 0) {
+  const keys = await state.keyStore.loadAll();
+  const { command, args, cwd } = policy.resolveServerCommand({
+    packaged: app.isPackaged,
+    resourcesPath: process.resourcesPath,
+    repoRoot: REPO_ROOT,
+    platform: process.platform,
+    env: process.env,
+    port,
+  });
+  log(`starting the server: ${command} ${args.join(' ')}`);
+  const server = await sidecar.startServer({
+    command,
+    args,
+    cwd,
+    env: policy.serverEnv(process.env, { dataDir: state.dataDir, token: state.token, keys }),
+    readyTimeoutMs: READY_TIMEOUT_MS,
+    log: (stream, line) => log(`server ${stream}: ${line}`),
+  });
+  state.server = server;
+  state.origin = server.origin;
+  installTokenHeader(session.defaultSession, server.origin, state.token);
+  log(`server ready at ${server.origin} (pid ${server.pid})`);
+  server.exited.then((info) => {
+    if (state.server !== server || server.expectedStop || state.quitting) return;
+    state.server = null;
+    const how = info.signal ? `was killed by ${info.signal}` : `exited with code ${info.code}`;
+    showError('The Learning Harness server stopped', `The server ${how}.\n\n${server.stderrTail()}`);
+    app.quit();
+  });
+  return server;
+}
+
+async function stopSidecar() {
+  const server = state.server;
+  if (!server) return;
+  server.expectedStop = true;
+  state.server = null;
+  const result = await server.stop({ graceMs: STOP_GRACE_MS });
+  log(`server stopped (code ${result.code}, signal ${result.signal}${result.forced ? ', forced' : ''})`);
+}
+
+/** Restart the server so that changed keys reach its environment; keep its port when possible. */
+function restartSidecar() {
+  const run = async () => {
+    if (state.quitting) return;
+    const previous = state.server ? state.server.port : 0;
+    await stopSidecar();
+    let server;
+    try {
+      server = await startSidecar(previous);
+    } catch (error) {
+      log(`restart on port ${previous} failed (${error.message}); trying a free port`);
+      server = await startSidecar(0);
+    }
+    if (state.window && !state.window.isDestroyed() && server.port !== previous) {
+      await state.window.loadURL(`${server.origin}/`);
+    }
+  };
+  state.queue = state.queue.then(run, run);
+  return state.queue;
+}
+
+function showError(title, message) {
+  log(`${title}: ${message}`);
+  dialog.showErrorBox(title, message.length > 4000 ? `${message.slice(0, 4000)}…` : message);
+}
+
+function createWindow() {
+  const win = new BrowserWindow({
+    width: 1200,
+    height: 820,
+    minWidth: 640,
+    minHeight: 480,
+    show: false,
+    title: 'Learning Harness',
+    backgroundColor: '#ffffff',
+    webPreferences: webPreferences(),
+  });
+  state.window = win;
+  win.once('ready-to-show', () => win.show());
+  win.on('closed', () => {
+    if (state.window === win) state.window = null;
+  });
+  win.loadURL(`${state.origin}/`).catch((error) => log(`loadURL: ${error.message}`));
+  return win;
+}
+
+/** Only the app's own page may call the key IPC. */
+function assertTrustedSender(event) {
+  const url = event && event.senderFrame ? event.senderFrame.url : null;
+  if (!policy.isSameOrigin(url, state.origin)) throw new Error('refused: not the app page');
+}
+
+async function keyStatus() {
+  return policy.keyStatus(state.keyStore.storedProviders(), process.env, await state.keyStore.protection());
+}
+
+function registerIpc() {
+  ipcMain.handle(IPC.setApiKey, async (event, provider, key) => {
+    assertTrustedSender(event);
+    await state.keyStore.set(policy.validateProvider(provider), key);
+    await restartSidecar();
+    return keyStatus();
+  });
+  ipcMain.handle(IPC.deleteApiKey, async (event, provider) => {
+    assertTrustedSender(event);
+    state.keyStore.delete(policy.validateProvider(provider));
+    await restartSidecar();
+    return keyStatus();
+  });
+  ipcMain.handle(IPC.apiKeyStatus, async (event) => {
+    assertTrustedSender(event);
+    return keyStatus();
+  });
+}
+
+async function onReady() {
+  const userData = app.getPath('userData');
+  fs.mkdirSync(path.join(userData, 'logs'), { recursive: true });
+  state.logFile = path.join(userData, 'logs', 'desktop.log');
+  state.token = crypto.randomBytes(32).toString('hex');
+  state.dataDir = path.join(userData, 'data');
+  fs.mkdirSync(state.dataDir, { recursive: true });
+  state.keyStore = new KeyStore(path.join(userData, 'api-keys.json'), safeStorage, { log });
+  installSessionPolicy(session.defaultSession);
+  registerIpc();
+  try {
+    await startSidecar(0);
+  } catch (error) {
+    showError(
+      'Learning Harness could not start',
+      `${error.message}\n\nData folder: ${state.dataDir}\nLog: ${state.logFile}`,
+    );
+    app.quit();
+    return;
+  }
+  createWindow();
+}
+
+function focusWindow() {
+  const win = state.window;
+  if (!win || win.isDestroyed()) return;
+  if (win.isMinimized()) win.restore();
+  win.show();
+  win.focus();
+}
+
+/** Wire the app. Returns a promise that settles once the first window exists (or start failed). */
+function start() {
+  if (!app.requestSingleInstanceLock()) {
+    app.quit();
+    return Promise.resolve(false);
+  }
+  app.enableSandbox();
+  app.on('second-instance', focusWindow);
+  app.on('web-contents-created', (event, contents) => hardenWebContents(contents));
+  app.on('window-all-closed', () => app.quit());
+  app.on('activate', () => {
+    if (!state.window && state.origin && state.server) createWindow();
+  });
+  app.on('before-quit', (event) => {
+    if (state.quitDone) return;
+    // Stop the server (graceful, then its whole tree) after any restart in flight, then quit for real.
+    event.preventDefault();
+    if (state.quitting) return;
+    state.quitting = true;
+    state.queue
+      .catch(() => {})
+      .then(stopSidecar)
+      .catch((error) => log(`stopping the server: ${error.message}`))
+      .finally(() => {
+        state.quitDone = true;
+        app.quit();
+      });
+  });
+  return app.whenReady().then(onReady).then(() => true);
+}
+
+module.exports = { start, state, webPreferences, installTokenHeader, restartSidecar, IPC };
+
+if (process.versions.electron) start();
