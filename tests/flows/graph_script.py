@@ -91,7 +91,7 @@ def audit(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
             cand
             and current
             and cand.group(2) == current[1]
-            and not any(l["finding"] == current[0] for l in links)
+            and not any(link["finding"] == current[0] for link in links)
         ):
             links.append({"finding": current[0], "node": cand.group(1)})
     return ModelResponse(parts=[ToolCallPart("submit", json.dumps({"links": links}))])
