@@ -18,16 +18,18 @@ import hashlib
 import json
 import os
 import platform
+import queue
 import re
-import selectors
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from pathlib import Path
+from typing import IO
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "build" / "server.spec"
@@ -107,7 +109,9 @@ def snapshot_frontend() -> tuple[Path, dict[str, str]]:
         if not missing_assets(target) and tree_digest(source) == tree_digest(target):
             return target, tree_digest(target)
         time.sleep(2)  # a build is writing server/static right now
-    raise SystemExit(f"server/static is inconsistent (missing {missing_assets(target)}): rebuild the frontend")
+    raise SystemExit(
+        f"server/static is inconsistent (missing {missing_assets(target)}): rebuild the frontend"
+    )
 
 
 def verify_frontend(snapshot_digest: dict[str, str]) -> None:
@@ -133,35 +137,49 @@ def server_env(data_dir: Path) -> dict[str, str]:
     return env
 
 
-def cold_start(exe: Path, timeout: float = 30.0) -> tuple[float, float]:
+def _pump(stream: IO[str] | None, lines: queue.Queue[str]) -> None:
+    assert stream is not None
+    for line in stream:
+        lines.put(line)
+    lines.put("")
+
+
+def cold_start(command: list[str], timeout: float = 30.0) -> tuple[float, float]:
     """One run on a fresh data dir. Returns (seconds to LH_READY, seconds to health 200)."""
     with tempfile.TemporaryDirectory(prefix="lh-freeze-") as tmp:
         data = Path(tmp) / "data"
+        stderr_path = Path(tmp) / "stderr.log"
+        stderr = stderr_path.open("w", encoding="utf-8")  # a file, not a pipe nobody drains
         started = time.monotonic()
         process = subprocess.Popen(
-            [str(exe), "--port", "0"],
+            [*command, "--port", "0"],
             env=server_env(data),
+            cwd=ROOT,
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=stderr,
             text=True,
-            start_new_session=True,
         )
         try:
-            assert process.stdout is not None
-            selector = selectors.DefaultSelector()
-            selector.register(process.stdout, selectors.EVENT_READ)
+            # A reader thread, not selectors: Windows cannot select() on pipes.
+            lines: queue.Queue[str] = queue.Queue()
+            threading.Thread(target=_pump, args=(process.stdout, lines), daemon=True).start()
             deadline = started + timeout
             port = None
             while port is None:
-                if time.monotonic() > deadline:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
                     raise RuntimeError("no LH_READY line in time")
-                if not selector.select(timeout=0.05):
+                try:
+                    line = lines.get(timeout=remaining)
+                except queue.Empty:
                     continue
-                line = process.stdout.readline()
                 if line.startswith(READY_PREFIX):
                     port = json.loads(line[len(READY_PREFIX) :])["port"]
-                elif line == "" and process.poll() is not None:
-                    raise RuntimeError(f"server exited {process.returncode}: {process.stderr.read()[-2000:]}")  # type: ignore[union-attr]
+                elif line == "":  # EOF: the server exited
+                    process.wait(5)
+                    stderr.flush()
+                    tail = stderr_path.read_text(encoding="utf-8", errors="replace")[-2000:]
+                    raise RuntimeError(f"server exited {process.returncode}: {tail}")
             ready = time.monotonic() - started
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=10) as response:
                 status = response.status
@@ -184,15 +202,20 @@ def cold_start(exe: Path, timeout: float = 30.0) -> tuple[float, float]:
                     raise RuntimeError("server ignored SIGTERM for 20 s") from None
                 if sys.platform != "win32" and code != 0:
                     raise RuntimeError(f"server exited {code} after SIGTERM")
-            for stream in (process.stdout, process.stderr):
-                if stream:
-                    stream.close()
+            if process.stdout:
+                process.stdout.close()
+            stderr.close()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="cold-start runs to measure (0: smoke test only)")
-    parser.add_argument("--measure-only", action="store_true", help="measure the existing bundle, do not freeze")
+    parser.add_argument(
+        "--measure-only", action="store_true", help="measure the existing bundle, do not freeze"
+    )
+    parser.add_argument(
+        "--compare-python", action="store_true", help="also measure `python -m server` the same way"
+    )
     args = parser.parse_args(argv)
 
     report: dict[str, object] = {
@@ -200,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         "python": platform.python_version(),
     }
     try:
-        import PyInstaller  # noqa: PLC0415
+        import PyInstaller
 
         report["pyinstaller"] = PyInstaller.__version__
     except ImportError:
@@ -225,9 +248,9 @@ def main(argv: list[str] | None = None) -> int:
     report["bundle_files"] = sum(1 for p in BUNDLE.rglob("*") if p.is_file())
 
     # Smoke test (also warms the OS file cache, as on a user's second launch).
-    ready, healthy = cold_start(exe)
+    ready, healthy = cold_start([str(exe)])
     report["first_run_s"] = {"ready": round(ready, 3), "health": round(healthy, 3)}
-    runs = [cold_start(exe) for _ in range(max(args.runs, 0))]
+    runs = [cold_start([str(exe)]) for _ in range(max(args.runs, 0))]
     if runs:
         health = [h for _, h in runs]
         ready_times = [r for r, _ in runs]
@@ -238,6 +261,15 @@ def main(argv: list[str] | None = None) -> int:
             "max": round(max(health), 3),
         }
         report["cold_start_to_ready_s"] = {"median": round(statistics.median(ready_times), 3)}
+    if args.compare_python and args.runs > 0:
+        # The same measurement for `python -m server` from this interpreter, for comparison.
+        python = [cold_start([sys.executable, "-m", "server"])[1] for _ in range(args.runs)]
+        report["python_m_server_to_health_s"] = {
+            "runs": len(python),
+            "median": round(statistics.median(python), 3),
+            "min": round(min(python), 3),
+            "max": round(max(python), 3),
+        }
     DIST.mkdir(exist_ok=True)
     REPORT.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))

@@ -50,6 +50,15 @@ function log(message) {
   process.stderr.write(line);
 }
 
+/** Keep one previous log: desktop.log -> desktop.log.1 once it passes 5 MB. */
+function rotateLog(file) {
+  try {
+    if (fs.statSync(file).size > 5 * 1024 * 1024) fs.renameSync(file, `${file}.1`);
+  } catch {
+    /* no log yet */
+  }
+}
+
 /** The renderer's webPreferences: isolated, sandboxed, no Node, only the preload's bridge. */
 function webPreferences() {
   return {
@@ -232,6 +241,7 @@ async function onReady() {
   const userData = app.getPath('userData');
   fs.mkdirSync(path.join(userData, 'logs'), { recursive: true });
   state.logFile = path.join(userData, 'logs', 'desktop.log');
+  rotateLog(state.logFile);
   state.token = crypto.randomBytes(32).toString('hex');
   state.dataDir = path.join(userData, 'data');
   fs.mkdirSync(state.dataDir, { recursive: true });

@@ -14,9 +14,10 @@ const STDERR_TAIL_BYTES = 8192;
 const IS_WINDOWS = process.platform === 'win32';
 
 class ServerStartError extends Error {
-  constructor(message, { code = null, signal = null, stderr = '' } = {}) {
+  constructor(message, { code = null, signal = null, stderr = '', pid = null } = {}) {
     super(message);
     this.name = 'ServerStartError';
+    this.pid = pid;
     this.exitCode = code;
     this.signal = signal;
     this.stderr = stderr;
@@ -125,17 +126,31 @@ function startServer({ command, args = [], env = process.env, cwd, readyTimeoutM
       return;
     }
 
-    const fail = (message, details = {}) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
+    const rejectWith = (message, details = {}) => {
       const tail = stderr.toString();
       reject(
         new ServerStartError(tail ? `${message}\n--- server stderr (last lines) ---\n${tail}` : message, {
           ...details,
+          pid: child.pid,
           stderr: tail,
         }),
       );
+    };
+    const fail = (message, details = {}) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      rejectWith(message, details);
+    };
+    /** Fail a start whose process is still running: kill its tree first, then reject. */
+    const failAndStop = (message) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      handle
+        .stop({ graceMs: 2000 })
+        .catch(() => {})
+        .then(() => rejectWith(message));
     };
 
     const handle = {
@@ -146,8 +161,7 @@ function startServer({ command, args = [], env = process.env, cwd, readyTimeoutM
     };
 
     const timer = setTimeout(() => {
-      fail(`the server did not print ${READY_PREFIX.trim()} within ${readyTimeoutMs} ms (${command})`);
-      handle.stop({ graceMs: 2000 }).catch(() => {});
+      failAndStop(`the server did not print ${READY_PREFIX.trim()} within ${readyTimeoutMs} ms (${command})`);
     }, readyTimeoutMs);
 
     child.on('error', (error) => {
@@ -179,13 +193,11 @@ function startServer({ command, args = [], env = process.env, cwd, readyTimeoutM
       try {
         info = JSON.parse(line.slice(READY_PREFIX.length));
       } catch {
-        fail(`unreadable ready line: ${line}`);
-        handle.stop({ graceMs: 2000 }).catch(() => {});
+        failAndStop(`unreadable ready line: ${line}`);
         return;
       }
       if (!Number.isInteger(info.port) || info.port <= 0) {
-        fail(`the ready line names no port: ${line}`);
-        handle.stop({ graceMs: 2000 }).catch(() => {});
+        failAndStop(`the ready line names no port: ${line}`);
         return;
       }
       settled = true;
@@ -239,12 +251,27 @@ async function stopProcess(child, getExitInfo, exited, { graceMs = 5000 } = {}) 
   } else {
     try {
       process.kill(-pid, 'SIGKILL');
+      await groupGone(pid, 1000);
     } catch {
       /* no process left in the group */
     }
   }
   const info = await exited;
   return { ...info, forced };
+}
+
+/** Wait (bounded) until no process of group `pgid` is left: SIGKILL is delivered asynchronously. */
+async function groupGone(pgid, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      process.kill(-pgid, 0);
+    } catch {
+      return true;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return false;
 }
 
 module.exports = { startServer, freePort, isAlive, ServerStartError, READY_PREFIX };

@@ -194,7 +194,7 @@ def plan_merge(
             )
         )
     known = set(nodes) | set(resolved.values())
-    keys = {chain_key(c.premises, c.conclusion): c.id for c in chains.values()}
+    keys: dict[tuple[tuple[str, ...], str], str] = {}  # this job's keys; the graph's are found by id
     new_chains: list[Chain] = []
     asserted: list[Chain] = []
     for finding in findings.chains:
@@ -205,7 +205,7 @@ def plan_merge(
             continue
         key = chain_key(premises, conclusion)
         cid = keys.get(key) or chain_id(*key)
-        if key not in keys:
+        if key not in keys and cid not in chains:
             keys[key] = cid
             plan.added_chains += 1
             new_chains.append(
@@ -217,8 +217,9 @@ def plan_merge(
                     createdAt=at,
                 )
             )
-        elif cid in chains:
+        elif key not in keys:
             asserted.append(chains[cid])
+        keys[key] = cid
         plan.chain_lines.append(
             ChainLine(id=cid, premises=list(key[0]), conclusion=conclusion, provenance=provenance, at=at)
         )
@@ -279,25 +280,47 @@ def simplify(chains: Mapping[str, Chain], changed: Iterable[Chain] | None = None
 
 def _redundant(chain: Chain, kept_by_conclusion: Mapping[str, list[Chain]]) -> bool:
     """Whether a kept chain for the same conclusion has all its premises derivable from this
-    chain's premises through kept chains (backward chaining over their ancestry only)."""
+    chain's premises through kept chains.
+
+    Iterative and local: gathers the kept rules in the ancestry of those premises (not expanding
+    past the given premises or the conclusion), then forward-chains from the given premises over
+    just those rules. Cycles are harmless.
+    """
+    rivals = kept_by_conclusion.get(chain.conclusion, ())
+    if not rivals:
+        return False
     given = set(chain.premises)
-    memo: dict[str, bool] = {}
-
-    def derivable(node: str, visiting: frozenset[str]) -> bool:
-        if node in given:
-            return True
-        if node in memo:
-            return memo[node]
-        if node in visiting:
-            return False
-        result = any(
-            all(derivable(p, visiting | {node}) for p in rule.premises)
-            for rule in kept_by_conclusion.get(node, ())
-        )
-        memo[node] = result
-        return result
-
-    return any(
-        all(derivable(p, frozenset({chain.conclusion})) for p in other.premises)
-        for other in kept_by_conclusion.get(chain.conclusion, ())
-    )
+    targets = {p for rival in rivals for p in rival.premises}
+    rules: list[Chain] = []
+    seen = set(given) | {chain.conclusion}
+    stack = [t for t in targets if t not in seen]
+    seen.update(stack)
+    while stack:
+        node = stack.pop()
+        for rule in kept_by_conclusion.get(node, ()):
+            rules.append(rule)
+            for premise in rule.premises:
+                if premise not in seen:
+                    seen.add(premise)
+                    stack.append(premise)
+    derived = set(given)
+    waiting: dict[str, list[int]] = defaultdict(list)
+    missing = []
+    queue: list[str] = []
+    for index, rule in enumerate(rules):
+        unmet = [p for p in rule.premises if p not in derived]
+        missing.append(len(unmet))
+        for premise in unmet:
+            waiting[premise].append(index)
+        if not unmet:
+            queue.append(rule.conclusion)
+    while queue:
+        node = queue.pop()
+        if node in derived:
+            continue
+        derived.add(node)
+        for index in waiting.get(node, ()):
+            missing[index] -= 1
+            if missing[index] == 0:
+                queue.append(rules[index].conclusion)
+    return any(all(p in derived for p in rival.premises) for rival in rivals)

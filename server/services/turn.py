@@ -10,6 +10,7 @@ files `probe_done`), folding the reply -> persist the reply and usage (also when
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 from collections.abc import AsyncIterator, Callable
@@ -234,10 +235,23 @@ class TurnService:
             on_usage=on_usage,
             graph=graph,
         )
-        async for chunk in stream:
-            if skip_start and chunk.get("type") == "start":
-                continue
-            yield chunk
+        reported = len(state.usage)
+        try:
+            async for chunk in stream:
+                if skip_start and chunk.get("type") == "start":
+                    continue
+                yield chunk
+        finally:
+            if len(state.usage) == reported:  # aborted or failed: the spend is unknown, not zero
+                state.usage.append(
+                    TurnUsage(
+                        message_id=state.fold.message_id,
+                        role=role,
+                        provider=resolved.provider,
+                        model=resolved.model,
+                        at=self.clock(),
+                    )
+                )
 
     async def _prime(self, chunks: Chunks, state: TurnState) -> list[dict[str, Any]]:
         """Read up to the first content chunk. A model error before any content is a 503, not a stream."""
@@ -338,10 +352,16 @@ class TurnService:
         turn = self.registry.get(chat_id)
         return turn.follow() if turn else None
 
-    def abort(self, chat_id: str) -> bool:
-        """Abort the session's running turn (it keeps what streamed). False when none runs."""
+    async def abort(self, chat_id: str, wait_s: float = 10.0) -> bool:
+        """Abort the session's running turn and wait (up to `wait_s`) until it has saved what
+        streamed, so a read right after sees the settled record. False when none runs."""
         turn = self.registry.get(chat_id)
-        return bool(turn and turn.abort())
+        if turn is None or not turn.abort():
+            return False
+        if turn.task is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait({turn.task}, timeout=wait_s)
+        return True
 
     async def shutdown(self) -> None:
         """Cancel running turns (server exit); each persists what streamed."""

@@ -188,7 +188,8 @@ def test_merge_links_creates_dedupes_and_passes_existing_ids_through() -> None:
             )
         ]
     )
-    old_chain = chain(["n_old"], "n_x", cid="arg_first")
+    old_chain = chain(["n_old"], "n_x")  # ids are deterministic in (premises, conclusion)
+    first = old_chain.id
     nodes = {
         **existing_node,
         "n_x": fold_nodes([NodeLine(id="n_x", name="X", statement="X.", provenance=PROV, at="t0")])["n_x"],
@@ -213,11 +214,11 @@ def test_merge_links_creates_dedupes_and_passes_existing_ids_through() -> None:
     assert [line.id for line in plan.node_lines] == ["n_old", new_p2]
     assert (plan.added_nodes, plan.linked_nodes, plan.added_chains) == (1, 1, 1)
     ids = [line.id for line in plan.chain_lines]
-    assert ids == [chain_id(["n_old"], new_p2), chain_id(["n_old"], new_p2), "arg_first"]
+    assert ids == [chain_id(["n_old"], new_p2), chain_id(["n_old"], new_p2), first]
     merged = fold_chains(
         [
             ChainLine(
-                id="arg_first",
+                id=first,
                 premises=["n_old"],
                 conclusion="n_x",
                 provenance=Provenance(source="c_0", job="j0"),
@@ -226,7 +227,7 @@ def test_merge_links_creates_dedupes_and_passes_existing_ids_through() -> None:
             *plan.chain_lines,
         ]
     )
-    assert len(merged) == 2 and merged["arg_first"].sources == ["c_0", "c_1"]
+    assert len(merged) == 2 and merged[first].sources == ["c_0", "c_1"]
     folded = fold_nodes(
         [
             *(

@@ -80,7 +80,7 @@ async def reattach(chat_id: str, services: ServicesDep) -> StreamingResponse | R
 async def abort_turn(chat_id: str, services: ServicesDep) -> dict[str, Any]:
     """Stop the running turn; it keeps what streamed. `{"aborted": bool}`."""
     services.chats.get(chat_id)
-    return {"aborted": services.turns.abort(chat_id)}
+    return {"aborted": await services.turns.abort(chat_id)}
 
 
 @router.post("/api/chat", response_model=None)

@@ -1,0 +1,42 @@
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const Module = require('node:module');
+const path = require('node:path');
+
+const PRELOAD = path.resolve(__dirname, '..', 'preload.cjs');
+
+test('the preload exposes only version and the three key calls, over invoke', async () => {
+  const exposed = {};
+  const invoked = [];
+  const electron = {
+    contextBridge: { exposeInMainWorld: (name, api) => { exposed[name] = api; } },
+    ipcRenderer: { invoke: async (...args) => { invoked.push(args); return 'ok'; } },
+  };
+  const originalLoad = Module._load;
+  const savedArgv = process.argv;
+  process.argv = [...savedArgv, '--lh-version=1.2.3'];
+  Module._load = function load(request, parent, isMain) {
+    return request === 'electron' ? electron : originalLoad.call(this, request, parent, isMain);
+  };
+  try {
+    delete require.cache[PRELOAD];
+    require(PRELOAD);
+  } finally {
+    Module._load = originalLoad;
+    process.argv = savedArgv;
+  }
+  assert.deepEqual(Object.keys(exposed), ['lhDesktop']);
+  const api = exposed.lhDesktop;
+  assert.deepEqual(Object.keys(api).sort(), ['apiKeyStatus', 'deleteApiKey', 'setApiKey', 'version']);
+  assert.ok(Object.isFrozen(api));
+  assert.equal(api.version, '1.2.3');
+  await api.setApiKey('openai', 'sk-1');
+  await api.deleteApiKey('openrouter');
+  await api.apiKeyStatus();
+  assert.deepEqual(invoked, [
+    ['lh:set-api-key', 'openai', 'sk-1'],
+    ['lh:delete-api-key', 'openrouter'],
+    ['lh:api-key-status'],
+  ]);
+});
