@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: run test test-fast check frontend-test clean
+.PHONY: run test test-fast check frontend-test electron-test freeze clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -16,7 +16,7 @@ $(VENV)/.installed-run: pyproject.toml | $(PY)
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(PY)
-	$(PIP) install -e '.[dev,local]'
+	$(PIP) install -e '.[dev,local,desktop]'
 	touch $@
 
 run: $(VENV)/.installed-run
@@ -29,15 +29,29 @@ frontend/node_modules: frontend/package-lock.json
 frontend-test: frontend/node_modules
 	cd frontend && npm run typecheck && npm test
 
+# The desktop shell's logic under plain Node (the Electron binary is not downloaded).
+electron/node_modules: electron/package-lock.json
+	cd electron && (ELECTRON_SKIP_BINARY_DOWNLOAD=1 npm ci --no-audit --no-fund || \
+	  ELECTRON_SKIP_BINARY_DOWNLOAD=1 npm install --no-audit --no-fund)
+	touch $@
+
+electron-test: electron/node_modules
+	node --test electron/test/
+
+# The PyInstaller onedir build of the server (dist/learning-harness-server/), smoke-tested.
+freeze: $(VENV)/.installed-dev
+	$(PY) build/freeze.py --runs 3
+
 check: $(VENV)/.installed-dev
-	$(VENV)/bin/ruff check server tests hatch_build.py
-	$(VENV)/bin/ruff format --check server tests hatch_build.py
+	$(VENV)/bin/ruff check server tests build hatch_build.py
+	$(VENV)/bin/ruff format --check server tests build hatch_build.py
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
-# Every test: frontend units, lint, types, the import law, then pytest (unit, store, flows,
-# e2e in Debian's chromium, and the slow smoke test against the real offline model).
-test: $(VENV)/.installed-dev frontend-test check
+# Every test: frontend units, lint, types, the import law, the frozen server build, the desktop
+# shell's Node tests, then pytest (unit, store, flows, desktop, e2e in Debian's chromium, and the
+# slow smoke tests against the real offline model).
+test: $(VENV)/.installed-dev frontend-test check freeze electron-test
 	scripts/ensure-chromium
 	$(PY) -m pytest
 
@@ -46,4 +60,4 @@ test-fast: $(VENV)/.installed-dev
 	$(PY) -m pytest -m "not slow"
 
 clean:
-	rm -rf $(VENV) frontend/node_modules server/static
+	rm -rf $(VENV) frontend/node_modules electron/node_modules server/static dist build/work

@@ -15,11 +15,20 @@ import logging
 import os
 import socket
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 
 import uvicorn
 
-from server.config import DEFAULT_HOST, ORIGINS_ENV, READY_PREFIX, TOKEN_ENV, DataPaths, resolve_data_dir
+from server.config import (
+    DEFAULT_HOST,
+    ORIGINS_ENV,
+    READY_PREFIX,
+    STDIN_EOF_ENV,
+    TOKEN_ENV,
+    DataPaths,
+    resolve_data_dir,
+)
 
 EXIT_LOCKED = 3
 EXIT_BIND = 4
@@ -79,6 +88,29 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _stop(servers: list[_ReadyServer]) -> None:
+    """A graceful stop requested over HTTP (desktop mode): the same path as SIGTERM."""
+    for server in servers:
+        server.should_exit = True
+
+
+def _stop_on_stdin_eof(server: _ReadyServer) -> None:
+    """With LH_EXIT_ON_STDIN_EOF=1 (Electron sets it), stop when stdin closes: if the desktop
+    shell dies, its end of the pipe closes and the server does not outlive it."""
+
+    def watch() -> None:
+        stream = sys.stdin
+        if stream is None:
+            return
+        with contextlib.suppress(OSError, ValueError):
+            while stream.buffer.read(4096):
+                pass
+        logging.getLogger("lh.main").info("stdin closed; stopping")
+        server.should_exit = True
+
+    threading.Thread(target=watch, name="stdin-eof", daemon=True).start()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the server until SIGTERM/SIGINT. Returns the process exit status."""
     # Imported here so `--help` and the lock refusal stay fast and nothing is built at import time.
@@ -117,12 +149,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         port = sock.getsockname()[1]
         lock.describe({"pid": os.getpid(), "port": port})
         services = build_services(paths)
+        stop_requested: list[_ReadyServer] = []
         app = create_app(
             services,
             token=os.environ.get(TOKEN_ENV) or None,
             allowed_origins=frozenset(
                 o.strip() for o in os.environ.get(ORIGINS_ENV, "").split(",") if o.strip()
             ),
+            request_stop=lambda: _stop(stop_requested),
         )
         config = uvicorn.Config(
             app,
@@ -130,8 +164,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             access_log=False,
             timeout_graceful_shutdown=5,
             lifespan="on",
+            use_colors=False,  # uvicorn would probe sys.stdout.isatty(); a console-less build has none
         )
         server = _ReadyServer(config, port)
+        stop_requested.append(server)
+        if os.environ.get(STDIN_EOF_ENV) == "1":
+            _stop_on_stdin_eof(server)
         log.info("data dir %s", paths.root)
         server.run(sockets=[sock])
         return 0 if server.started else 1

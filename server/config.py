@@ -26,6 +26,9 @@ TOKEN_ENV = "LH_API_TOKEN"  # noqa: S105 - an env var name, not a secret
 ORIGINS_ENV = "LH_ALLOWED_ORIGINS"
 """Comma-separated extra origins accepted by the server (e.g. the Vite dev server)."""
 
+STDIN_EOF_ENV = "LH_EXIT_ON_STDIN_EOF"
+"""When "1", the server stops once its stdin closes (the desktop shell holds the other end)."""
+
 KEYRING_SERVICE = "learning-harness"
 """Service name under which API keys are stored in the OS keychain."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -22,6 +22,7 @@ def create_app(
     static_root: Path | None = None,
     token: str | None = None,
     allowed_origins: frozenset[str] = frozenset(),
+    request_stop: Callable[[], None] | None = None,
 ) -> FastAPI:
     """The app for one set of services (one data dir).
 
@@ -30,6 +31,8 @@ def create_app(
         static_root: the built frontend (defaults to the package's `static/`).
         token: the per-launch API token (desktop mode, from `LH_API_TOKEN`); None in web mode.
         allowed_origins: extra origins accepted besides the app's own (`LH_ALLOWED_ORIGINS`).
+        request_stop: stops the server gracefully; offered as `POST /api/shutdown` in desktop
+            mode only (token-protected), for platforms without a graceful signal (Windows).
     """
 
     @asynccontextmanager
@@ -45,6 +48,14 @@ def create_app(
     install_error_handlers(app)
     for module in (health, settings, chats, library):
         app.include_router(module.router)
+    if token and request_stop is not None:
+
+        @app.post("/api/shutdown", status_code=202)
+        async def shutdown() -> dict[str, bool]:
+            """Desktop mode: stop gracefully (running turns keep what streamed)."""
+            request_stop()
+            return {"stopping": True}
+
     mount_frontend(app, static_root)
     app.add_middleware(LoopbackGuard, token=token, allowed_origins=allowed_origins)
     return app

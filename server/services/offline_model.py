@@ -44,7 +44,10 @@ def find_gguf() -> Path | None:
 
 
 def offline_installed() -> bool:
-    """Whether the `local` extra is installed: llama.cpp's server and the SmolLM2 weights."""
+    """Whether the `local` extra is installed: llama.cpp's server and the SmolLM2 weights. Never
+    in a frozen build, whose executable cannot run `-m llama_cpp.server`."""
+    if getattr(sys, "frozen", False):
+        return False
     return importlib.util.find_spec("llama_cpp") is not None and find_gguf() is not None
 
 
@@ -85,7 +88,7 @@ class OfflineModelServer:
 
     @property
     def available(self) -> bool:
-        return self.gguf is not None and importlib.util.find_spec("llama_cpp") is not None
+        return self.gguf is not None and offline_installed()
 
     @property
     def running(self) -> bool:

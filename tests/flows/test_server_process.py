@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from server.services.offline_model import free_loopback_port as free_port
 from server.services.offline_model import offline_installed
 from tests.livehttp import serve
 from tests.procs import (
@@ -188,3 +189,61 @@ def test_desktop_token_and_foreign_requests_are_refused_over_http(data_dir: Path
         assert foreign.status_code == 403 and "other sites" in foreign.json()["detail"]
     finally:
         assert server.stop() == 0
+
+
+def test_desktop_shutdown_and_stdin_eof(data_dir: Path) -> None:
+    write_settings(data_dir, unreachable_slot())
+    server = start_server(data_dir, env={"LH_API_TOKEN": "tok-0123456789"})
+    stop = httpx.post(f"{server.url}/api/shutdown", headers={"x-lh-token": "tok-0123456789"})
+    assert stop.status_code == 202
+    assert server.process.wait(20) == 0
+    web = start_server(data_dir)  # web mode: no shutdown route
+    try:
+        assert httpx.post(f"{web.url}/api/shutdown").status_code in (404, 405)
+    finally:
+        assert web.stop() == 0
+    eof = subprocess.Popen(
+        [sys.executable, "-m", "server", "--port", "0", "--data-dir", str(data_dir)],
+        cwd=ROOT,
+        env=server_env({"LH_EXIT_ON_STDIN_EOF": "1"}),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert eof.stdout is not None and eof.stdout.readline().startswith("LH_READY")
+    assert eof.stdin is not None
+    eof.stdin.close()  # the desktop shell died
+    assert eof.wait(20) == 0
+
+
+def test_no_stdout_at_all(data_dir: Path) -> None:
+    write_settings(data_dir, unreachable_slot())
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; sys.stdout.close(); sys.stdout = None; "
+            "from server.__main__ import main; sys.exit(main())",
+            "--port",
+            str(port),
+            "--data-dir",
+            str(data_dir),
+        ],
+        cwd=ROOT,
+        env=server_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        for _ in range(200):
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/api/health").status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        else:
+            raise AssertionError(process.stderr.read() if process.stderr else "not ready")
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(20) == 0
