@@ -177,6 +177,7 @@ function serverEnv(baseEnv, { dataDir, token, keys = {} }) {
   env.LH_DATA_DIR = dataDir;
   env.LH_API_TOKEN = token;
   env.PYTHONUNBUFFERED = '1';
+  env.LH_EXIT_ON_STDIN_EOF = '1'; // the server stops when this shell's end of its stdin closes
   env.PYTHONIOENCODING = 'utf-8';
   for (const [provider, key] of Object.entries(keys)) {
     validateProvider(provider);

@@ -116,7 +116,9 @@ function startServer({ command, args = [], env = process.env, cwd, readyTimeoutM
       child = spawn(command, args, {
         cwd,
         env,
-        stdio: ['ignore', 'pipe', 'pipe'],
+        // stdin stays an open pipe we never write: if this process dies, the server sees EOF and
+        // stops itself (LH_EXIT_ON_STDIN_EOF=1), so it never outlives the shell.
+        stdio: ['pipe', 'pipe', 'pipe'],
         // POSIX: its own process group, so that stop() can kill the whole tree with kill(-pid).
         detached: !IS_WINDOWS,
         windowsHide: true,
@@ -153,11 +155,13 @@ function startServer({ command, args = [], env = process.env, cwd, readyTimeoutM
         .then(() => rejectWith(message));
     };
 
+    let origin = null;
     const handle = {
       pid: child.pid,
       exited,
       stderrTail: () => stderr.toString(),
-      stop: (options) => stopProcess(child, () => exitInfo, exited, options),
+      stop: (options) =>
+        stopProcess(child, () => exitInfo, exited, { ...options, origin, token: env && env.LH_API_TOKEN }),
     };
 
     const timer = setTimeout(() => {
@@ -202,6 +206,7 @@ function startServer({ command, args = [], env = process.env, cwd, readyTimeoutM
       }
       settled = true;
       clearTimeout(timer);
+      origin = `http://127.0.0.1:${info.port}`;
       resolve({
         ...handle,
         port: info.port,
@@ -216,15 +221,35 @@ function startServer({ command, args = [], env = process.env, cwd, readyTimeoutM
   });
 }
 
+/** POST /api/shutdown (desktop mode, token-protected); true when the server accepted it. */
+async function requestShutdown(origin, token) {
+  try {
+    const response = await fetch(`${origin}/api/shutdown`, {
+      method: 'POST',
+      headers: { 'x-lh-token': token },
+      signal: AbortSignal.timeout(2000),
+    });
+    return response.status === 202;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Stop: a graceful request first (SIGTERM; Windows: `taskkill /T`), then, after `graceMs` or
  * once the server has exited, a forced kill of whatever is left of its tree (POSIX: SIGKILL to
  * the process group; Windows: `taskkill /T /F`). Resolves when the process has exited.
  */
-async function stopProcess(child, getExitInfo, exited, { graceMs = 5000 } = {}) {
+async function stopProcess(child, getExitInfo, exited, { graceMs = 5000, origin = null, token = null } = {}) {
   const pid = child.pid;
   let forced = false;
   if (pid === undefined) return { code: null, signal: null, forced };
+  if (!getExitInfo() && origin && token && (await requestShutdown(origin, token))) {
+    // The graceful path on every OS (Windows has no graceful signal for a hidden console child).
+    let wait;
+    await Promise.race([exited, new Promise((r) => { wait = setTimeout(r, graceMs); })]);
+    clearTimeout(wait);
+  }
   if (!getExitInfo()) {
     if (IS_WINDOWS) {
       await runTaskkill(['/pid', String(pid), '/T']);

@@ -264,3 +264,40 @@ test('freePort gives a bindable loopback port', async () => {
   await new Promise((r) => server.once('listening', r));
   server.close();
 });
+
+for (const target of targets) {
+  test(`${target.name}: a token-mode stop goes through POST /api/shutdown and is graceful`, async (t) => {
+    const dataDir = tempDir(t);
+    const token = crypto.randomBytes(16).toString('hex');
+    const env = { ...serverEnv(dataDir, token), LH_EXIT_ON_STDIN_EOF: '1' };
+    const server = await startServer({ command: target.command, args: [...target.args, '--port', '0'], env, cwd: target.cwd });
+    const started = Date.now();
+    const result = await server.stop({ graceMs: 8000 });
+    assert.equal(result.forced, false);
+    assert.equal(result.code, 0);
+    assert.ok(Date.now() - started < 8000);
+    assert.equal(isAlive(server.pid), false);
+  });
+
+  test(`${target.name}: a shell that dies takes the server with it (stdin EOF)`, async (t) => {
+    const dataDir = tempDir(t);
+    const base = { command: target.command, args: [...target.args, '--port', '0'], cwd: target.cwd };
+    const script = `
+      const { startServer } = require(${JSON.stringify(path.join(ROOT, 'electron', 'sidecar.cjs'))});
+      startServer({ ...${JSON.stringify(base)}, env: JSON.parse(process.env.LH_TEST_ENV) })
+        .then((s) => { process.stdout.write(String(s.pid) + '\\n'); process.exit(0); });
+    `;
+    const env = { ...serverEnv(dataDir), LH_EXIT_ON_STDIN_EOF: '1' };
+    const { execFileSync } = require('node:child_process');
+    const out = execFileSync(process.execPath, ['-e', script], {
+      env: { ...process.env, LH_TEST_ENV: JSON.stringify(env) },
+      encoding: 'utf8',
+      timeout: 60000,
+    });
+    const pid = Number(out.trim().split('\n').pop());
+    assert.ok(pid > 0);
+    const deadline = Date.now() + 20000;
+    while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(isAlive(pid), false, 'the orphaned server should stop once its stdin closed');
+  });
+}

@@ -3,7 +3,9 @@
 // through the AI SDK's DefaultChatTransport, see src/turnClient.ts.
 
 import type { UIMessage } from 'ai';
+import { normalizeActivity, type ActivityRow } from './core/activity';
 import { ApiError } from './core/errors';
+import { normalizeImportFiles, normalizeSources, type GraphSource, type ImportFileResult } from './core/imports';
 import { normalizeMessages } from './core/messages';
 import type { ChatModel, ChatSummary, KeyProvider, ModelRef, Settings, SettingsUpdate } from './core/types';
 import { normalizeUsage, type UsageEntry } from './core/usage';
@@ -24,7 +26,8 @@ export interface ChatRecord {
 
 async function request(path: string, init: RequestInit = {}): Promise<Response> {
   const headers = new Headers(init.headers);
-  if (init.body !== undefined && !headers.has('content-type')) headers.set('content-type', 'application/json');
+  // A FormData body sets its own multipart content type (with the boundary).
+  if (init.body !== undefined && !(init.body instanceof FormData) && !headers.has('content-type')) headers.set('content-type', 'application/json');
   headers.set('accept', 'application/json');
   const res = await fetch(path, { ...init, headers });
   if (!res.ok) {
@@ -114,4 +117,56 @@ export async function setChatModel(id: string, model: ModelRef): Promise<ChatRec
 /** POST /api/chats/{id}/abort: the only way to stop a running turn on the server. */
 export function abortTurn(id: string): Promise<{ aborted: boolean }> {
   return json(chatPath(id, '/abort'), { method: 'POST' });
+}
+
+// ---------------------------------------------------------------------------
+// Library: notes import, activity feed, graph sources
+
+export interface ImportAnswer {
+  files: ImportFileResult[];
+  /** The server refused every file (HTTP 400 `refused`); its sentence. */
+  refusedAll: string | null;
+}
+
+/**
+ * POST /api/graph/import as multipart `files` (each named by `name`: the file's
+ * name, or its path inside a picked folder). 202 and the 400 "every file was
+ * refused" both carry the per-file list; other failures throw ApiError.
+ */
+export async function importNotes(files: readonly { file: Blob; name: string }[]): Promise<ImportAnswer> {
+  const form = new FormData();
+  for (const { file, name } of files) form.append('files', file, name);
+  const res = await fetch('/api/graph/import', { method: 'POST', body: form, headers: { accept: 'application/json' } });
+  const text = await res.text();
+  if (res.ok) return { files: normalizeImportFiles(safeJson(text)), refusedAll: null };
+  const err = new ApiError(res.status, text);
+  if (res.status === 400 && err.code === 'refused') {
+    const listed = normalizeImportFiles(safeJson(text));
+    if (listed.length) return { files: listed, refusedAll: err.detail };
+  }
+  throw err;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null;
+  }
+}
+
+/** GET /api/activity: background jobs, newest first. */
+export async function getActivity(init?: RequestInit): Promise<ActivityRow[]> {
+  return normalizeActivity(await json<unknown>('/api/activity', init));
+}
+
+/** POST /api/activity/abort {source}: stops the source's run (every part of it). */
+export async function abortActivity(source: string): Promise<boolean> {
+  const data = await json<{ aborted?: unknown }>('/api/activity/abort', { method: 'POST', body: JSON.stringify({ source }) });
+  return data.aborted === true;
+}
+
+/** GET /api/graph/sources: lessons and notes files that gave the graph propositions. */
+export async function getGraphSources(): Promise<GraphSource[]> {
+  return normalizeSources(await json<unknown>('/api/graph/sources'));
 }

@@ -3,6 +3,7 @@ import { Outlet, useLocation } from 'react-router-dom';
 import { useAppState } from '../appState';
 import Sidebar from './Sidebar';
 import OfflineBanner from './OfflineBanner';
+import ActivityDock from './ActivityDock';
 
 export default function Layout() {
   const { pathname } = useLocation();
@@ -20,6 +21,7 @@ export default function Layout() {
         <OfflineBanner />
         <Outlet />
       </main>
+      <ActivityDock />
     </div>
   );
 }

@@ -1,6 +1,7 @@
 import { useCallback, useState } from 'react';
 import { Link, NavLink, useMatch, useNavigate } from 'react-router-dom';
 import * as api from '../api';
+import { useActivity } from '../activityState';
 import { useAppState, useCreateLesson } from '../appState';
 import { describeError } from '../core/errors';
 import type { ChatSummary } from '../core/types';
@@ -16,6 +17,7 @@ export default function Sidebar() {
   const [deleting, setDeleting] = useState<ChatSummary | null>(null);
   const [deleteBusy, setDeleteBusy] = useState(false);
   const [deleteError, setDeleteError] = useState<string | null>(null);
+  const { dockOpen, setDockOpen, runningCount } = useActivity();
 
   const rename = useCallback(
     async (id: string, title: string): Promise<string | null> => {
@@ -84,9 +86,30 @@ export default function Sidebar() {
         ))}
       </nav>
 
-      <NavLink to="/settings" className={({ isActive }) => (isActive ? 'settings-link active' : 'settings-link')} data-testid="settings-link">
-        Settings
-      </NavLink>
+      <div className="sidebar-foot">
+        <NavLink to="/library" className={({ isActive }) => (isActive ? 'sidebar-link active' : 'sidebar-link')} data-testid="nav-library">
+          Import notes
+        </NavLink>
+        <button
+          type="button"
+          className={dockOpen ? 'sidebar-link activity-toggle open' : 'sidebar-link activity-toggle'}
+          data-testid="activity-toggle"
+          data-running={runningCount}
+          aria-expanded={dockOpen}
+          aria-controls="activity-dock"
+          title={runningCount ? `${runningCount} background job${runningCount === 1 ? '' : 's'} running` : 'Background activity'}
+          onClick={() => setDockOpen(!dockOpen)}
+        >
+          <span>Activity</span>
+          <span className={runningCount ? 'activity-count running' : 'activity-count'} data-testid="activity-count" aria-label={`${runningCount} running`}>
+            {runningCount > 0 && <span className="running-dot" aria-hidden="true" />}
+            {runningCount}
+          </span>
+        </button>
+        <NavLink to="/settings" className={({ isActive }) => (isActive ? 'sidebar-link active' : 'sidebar-link')} data-testid="settings-link">
+          Settings
+        </NavLink>
+      </div>
 
       {deleting && (
         <ConfirmDialog

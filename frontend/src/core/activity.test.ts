@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import {
+  countRunning,
+  formatRowUsage,
+  formatStats,
+  formatUsageSum,
+  isRunningRow,
+  normalizeActivity,
+  normalizeActivityRow,
+  partIndex,
+  phaseWords,
+  rowKey,
+  splitLabel,
+  sumRowUsage,
+  sumStats,
+  type ActivityRow,
+} from './activity';
+
+function row(partial: Partial<ActivityRow> = {}): ActivityRow {
+  return {
+    id: 'job_src_1_abc_1',
+    source: 'src_1',
+    kind: 'notes',
+    label: 'notes.md · 1/2',
+    phase: 'done',
+    error: null,
+    usage: { inputTokens: 100, outputTokens: 20, requests: 2, costUsd: 0.001 },
+    startedAt: '2026-01-01T00:00:00.000Z',
+    endedAt: '2026-01-01T00:00:05.000Z',
+    stats: { addedNodes: 2, linkedNodes: 1, addedChains: 1, droppedChains: 0 },
+    ...partial,
+  };
+}
+
+describe('normalizeActivity', () => {
+  it('reads a server answer', () => {
+    const rows = normalizeActivity({
+      rows: [
+        {
+          id: 'job_a_1',
+          source: 'src_a',
+          kind: 'notes',
+          label: 'a.md',
+          phase: 'extracting',
+          error: null,
+          usage: { inputTokens: null, outputTokens: null, requests: 0, costUsd: null },
+          startedAt: 't',
+          endedAt: null,
+          stats: {},
+        },
+      ],
+    });
+    expect(rows).toHaveLength(1);
+    expect(rows[0].usage).toEqual({ inputTokens: null, outputTokens: null, requests: 0, costUsd: null });
+    expect(rows[0].endedAt).toBeNull();
+    expect(rows[0].phase).toBe('extracting');
+  });
+
+  it('drops junk and keeps unknowns unknown', () => {
+    expect(normalizeActivity(null)).toEqual([]);
+    expect(normalizeActivity({ rows: [1, { id: 'x' }, { id: 'x', source: 's', phase: 'weird' }] })).toEqual([]);
+    const r = normalizeActivityRow({ id: 'x', source: 's', phase: 'done', usage: { inputTokens: 'lots' }, error: '  ' });
+    expect(r?.usage.inputTokens).toBeNull();
+    expect(r?.usage.requests).toBe(0);
+    expect(r?.error).toBeNull();
+    expect(r?.label).toBe('s');
+    expect(r?.kind).toBe('notes');
+  });
+});
+
+describe('phases and counts', () => {
+  it('counts jobs that have not ended', () => {
+    const rows = [row({ phase: 'queued' }), row({ phase: 'auditing' }), row(), row({ phase: 'error' }), row({ phase: 'aborted' })];
+    expect(countRunning(rows)).toBe(2);
+    expect(countRunning(null)).toBe(0);
+    expect(isRunningRow({ phase: 'merging' })).toBe(true);
+    expect(phaseWords('extracting')).toBe('reading');
+  });
+
+  it('keys a run of a job by id and start', () => {
+    expect(rowKey(row())).toBe('job_src_1_abc_1@2026-01-01T00:00:00.000Z');
+  });
+});
+
+describe('labels', () => {
+  it('splits "title · i/N"', () => {
+    expect(splitLabel('notes.md · 2/5')).toEqual({ title: 'notes.md', index: 2, total: 5 });
+    expect(splitLabel('notes.md')).toEqual({ title: 'notes.md', index: null, total: null });
+    expect(splitLabel('a · b.md · 10/12')).toEqual({ title: 'a · b.md', index: 10, total: 12 });
+  });
+
+  it('finds the part from the label, else the id', () => {
+    expect(partIndex({ id: 'job_s_f_3', label: 'x.md · 2/4' })).toBe(2);
+    expect(partIndex({ id: 'job_s_f_3', label: 'x.md' })).toBe(3);
+    expect(partIndex({ id: 'weird', label: 'x.md' })).toBeNull();
+  });
+});
+
+describe('usage', () => {
+  it('formats an ended job, with unknowns as "unknown", never 0', () => {
+    expect(formatRowUsage(row())).toBe('100 in / 20 out tokens · $0.0010 · 2 requests');
+    expect(formatRowUsage(row({ usage: { inputTokens: 10, outputTokens: 10, requests: 1, costUsd: null } }))).toBe(
+      '10 in / 10 out tokens · cost unknown · 1 request',
+    );
+    expect(formatRowUsage(row({ usage: { inputTokens: null, outputTokens: null, requests: 3, costUsd: null } }))).toBe(
+      'unknown in / unknown out tokens · cost unknown · 3 requests',
+    );
+  });
+
+  it('says what is true for running jobs and jobs without requests', () => {
+    expect(formatRowUsage(row({ phase: 'extracting', usage: { inputTokens: null, outputTokens: null, requests: 0, costUsd: null } }))).toBe(
+      'usage counted when it ends',
+    );
+    expect(formatRowUsage(row({ phase: 'error', usage: { inputTokens: null, outputTokens: null, requests: 0, costUsd: null } }))).toBe(
+      'no model requests',
+    );
+  });
+
+  it('sums ended jobs; one unknown makes the total unknown', () => {
+    const a = row();
+    const b = row({ usage: { inputTokens: 50, outputTokens: 5, requests: 1, costUsd: null } });
+    const running = row({ phase: 'extracting', usage: { inputTokens: null, outputTokens: null, requests: 0, costUsd: null } });
+    const none = row({ phase: 'aborted', usage: { inputTokens: null, outputTokens: null, requests: 0, costUsd: null } });
+    const sum = sumRowUsage([a, b, running, none]);
+    expect(sum).toEqual({ jobs: 3, inputTokens: 150, outputTokens: 25, costUsd: null, requests: 3 });
+    expect(formatUsageSum(sum)).toBe('150 in / 25 out tokens · cost unknown');
+    expect(formatUsageSum(sumRowUsage([running]))).toBe('');
+    expect(formatUsageSum(sumRowUsage([none]))).toBe('no model requests');
+    expect(sumRowUsage([a, row({ usage: { inputTokens: null, outputTokens: 1, requests: 1, costUsd: 0.5 } })]).inputTokens).toBeNull();
+  });
+});
+
+describe('stats', () => {
+  it('sums and words graph changes', () => {
+    const total = sumStats([row(), row({ stats: { addedNodes: 1, droppedChains: 2 } }), row({ stats: {} })]);
+    expect(total).toEqual({ addedNodes: 3, linkedNodes: 1, addedChains: 1, droppedChains: 2 });
+    expect(formatStats(total)).toBe('3 new propositions · 1 linked · 1 chain · 2 chains dropped');
+    expect(formatStats({ addedNodes: 1 })).toBe('1 new proposition');
+    expect(formatStats({})).toBe('');
+  });
+});

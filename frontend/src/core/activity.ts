@@ -1,0 +1,228 @@
+// The background activity feed (GET /api/activity): extraction jobs of lessons
+// and notes files, one row per job. Pure helpers: reading rows defensively,
+// phases in plain words, usage with unknowns (never shown as 0).
+
+import { formatCost, formatCount, formatTokens } from './usage';
+
+export const ACTIVITY_PHASES = ['queued', 'extracting', 'waiting', 'auditing', 'merging', 'done', 'error', 'aborted'] as const;
+export type ActivityPhase = (typeof ACTIVITY_PHASES)[number];
+
+export const TERMINAL_PHASES: readonly ActivityPhase[] = ['done', 'error', 'aborted'];
+
+export interface ActivityUsage {
+  /** null = unknown. */
+  inputTokens: number | null;
+  outputTokens: number | null;
+  requests: number;
+  costUsd: number | null;
+}
+
+export interface ActivityStats {
+  addedNodes: number;
+  linkedNodes: number;
+  addedChains: number;
+  droppedChains: number;
+}
+
+export interface ActivityRow {
+  id: string;
+  source: string;
+  kind: 'chat' | 'notes';
+  /** e.g. "notes.md · 2/5" (just the title for a one-part source). */
+  label: string;
+  phase: ActivityPhase;
+  error: string | null;
+  usage: ActivityUsage;
+  startedAt: string;
+  endedAt: string | null;
+  stats: Partial<ActivityStats>;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function numberOrNull(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+function stringOr<T>(value: unknown, fallback: T): string | T {
+  return typeof value === 'string' ? value : fallback;
+}
+
+export function isActivityPhase(value: unknown): value is ActivityPhase {
+  return typeof value === 'string' && (ACTIVITY_PHASES as readonly string[]).includes(value);
+}
+
+export function isTerminalPhase(phase: ActivityPhase): boolean {
+  return TERMINAL_PHASES.includes(phase);
+}
+
+/** A job that has not ended yet (queued or working). */
+export function isRunningRow(row: Pick<ActivityRow, 'phase'>): boolean {
+  return !isTerminalPhase(row.phase);
+}
+
+export function countRunning(rows: readonly Pick<ActivityRow, 'phase'>[] | null | undefined): number {
+  return (rows ?? []).filter(isRunningRow).length;
+}
+
+/** Read one row; null for anything that is not a row (no id or source, unknown phase). */
+export function normalizeActivityRow(raw: unknown): ActivityRow | null {
+  if (!isRecord(raw)) return null;
+  const { id, source, phase } = raw;
+  if (typeof id !== 'string' || typeof source !== 'string' || !isActivityPhase(phase)) return null;
+  const usage = isRecord(raw.usage) ? raw.usage : {};
+  const stats: Partial<ActivityStats> = {};
+  if (isRecord(raw.stats)) {
+    for (const key of ['addedNodes', 'linkedNodes', 'addedChains', 'droppedChains'] as const) {
+      const n = numberOrNull(raw.stats[key]);
+      if (n !== null) stats[key] = n;
+    }
+  }
+  const error = typeof raw.error === 'string' && raw.error.trim() ? raw.error : null;
+  return {
+    id,
+    source,
+    kind: raw.kind === 'chat' ? 'chat' : 'notes',
+    label: stringOr(raw.label, source),
+    phase,
+    error,
+    usage: {
+      inputTokens: numberOrNull(usage.inputTokens),
+      outputTokens: numberOrNull(usage.outputTokens),
+      requests: numberOrNull(usage.requests) ?? 0,
+      costUsd: numberOrNull(usage.costUsd),
+    },
+    startedAt: stringOr(raw.startedAt, ''),
+    endedAt: stringOr(raw.endedAt, null),
+    stats,
+  };
+}
+
+/** The `rows` of a GET /api/activity answer (junk dropped, server order kept: newest first). */
+export function normalizeActivity(raw: unknown): ActivityRow[] {
+  const rows = isRecord(raw) && Array.isArray(raw.rows) ? raw.rows : [];
+  return rows.map(normalizeActivityRow).filter((r): r is ActivityRow => r !== null);
+}
+
+/** Identity of one run of one job: a re-run of the same chunk keeps the id but gets a new start. */
+export function rowKey(row: Pick<ActivityRow, 'id' | 'startedAt'>): string {
+  return `${row.id}@${row.startedAt}`;
+}
+
+// ---------------------------------------------------------------------------
+// Parts: "notes.md · 2/5"
+
+export interface LabelParts {
+  title: string;
+  /** 1-based part index and total, or null for a one-part source. */
+  index: number | null;
+  total: number | null;
+}
+
+const PART_RE = /^(.*?)\s*·\s*(\d+)\/(\d+)$/;
+
+export function splitLabel(label: string): LabelParts {
+  const m = PART_RE.exec(label.trim());
+  if (!m) return { title: label.trim(), index: null, total: null };
+  return { title: m[1], index: Number(m[2]), total: Number(m[3]) };
+}
+
+/** The job's 1-based position in its source's run: from the label, else the id's `_<n>` suffix. */
+export function partIndex(row: Pick<ActivityRow, 'id' | 'label'>): number | null {
+  const fromLabel = splitLabel(row.label).index;
+  if (fromLabel !== null) return fromLabel;
+  const m = /_(\d+)$/.exec(row.id);
+  return m ? Number(m[1]) : null;
+}
+
+// ---------------------------------------------------------------------------
+// Plain words
+
+const PHASE_WORDS: Record<ActivityPhase, string> = {
+  queued: 'queued',
+  extracting: 'reading',
+  waiting: 'waiting to merge',
+  auditing: 'checking against the graph',
+  merging: 'merging',
+  done: 'done',
+  error: 'failed',
+  aborted: 'aborted',
+};
+
+export function phaseWords(phase: ActivityPhase): string {
+  return PHASE_WORDS[phase];
+}
+
+/**
+ * Usage of one job in words. Tokens and cost are only counted when a job ends,
+ * so a running job says so instead of showing unknowns; an ended job with no
+ * model request says that (true) instead of "0 tokens".
+ */
+export function formatRowUsage(row: Pick<ActivityRow, 'phase' | 'usage'>): string {
+  if (isRunningRow(row)) return 'usage counted when it ends';
+  const { usage } = row;
+  if (usage.requests === 0 && usage.inputTokens === null && usage.outputTokens === null) return 'no model requests';
+  const requests = `${formatCount(usage.requests)} request${usage.requests === 1 ? '' : 's'}`;
+  return `${formatTokens(usage)} tokens · ${formatCost(usage.costUsd)} · ${requests}`;
+}
+
+export interface UsageSum {
+  /** Ended jobs summed. */
+  jobs: number;
+  inputTokens: number | null;
+  outputTokens: number | null;
+  costUsd: number | null;
+  requests: number;
+}
+
+/**
+ * Usage summed over the ended jobs (running ones have not reported yet). Any
+ * unknown part makes the total unknown (null); jobs without a model request
+ * add nothing.
+ */
+export function sumRowUsage(rows: readonly Pick<ActivityRow, 'phase' | 'usage'>[]): UsageSum {
+  const ended = rows.filter((r) => !isRunningRow(r));
+  const sum: UsageSum = { jobs: ended.length, inputTokens: 0, outputTokens: 0, costUsd: 0, requests: 0 };
+  for (const { usage } of ended) {
+    sum.requests += usage.requests;
+    if (usage.requests === 0 && usage.inputTokens === null && usage.outputTokens === null && usage.costUsd === null) continue;
+    sum.inputTokens = sum.inputTokens === null || usage.inputTokens === null ? null : sum.inputTokens + usage.inputTokens;
+    sum.outputTokens = sum.outputTokens === null || usage.outputTokens === null ? null : sum.outputTokens + usage.outputTokens;
+    sum.costUsd = sum.costUsd === null || usage.costUsd === null ? null : sum.costUsd + usage.costUsd;
+  }
+  return sum;
+}
+
+export function formatUsageSum(sum: UsageSum): string {
+  if (sum.jobs === 0) return '';
+  if (sum.requests === 0) return 'no model requests';
+  return `${formatTokens(sum)} tokens · ${formatCost(sum.costUsd)}`;
+}
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${formatCount(n)} ${n === 1 ? one : many}`;
+}
+
+/** Stats summed over jobs. */
+export function sumStats(rows: readonly Pick<ActivityRow, 'stats'>[]): ActivityStats {
+  const total: ActivityStats = { addedNodes: 0, linkedNodes: 0, addedChains: 0, droppedChains: 0 };
+  for (const { stats } of rows) {
+    total.addedNodes += stats.addedNodes ?? 0;
+    total.linkedNodes += stats.linkedNodes ?? 0;
+    total.addedChains += stats.addedChains ?? 0;
+    total.droppedChains += stats.droppedChains ?? 0;
+  }
+  return total;
+}
+
+/** "3 new propositions · 1 linked · 2 chains" (zeros left out; "" when all are zero). */
+export function formatStats(stats: Partial<ActivityStats>): string {
+  const parts: string[] = [];
+  if (stats.addedNodes) parts.push(plural(stats.addedNodes, 'new proposition'));
+  if (stats.linkedNodes) parts.push(`${formatCount(stats.linkedNodes)} linked`);
+  if (stats.addedChains) parts.push(plural(stats.addedChains, 'chain'));
+  if (stats.droppedChains) parts.push(`${plural(stats.droppedChains, 'chain')} dropped`);
+  return parts.join(' · ');
+}
