@@ -26,7 +26,7 @@ import {
 import PhasePill from './PhasePill';
 
 /** A file chosen for import: the file and the name it is sent under. */
-interface Pick {
+interface Chosen {
   file: File;
   path: string;
 }
@@ -54,7 +54,7 @@ export default function LibraryPage() {
 
 function ImportForm() {
   const { refresh, fetchCount, addImports } = useActivity();
-  const [picks, setPicks] = useState<Pick[]>([]);
+  const [picks, setPicks] = useState<Chosen[]>([]);
   const [skipped, setSkipped] = useState<string[]>([]);
   const [dragging, setDragging] = useState(false);
   const [posting, setPosting] = useState(false);
@@ -63,7 +63,7 @@ function ImportForm() {
   const filesInput = useRef<HTMLInputElement>(null);
   const folderInput = useRef<HTMLInputElement>(null);
 
-  const add = useCallback((single: Pick[], fromFolders: Pick[]) => {
+  const add = useCallback((single: Chosen[], fromFolders: Chosen[]) => {
     const { keep, skipped: left } = splitFolderFiles(fromFolders);
     setPicks((current) => mergePicks(current, [...single, ...keep]));
     setSkipped(left.map((p) => p.path));
@@ -108,8 +108,8 @@ function ImportForm() {
       return;
     }
     try {
-      const single: Pick[] = [];
-      const fromFolders: Pick[] = [];
+      const single: Chosen[] = [];
+      const fromFolders: Chosen[] = [];
       for (const entry of entries) {
         if (!entry) continue;
         if (entry.isDirectory) fromFolders.push(...(await readFolder(entry as FileSystemDirectoryEntry)));
@@ -290,8 +290,8 @@ function entryFile(entry: FileSystemFileEntry): Promise<File> {
 }
 
 /** Every file under a dropped folder, named by its path from the folder ("vault/sub/a.md"). */
-async function readFolder(dir: FileSystemDirectoryEntry): Promise<Pick[]> {
-  const out: Pick[] = [];
+async function readFolder(dir: FileSystemDirectoryEntry): Promise<Chosen[]> {
+  const out: Chosen[] = [];
   const reader = dir.createReader();
   for (;;) {
     // readEntries answers in chunks; an empty chunk means the end.
