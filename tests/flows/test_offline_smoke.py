@@ -8,6 +8,7 @@ the record intact, failures reported honestly in the stream and the record).
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import httpx
@@ -60,5 +61,38 @@ def test_a_real_lesson_turn_on_the_offline_model(data_dir: Path) -> None:
                     assert part.get("errorText"), part  # a failed tool call says why
             assert client.get("/api/health").json()["status"] == "ok"
             assert client.get("/api/settings").json()["offline"]["running"] is True
+    finally:
+        assert server.stop() == 0
+
+
+NOTE = (
+    Path(__file__).resolve().parents[2].parent
+    / "shared"
+    / "fixtures"
+    / "notes"
+    / "data-structures-heap.en.md"
+)
+
+
+def test_a_real_notes_import_on_the_offline_model(data_dir: Path) -> None:
+    server = start_server(data_dir)
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            response = client.post(
+                "/api/graph/import", files=[("files", (NOTE.name, NOTE.read_bytes(), "text/markdown"))]
+            )
+            assert response.status_code == 202 and response.json()["files"][0]["status"] == "queued"
+            rows: list = []
+            for _ in range(1200):  # the tiny model is slow: up to 10 minutes
+                rows = client.get("/api/activity").json()["rows"]
+                if rows and all(r["phase"] in ("done", "error", "aborted") for r in rows):
+                    break
+                time.sleep(0.5)
+            assert rows and all(r["phase"] in ("done", "error") for r in rows), rows
+            for row in rows:
+                if row["phase"] == "error":
+                    assert row["error"].strip()  # an honest reason, e.g. an invalid submit
+            assert client.get("/api/health").json()["status"] == "ok"
+            assert client.get("/api/graph/sources").status_code == 200
     finally:
         assert server.stop() == 0

@@ -421,7 +421,7 @@ function ImportResultView({ followed }: { followed: Followed }) {
       )}
       {(stats || usage) && (
         <p className="import-meta small">
-          {stats && <span>{stats}</span>}
+          {stats && <span className="import-stats">{stats}</span>}
           {usage && <span data-testid="import-usage">{usage}</span>}
         </p>
       )}
