@@ -10,7 +10,7 @@ from fastapi import FastAPI
 
 from server import __version__
 from server.api.errors import install_error_handlers
-from server.api.routes import chats, health, library, settings
+from server.api.routes import chats, graph, health, library, settings
 from server.api.security import LoopbackGuard
 from server.api.static import mount_frontend
 from server.services.container import Services
@@ -46,7 +46,7 @@ def create_app(
     app = FastAPI(title="Learning Harness", version=__version__, lifespan=lifespan)
     app.state.services = services
     install_error_handlers(app)
-    for module in (health, settings, chats, library):
+    for module in (health, settings, chats, library, graph):
         app.include_router(module.router)
     if token and request_stop is not None:
 

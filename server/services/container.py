@@ -9,6 +9,7 @@ from server.config import DataPaths
 from server.core.ports import SecretStore
 from server.services.chats import ChatService
 from server.services.extraction import ExtractionService
+from server.services.graph import GraphService
 from server.services.library import LibraryService
 from server.services.liveness import TurnRegistry
 from server.services.models import ModelFactory, ModelService, default_model_factory
@@ -32,6 +33,7 @@ class Services:
     offline: OfflineModelServer | None
     extraction: ExtractionService
     library: LibraryService
+    graph: GraphService
 
     async def startup(self) -> None:
         """Start the offline model early when it is what the strong slot resolves to."""
@@ -75,6 +77,8 @@ def build_services(
     registry = TurnRegistry()
     extraction = ExtractionService(stores.graph, lambda: models.model_for_slot("cheap"))
     library = LibraryService(stores.graph, extraction, stores.settings)
+    graph = GraphService(stores.graph, stores.chats, extraction)
+    extraction.after_merge = graph.settle_layout
     turns = TurnService(stores.chats, models, registry, graph_reader=library)
     turns.on_settled = library.lesson_settled
     return Services(
@@ -87,4 +91,5 @@ def build_services(
         offline=offline_server,
         extraction=extraction,
         library=library,
+        graph=graph,
     )

@@ -128,6 +128,8 @@ class ExtractionService:
         self.rows: dict[str, JobRow] = {}
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.listeners: list[Callable[[], None]] = []
+        self.after_merge: Callable[[], object] | None = None
+        """Side channel after each merge (the layout settle); contained, never fails the job."""
 
     # -- the activity feed ----------------------------------------------------------------------
     def activity(self) -> list[dict[str, Any]]:
@@ -277,6 +279,11 @@ class ExtractionService:
                     for key, fp in spec.coverage
                 ]
                 self.graph.commit_merge(plan, coverage, run)
+                if self.after_merge is not None:
+                    try:
+                        self.after_merge()
+                    except Exception:
+                        log.exception("after-merge side channel failed for %s", row.id)
             row.stats = {
                 "addedNodes": plan.added_nodes,
                 "linkedNodes": plan.linked_nodes,

@@ -22,6 +22,7 @@ from server.core.contracts.graph import (
     SourceLine,
 )
 from server.core.graph import MergePlan, fold_chains, fold_nodes
+from server.store.atomic import read_json, write_json_atomic
 from server.store.ledger import append_ledger, read_ledger, rewrite_ledger
 
 
@@ -80,3 +81,47 @@ class FileGraphStore:
 
     def record_usage(self, line: dict[str, Any]) -> None:
         append_ledger(self._path("usage"), [_UsageLine.model_validate(line)])
+
+    # -- layout and render settings (the sanctioned graph-adjacent writes) ------------------------
+    def positions(self) -> dict[str, tuple[float, float]]:
+        """Resting positions by node id (`positions.json`); empty when absent or unreadable."""
+        try:
+            data = read_json(self.root / "positions.json")
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {
+            k: (float(v[0]), float(v[1]))
+            for k, v in data.items()
+            if isinstance(v, list) and len(v) == 2 and all(isinstance(c, (int, float)) for c in v)
+        }
+
+    def save_positions(self, positions: dict[str, tuple[float, float]]) -> None:
+        write_json_atomic(self.root / "positions.json", {k: [x, y] for k, (x, y) in positions.items()})
+
+    def render_settings(self) -> dict[str, Any]:
+        try:
+            data = read_json(self.root / "render.json")
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def save_render_settings(self, settings: dict[str, Any]) -> None:
+        write_json_atomic(self.root / "render.json", settings)
+
+    # -- deletion (full death) --------------------------------------------------------------------
+    def delete(self, node_ids: set[str], chain_ids: set[str]) -> None:
+        """Rewrite the ledgers without these propositions and chains, and prune their positions.
+        Chains first: a crash in between leaves dangling chains, which the view drops."""
+        if chain_ids:
+            rewrite_ledger(self._path("chains"), [c for c in self.chain_lines() if c.id not in chain_ids])
+        if node_ids:
+            rewrite_ledger(
+                self._path("nodes"),
+                [n for n in read_ledger(self._path("nodes"), NodeLine) if n.id not in node_ids],
+            )
+        gone = node_ids | chain_ids
+        positions = self.positions()
+        if any(k in gone for k in positions):
+            self.save_positions({k: v for k, v in positions.items() if k not in gone})

@@ -29,9 +29,8 @@ export default function ActivityDock() {
       <header className="activity-dock-head">
         <div>
           <h2>Background activity</h2>
-          <p className="muted small">
-            {runningCount > 0 ? `${runningCount} job${runningCount === 1 ? '' : 's'} running` : 'Nothing running'} · lessons and notes being read into
-            your graph
+          <p className="muted small" title="Lessons and imported notes being read into your knowledge graph">
+            {runningCount > 0 ? `${runningCount} job${runningCount === 1 ? '' : 's'} running` : 'Nothing running'}
           </p>
         </div>
         <button type="button" className="icon-btn" aria-label="Close activity" title="Close (Esc)" data-testid="activity-close" onClick={() => setDockOpen(false)}>

@@ -278,7 +278,7 @@ function summarize(results: readonly ImportFileResult[]): string {
   const count = (s: ImportFileResult['status']) => results.filter((r) => r.status === s).length;
   const parts: string[] = [];
   const started = count('queued') + count('running');
-  if (started) parts.push(`${started} being read`);
+  if (started) parts.push(`${started} accepted`);
   if (count('unchanged')) parts.push(`${count('unchanged')} unchanged`);
   if (count('refused')) parts.push(`${count('refused')} refused`);
   if (!started && !count('unchanged')) return 'Nothing was imported: every file was refused (see below).';

@@ -1,0 +1,120 @@
+"""The graph's read channel and its few sanctioned writes: the view, clusters, positions,
+render settings, and deletion (seed §6, §7)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from server.core.graph_view import clusters, deletion, derive_view, live_chains
+from server.core.layout import sanitize_positions, settle
+from server.core.ports import ChatStore, GraphStore
+from server.core.turns import TurnRejected
+from server.services.extraction import ExtractionService
+
+log = logging.getLogger("lh.graph")
+
+RENDER_KEYS: dict[str, type | tuple[type, ...]] = {
+    "labels": bool,
+    "hulls": bool,
+    "labelZoom": (int, float),
+    "nodeSize": (int, float),
+    "linkOpacity": (int, float),
+}
+
+
+class GraphService:
+    """Args:
+    graph: the ledgers.
+    chats: for the current titles of lesson clusters.
+    extraction: to refuse a deletion while the node's source is being extracted.
+    """
+
+    def __init__(self, graph: GraphStore, chats: ChatStore, extraction: ExtractionService) -> None:
+        self.graph = graph
+        self.chats = chats
+        self.extraction = extraction
+
+    def _labels(self) -> dict[str, tuple[str, str | None]]:
+        labels: dict[str, tuple[str, str | None]] = {}
+        for source in self.graph.sources().values():
+            if source.kind == "notes":
+                labels[source.id] = ("notes", source.title)
+        for record in self.chats.list():
+            labels[record.id] = ("chat", record.title)
+        return labels
+
+    def view(self) -> dict[str, Any]:
+        """`GET /api/graph`: a pure read (never writes)."""
+        return derive_view(self.graph.nodes(), self.graph.chains(), self.graph.positions(), self._labels())
+
+    def clusters(self) -> list[dict[str, Any]]:
+        return clusters(self.graph.nodes(), self._labels())
+
+    def settle_layout(self) -> int:
+        """Give every node without a position one (existing nodes keep theirs). Returns how many
+        were placed. Called after each merge; contained by the caller."""
+        nodes, chains = self.graph.nodes(), self.graph.chains()
+        live = live_chains(nodes, chains)
+        ids = [*nodes, *(c.id for c in live)]
+        links = [(p, c.id) for c in live for p in c.premises] + [(c.id, c.conclusion) for c in live]
+        current = self.graph.positions()
+        settled = settle(current, ids, links)
+        placed = len(settled) - len([i for i in ids if i in current])
+        if placed:
+            self.graph.save_positions(settled)
+        return placed
+
+    def put_positions(self, raw: object) -> int:
+        """Commit dragged positions (sanitized: known ids, finite numbers, clamped). Returns how
+        many were taken. Raises TurnRejected(400) for a payload that is not an object."""
+        nodes, chains = self.graph.nodes(), self.graph.chains()
+        try:
+            clean = sanitize_positions(raw, set(nodes) | set(chains))
+        except ValueError as exc:
+            raise TurnRejected(400, "bad_request", str(exc)) from exc
+        if clean:
+            self.graph.save_positions({**self.graph.positions(), **clean})
+        return len(clean)
+
+    def render_settings(self) -> dict[str, Any]:
+        return self.graph.render_settings()
+
+    def put_render_settings(self, raw: object) -> dict[str, Any]:
+        """Keep only known keys with values of the right type. Raises TurnRejected(400)."""
+        if not isinstance(raw, dict):
+            raise TurnRejected(400, "bad_request", "render settings must be an object")
+        clean = {}
+        for key, value in raw.items():
+            kind = RENDER_KEYS.get(key)
+            if kind is None:
+                raise TurnRejected(
+                    400, "bad_request", f"unknown render setting {key!r}; known: {sorted(RENDER_KEYS)}"
+                )
+            if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+                raise TurnRejected(400, "bad_request", f"render setting {key!r} has the wrong type")
+            clean[key] = value
+        merged = {**self.graph.render_settings(), **clean}
+        self.graph.save_render_settings(merged)
+        return merged
+
+    def delete(self, ids: list[str]) -> dict[str, Any]:
+        """Full death: propositions with every chain referencing them; implication ids with exactly
+        their chain. Raises TurnRejected(404) when nothing matches, 409 while a source involved is
+        being extracted."""
+        nodes, chains = self.graph.nodes(), self.graph.chains()
+        dead_nodes, dead_chains = deletion(nodes, chains, set(ids))
+        if not dead_nodes and not dead_chains:
+            raise TurnRejected(404, "not_found", "none of these ids is a node of the graph; reload the graph")
+        involved = {s for n in dead_nodes for s in nodes[n].sources} | {
+            s for c in dead_chains for s in chains[c].sources
+        }
+        busy = sorted(s for s in involved if self.extraction.running(s))
+        if busy:
+            raise TurnRejected(
+                409,
+                "extraction_running",
+                f"an extraction of {', '.join(busy)} is running; wait for it, then delete",
+            )
+        self.graph.delete(dead_nodes, dead_chains)
+        return {"deletedNodes": sorted(dead_nodes), "deletedChains": sorted(dead_chains)}

@@ -1,0 +1,101 @@
+"""The graph's read channel over HTTP (issue 5): the view after importing fixture notes, positions,
+render settings, full-death deletion, and the 409 while an extraction of the same source runs."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+from tests.flows.test_library import NOTES, Library, library  # noqa: F401 - the fixture
+
+
+def imported(lib: Library, *names: str) -> dict[str, Any]:
+    lib.upload(*(NOTES / n for n in names))
+    lib.settle()
+    return lib.client.get("/api/graph").json()
+
+
+def test_the_view_after_an_import(library: Library) -> None:  # noqa: F811
+    view = imported(library, "data-structures-heap.en.md", "algorithms-math-bits.en.md")
+    props = [n for n in view["nodes"] if n["kind"] == "proposition"]
+    implications = [n for n in view["nodes"] if n["kind"] == "implication"]
+    assert props and implications
+    chains = [json for json in library.ledger("chains")]
+    assert {i["id"] for i in implications} == {c["id"] for c in chains}
+    assert all("x" in n and "y" in n for n in view["nodes"])  # the layout settled after each merge
+    assert len(view["clusters"]) == 2 and {c["label"] for c in view["clusters"]} == {
+        "data-structures-heap.en.md",
+        "algorithms-math-bits.en.md",
+    }
+    assert sum(c["nodeCount"] for c in view["clusters"]) == len(props)
+    clusters = library.client.get("/api/graph/clusters").json()["clusters"]
+    assert clusters == view["clusters"]
+    before = sorted(p.name for p in (library.data / "graph").iterdir())
+    library.client.get("/api/graph")
+    assert sorted(p.name for p in (library.data / "graph").iterdir()) == before  # a pure read
+
+
+def test_dragged_positions_persist_and_are_sanitized(library: Library) -> None:  # noqa: F811
+    view = imported(library, "data-structures-heap.en.md")
+    first = view["nodes"][0]["id"]
+    saved = library.client.put(
+        "/api/graph/positions",
+        json={first: {"x": 12.5, "y": -3}, "n_unknown": [1, 2], view["nodes"][1]["id"]: {"x": "NaN", "y": 1}},
+    )
+    assert saved.json() == {"saved": 1}
+    again = {n["id"]: n for n in library.client.get("/api/graph").json()["nodes"]}
+    assert (again[first]["x"], again[first]["y"]) == (12.5, -3.0)
+    assert library.client.put("/api/graph/positions", json=[1, 2]).status_code == 400
+    settings = library.client.put("/api/graph/settings", json={"labels": False, "labelZoom": 1.5})
+    assert settings.json()["settings"] == {"labels": False, "labelZoom": 1.5}
+    assert library.client.get("/api/graph/settings").json()["settings"]["labelZoom"] == 1.5
+    assert library.client.put("/api/graph/settings", json={"color": "red"}).status_code == 400
+
+
+def test_deletion_is_full_death(library: Library) -> None:  # noqa: F811
+    view = imported(library, "data-structures-heap.en.md")
+    implications = [n for n in view["nodes"] if n["kind"] == "implication"]
+    target = implications[0]
+    response = library.client.post("/api/graph/delete", json={"ids": [target["id"]]})
+    assert response.json() == {"deletedNodes": [], "deletedChains": [target["id"]]}
+    after = library.client.get("/api/graph").json()
+    assert {n["id"] for n in after["nodes"]} == {n["id"] for n in view["nodes"]} - {target["id"]}
+
+    conclusion = next(n for n in after["nodes"] if n["kind"] == "implication")["conclusion"]
+    referencing = {
+        n["id"]
+        for n in after["nodes"]
+        if n["kind"] == "implication" and (n["conclusion"] == conclusion or conclusion in n["premises"])
+    }
+    response = library.client.post("/api/graph/delete", json={"ids": [conclusion]})
+    assert response.json()["deletedNodes"] == [conclusion]
+    assert set(response.json()["deletedChains"]) == referencing
+    final = library.client.get("/api/graph").json()
+    assert {n["id"] for n in final["nodes"]} == {n["id"] for n in after["nodes"]} - {conclusion} - referencing
+    positions = (library.data / "graph" / "positions.json").read_text()
+    assert conclusion not in positions
+    assert library.client.post("/api/graph/delete", json={"ids": ["n_nope"]}).status_code == 404
+
+
+def test_deletion_is_refused_while_the_source_is_extracted(library: Library) -> None:  # noqa: F811
+    view = imported(library, "data-structures-heap.en.md")
+    some = next(n for n in view["nodes"] if n["kind"] == "proposition")
+    gate = threading.Event()
+    original = library.services.extraction.model_for
+
+    async def slow():  # type: ignore[no-untyped-def]
+        while not gate.is_set():
+            await asyncio.sleep(0.01)
+        return await original()
+
+    library.services.extraction.model_for = slow
+    note = Path(library.data.parent / "heap.md")
+    note.write_text((NOTES / "data-structures-heap.en.md").read_text() + "\nA new line.\n")
+    library.upload(note, names=["data-structures-heap.en.md"])  # same path: same source, changed
+    response = library.client.post("/api/graph/delete", json={"ids": [some["id"]]})
+    assert response.status_code == 409 and response.json()["error"] == "extraction_running"
+    gate.set()
+    library.settle()
+    assert library.client.post("/api/graph/delete", json={"ids": [some["id"]]}).status_code == 200
