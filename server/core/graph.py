@@ -61,13 +61,13 @@ def fold_nodes(lines: Iterable[NodeLine]) -> dict[str, Proposition]:
     for line in lines:
         existing = out.get(line.id)
         if existing is None:
-            out[line.id] = Proposition(
+            out[line.id] = Proposition.model_construct(  # the line was validated when read
                 id=line.id,
                 name=line.name,
                 statement=line.statement,
                 aliases=list(dict.fromkeys(a for a in line.aliases if a != line.name)),
                 sources=[line.provenance.source],
-                createdAt=line.at,
+                created_at=line.at,
             )
             continue
         for alias in [line.name, *line.aliases]:
@@ -86,12 +86,12 @@ def fold_chains(lines: Iterable[ChainLine]) -> dict[str, Chain]:
         key = chain_key(line.premises, line.conclusion)
         existing = by_key.get(key)
         if existing is None:
-            by_key[key] = Chain(
+            by_key[key] = Chain.model_construct(  # the line was validated when read
                 id=line.id,
                 premises=list(key[0]),
                 conclusion=line.conclusion,
                 sources=[line.provenance.source],
-                createdAt=line.at,
+                created_at=line.at,
             )
         elif line.provenance.source not in existing.sources:
             existing.sources.append(line.provenance.source)

@@ -67,6 +67,10 @@ class GraphStore(Protocol):
     """The graph ledgers in `data/graph/` (seed §6). Reads fold the ledgers; the only writes are
     a merge's commit, a source's record and a job's usage, all by the extraction pipeline."""
 
+    def signature(self) -> tuple[tuple[int, int, int], ...]:
+        """Changes whenever anything a view derives from changes (for caching reads)."""
+        ...
+
     def nodes(self) -> dict[str, Proposition]: ...
 
     def chains(self) -> dict[str, Chain]: ...

@@ -6,6 +6,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import orjson
+
 from server.core.graph_view import clusters, deletion, derive_view, live_chains
 from server.core.layout import sanitize_positions, settle
 from server.core.ports import ChatStore, GraphStore
@@ -34,19 +36,36 @@ class GraphService:
         self.graph = graph
         self.chats = chats
         self.extraction = extraction
+        self._view_cache: tuple[object, bytes] | None = None
 
     def _labels(self) -> dict[str, tuple[str, str | None]]:
+        """Cluster labels: notes files from the sources ledger, lessons from their records' current
+        titles (a deleted lesson has none: its label is null)."""
         labels: dict[str, tuple[str, str | None]] = {}
         for source in self.graph.sources().values():
             if source.kind == "notes":
                 labels[source.id] = ("notes", source.title)
-        for record in self.chats.list():
-            labels[record.id] = ("chat", record.title)
+            else:
+                try:
+                    record = self.chats.get(source.id)
+                except Exception:  # an unreadable record names nothing
+                    record = None
+                if record is not None:
+                    labels[source.id] = ("chat", record.title)
         return labels
 
     def view(self) -> dict[str, Any]:
         """`GET /api/graph`: a pure read (never writes)."""
         return derive_view(self.graph.nodes(), self.graph.chains(), self.graph.positions(), self._labels())
+
+    def view_json(self) -> bytes:
+        """The view as JSON bytes, derived again only when the graph files or a label changed."""
+        labels = self._labels()
+        key = (self.graph.signature(), tuple(sorted(labels.items())))
+        if self._view_cache is None or self._view_cache[0] != key:
+            view = derive_view(self.graph.nodes(), self.graph.chains(), self.graph.positions(), labels)
+            self._view_cache = (key, orjson.dumps(view))
+        return self._view_cache[1]
 
     def clusters(self) -> list[dict[str, Any]]:
         return clusters(self.graph.nodes(), self._labels())

@@ -7,8 +7,9 @@ sources.jsonl, usage.jsonl. Appends are whole lines; reads skip a torn or invali
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -25,6 +26,8 @@ from server.core.graph import MergePlan, fold_chains, fold_nodes
 from server.store.atomic import read_json, write_json_atomic
 from server.store.ledger import append_ledger, read_ledger, rewrite_ledger
 
+T = TypeVar("T")
+
 
 class _UsageLine(BaseModel):
     model_config = ConfigDict(extra="allow")
@@ -39,18 +42,52 @@ class FileGraphStore:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._cache: dict[str, tuple[tuple[int, int, int], Any]] = {}
 
     def _path(self, name: str) -> Path:
         return self.root / f"{name}.jsonl"
 
+    def _cached(self, name: str, load: Callable[[], T]) -> T:
+        """A fold of a ledger, reused while the file is unchanged (same inode, size, mtime).
+        Callers get a shallow copy of the mapping; the folded objects are read-only by contract."""
+        try:
+            stat = self._path(name).stat()
+            signature = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        except FileNotFoundError:
+            signature = (0, 0, 0)
+        hit = self._cache.get(name)
+        if hit is None or hit[0] != signature:
+            hit = (signature, load())
+            self._cache[name] = hit
+        return hit[1]
+
+    def signature(self) -> tuple[tuple[int, int, int], ...]:
+        """The state of every file a view is derived from (inode, size, mtime): equal signatures
+        mean an equal graph."""
+        out = []
+        for path in (
+            self._path("nodes"),
+            self._path("chains"),
+            self._path("sources"),
+            self.root / "positions.json",
+        ):
+            try:
+                stat = path.stat()
+                out.append((stat.st_ino, stat.st_size, stat.st_mtime_ns))
+            except FileNotFoundError:
+                out.append((0, 0, 0))
+        return tuple(out)
+
     def nodes(self) -> dict[str, Proposition]:
-        return fold_nodes(read_ledger(self._path("nodes"), NodeLine))
+        """Merged propositions (cached per file state; a shallow copy)."""
+        return dict(self._cached("nodes", lambda: fold_nodes(read_ledger(self._path("nodes"), NodeLine))))
 
     def chain_lines(self) -> list[ChainLine]:
         return list(read_ledger(self._path("chains"), ChainLine))
 
     def chains(self) -> dict[str, Chain]:
-        return fold_chains(self.chain_lines())
+        """Merged chains (cached per file state; a shallow copy)."""
+        return dict(self._cached("chains", lambda: fold_chains(self.chain_lines())))
 
     def covered(self, source: str) -> dict[str, set[str]]:
         out: dict[str, set[str]] = defaultdict(set)

@@ -31,8 +31,8 @@ def read_ledger(path: Path, model: type[M]) -> Iterator[M]:
         if not raw.strip():
             continue
         try:
-            yield model.model_validate(orjson.loads(raw))
-        except (orjson.JSONDecodeError, ValidationError) as exc:
+            yield model.model_validate_json(raw)
+        except ValidationError as exc:
             log.warning("%s line %d skipped: %s", path.name, number, str(exc).splitlines()[0])
 
 

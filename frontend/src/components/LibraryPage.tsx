@@ -2,7 +2,7 @@ import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent } fro
 import { Link } from 'react-router-dom';
 import * as api from '../api';
 import { useActivity, useFastActivityPolling, type ImportEntry } from '../activityState';
-import { formatStats, formatUsageSum, formatRowUsage, phaseWords, partIndex, type ActivityRow } from '../core/activity';
+import { formatRowUsage, formatStats, formatUsageSum, isRunningRow, partIndex, phaseWords, splitLabel, type ActivityRow } from '../core/activity';
 import { describeError } from '../core/errors';
 import {
   MAX_NOTE_BYTES,
@@ -315,7 +315,7 @@ interface Followed {
 }
 
 function ImportResults() {
-  const { imports, rows, fetches, removeImports } = useActivity();
+  const { imports, rows, fetches, removeImports, error } = useActivity();
 
   const followed: Followed[] = useMemo(
     () =>
@@ -342,6 +342,11 @@ function ImportResults() {
           </button>
         )}
       </div>
+      {error && unsettled && (
+        <p className="error-text small" role="alert" data-testid="import-progress-error">
+          Could not load progress: {error}
+        </p>
+      )}
       <ul className="import-list">
         {followed.map((f) => (
           <ImportResultView key={f.entry.key} followed={f} />
@@ -453,11 +458,14 @@ function PartList({ rows }: { rows: ActivityRow[] }) {
     <ol className="import-parts">
       {rows.map((row) => {
         const index = partIndex(row);
+        const total = splitLabel(row.label).total ?? rows.length;
         return (
           <li key={`${row.id}@${row.startedAt}`} data-testid="import-part" data-phase={row.phase}>
-            <span className="part-index">{index !== null ? `${index}/${rows.length}` : '·'}</span>
+            <span className="part-index">{index !== null ? `${index}/${total}` : '·'}</span>
             <PhasePill phase={row.phase} />
-            <span className="part-usage muted">{row.error ? <span className="error-text">{row.error}</span> : formatRowUsage(row)}</span>
+            <span className="part-usage muted">
+              {row.error ? <span className="error-text">{row.error}</span> : isRunningRow(row) ? '' : formatRowUsage(row)}
+            </span>
           </li>
         );
       })}

@@ -139,12 +139,20 @@ describe('runRows', () => {
     expect(mine).toEqual([rerunSameId, part2]);
   });
 
-  it('joins a run that was under way ("running") and counts all rows without a baseline', () => {
-    const running = row({ phase: 'extracting' });
-    const ended = row({ id: 'job_src_a_old_1', phase: 'done', startedAt: '2025-01-01T00:00:00.000Z' });
-    const baseline = makeBaseline([running, ended]);
-    expect(runRows([{ ...running, phase: 'done' }, ended], 'src_a', baseline)).toEqual([{ ...running, phase: 'done' }]);
-    expect(runRows([running, ended], 'src_a', null)).toHaveLength(2);
+  it('joins a run that was under way ("running"), its ended parts included', () => {
+    const oldRun = row({ id: 'job_src_a_old_1', phase: 'done', label: 'a.md · 1/2', startedAt: '2025-01-01T00:00:00.000Z' });
+    const part1 = row({ phase: 'done', label: 'a.md · 1/3', startedAt: '2026-01-01T00:00:00.000Z' });
+    const part2 = row({ id: 'job_src_a_f2_2', phase: 'extracting', label: 'a.md · 2/3', startedAt: '2026-01-01T00:00:00.000Z' });
+    const part3 = row({ id: 'job_src_a_f3_3', phase: 'queued', label: 'a.md · 3/3', startedAt: '2026-01-01T00:00:00.001Z' });
+    const baseline = makeBaseline([oldRun, part1, part2, part3]);
+    const later = [oldRun, part1, { ...part2, phase: 'done' as const }, part3];
+    expect(runRows(later, 'src_a', baseline).map((r) => r.label)).toEqual(['a.md · 1/3', 'a.md · 2/3', 'a.md · 3/3']);
+    expect(runRows(later, 'src_a', null)).toHaveLength(4);
+  });
+
+  it('is empty for a source that ran before and did not run again', () => {
+    const ended = row({ phase: 'done' });
+    expect(runRows([ended], 'src_a', makeBaseline([ended]))).toEqual([]);
   });
 });
 
@@ -167,7 +175,7 @@ describe('fileProgress', () => {
     expect(progressWords(p, phaseWords)).toBe('Waiting to start (2 parts)');
 
     p = fileProgress({ status: 'queued' }, [{ ...a1, phase: 'auditing' }, a2], 2);
-    expect(p).toMatchObject({ state: 'running', phase: 'auditing', current: 1, active: 2 });
+    expect(p).toMatchObject({ state: 'running', phase: 'auditing', current: 1, active: 2, parts: 2 });
     expect(progressWords(p, phaseWords)).toBe('Part 1 of 2: checking against the graph');
 
     p = fileProgress({ status: 'queued' }, [done(), a2], 3);
@@ -194,6 +202,11 @@ describe('fileProgress', () => {
     const p = fileProgress({ status: 'running' }, [done(), row({ id: 'job_src_a_f2_2', label: 'a.md · 2/2', phase: 'aborted' })], 1);
     expect(p).toMatchObject({ state: 'aborted', settled: true });
     expect(progressWords(p, phaseWords)).toBe('Aborted after 1 of 2 parts');
+  });
+
+  it('numbers parts as the labels do when only the rest of a run is seen', () => {
+    const p = fileProgress({ status: 'running' }, [row({ id: 'job_src_a_x_20', label: 'a.md · 20/28', phase: 'merging' })], 1);
+    expect(progressWords(p, phaseWords)).toBe('Part 20 of 28: merging');
   });
 
   it('words one-part files without part numbers', () => {

@@ -2,7 +2,7 @@
 // through the activity feed. Pure helpers: what to send, how to batch it, and
 // folding a file's activity rows into one status.
 
-import { isRunningRow, partIndex, rowKey, sumRowUsage, sumStats, type ActivityPhase, type ActivityRow, type ActivityStats, type UsageSum } from './activity';
+import { isRunningRow, partIndex, rowKey, splitLabel, sumRowUsage, sumStats, type ActivityPhase, type ActivityRow, type ActivityStats, type UsageSum } from './activity';
 
 export const NOTE_SUFFIXES = ['.md', '.markdown', '.txt'] as const;
 export const NOTE_ACCEPT = NOTE_SUFFIXES.join(',');
@@ -157,20 +157,29 @@ export function makeBaseline(rows: readonly ActivityRow[]): Baseline {
 }
 
 /**
- * The rows of the run an import started (or joined) for `sourceId`: rows of
- * that source that are new since the import was posted, or were still running
- * then (status "running": the import joined a run already under way). Earlier,
- * ended runs of the same file are left out. Without a baseline every row of the
- * source counts. Sorted by part.
+ * The rows of the run an import started (or joined) for `sourceId`, sorted by part.
+ *
+ * - A new run ("queued"): the source's rows that were not in the feed when the
+ *   import was posted (a re-run of a chunk keeps its id but gets a new start).
+ * - A run already under way ("running"): the rows of that run, i.e. those
+ *   started no earlier than its rows that were still running then (a source's
+ *   runs never overlap, so earlier, ended runs of the same file are left out).
+ *
+ * Without a baseline every row of the source counts.
  */
 export function runRows(rows: readonly ActivityRow[], sourceId: string, baseline: Baseline | null): ActivityRow[] {
-  const mine = rows.filter((r) => {
-    if (r.source !== sourceId) return false;
-    if (!baseline) return true;
+  const source = rows.filter((r) => r.source === sourceId);
+  if (!baseline) return sortByPart(source);
+  let since: string | null = null;
+  for (const r of source) {
     const before = baseline.get(rowKey(r));
-    return before === undefined || isRunningRow({ phase: before });
-  });
-  return mine.sort((a, b) => (partIndex(a) ?? 0) - (partIndex(b) ?? 0));
+    if (before !== undefined && isRunningRow({ phase: before }) && (since === null || r.startedAt < since)) since = r.startedAt;
+  }
+  return sortByPart(source.filter((r) => !baseline.has(rowKey(r)) || (since !== null && r.startedAt >= since)));
+}
+
+function sortByPart(rows: ActivityRow[]): ActivityRow[] {
+  return rows.sort((a, b) => (partIndex(a) ?? 0) - (partIndex(b) ?? 0));
 }
 
 /**
@@ -195,6 +204,8 @@ export interface FileProgress {
   phase: ActivityPhase | null;
   /** 1-based part being worked on (null when none). */
   current: number | null;
+  /** Parts of the run as its labels count them (at least `total`). */
+  parts: number;
   errors: string[];
   usage: UsageSum;
   stats: ActivityStats;
@@ -221,6 +232,7 @@ export function fileProgress(result: Pick<ImportFileResult, 'status'>, rows: rea
     active: activeRows.length,
     phase: working?.phase ?? (activeRows.length ? 'queued' : null),
     current: working ? partIndex(working) : null,
+    parts: Math.max(rows.length, ...rows.map((r) => splitLabel(r.label).total ?? 0)),
     errors,
     usage: sumRowUsage(rows),
     stats: sumStats(rows),
@@ -248,7 +260,7 @@ export function progressWords(p: FileProgress, phaseWords: (phase: ActivityPhase
     case 'queued':
       return p.total > 1 ? `Waiting to start (${p.total} parts)` : 'Waiting to start';
     case 'running':
-      if (p.current !== null && p.phase) return p.total > 1 ? `Part ${p.current} of ${p.total}: ${phaseWords(p.phase)}` : capitalize(phaseWords(p.phase));
+      if (p.current !== null && p.phase) return p.parts > 1 ? `Part ${p.current} of ${p.parts}: ${phaseWords(p.phase)}` : capitalize(phaseWords(p.phase));
       return `${p.done} of ${p.total} parts done`;
     case 'done':
       return p.total > 1 ? `Done: all ${p.total} parts merged` : 'Done: merged into your graph';

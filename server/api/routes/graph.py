@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field
 
 from server.api.deps import ServicesDep
@@ -28,10 +28,11 @@ async def _json(request: Request) -> Any:
 
 
 @router.get("/api/graph")
-async def graph(services: ServicesDep) -> dict[str, Any]:
+async def graph(services: ServicesDep) -> Response:
     """`{nodes, links, clusters}`: propositions, implication nodes (one per stored chain), arrows
-    premise → implication → conclusion, birth-session clusters. A pure read."""
-    return services.graph.view()
+    premise → implication → conclusion, birth-session clusters. A pure read (cached while the
+    ledgers are unchanged)."""
+    return Response(services.graph.view_json(), media_type="application/json")
 
 
 @router.get("/api/graph/clusters")

@@ -1,0 +1,98 @@
+"""Benchmark: `GET /api/graph`'s work (fold the ledgers + derive the view) at 1k, 10k and 100k
+propositions, against a bare parse of the same ledgers (orjson per line).
+
+Run: `.venv/bin/python -m tests.bench.bench_graph_read`. Figures go to docs/benchmarks.md.
+The graph: N propositions in sources of 100 and N chains (1-3 premises within the source).
+Cold: a fresh store folds the ledgers; warm: the store reuses its folds (the ledgers did not change),
+so only the view is derived.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+from server.core.contracts.graph import ChainLine, NodeLine, Provenance
+from server.core.graph import chain_id
+from server.core.graph_view import derive_view
+from server.services.graph import GraphService
+from server.store.graph import FileGraphStore
+from server.store.ledger import append_ledger
+
+
+def write_graph(root: Path, size: int, seed: int = 3) -> None:
+    rng = random.Random(seed)
+    nodes, chains = [], []
+    for i in range(size):
+        prov = Provenance(source=f"src_{i // 100:016x}", job="job_0")
+        nodes.append(NodeLine(id=f"n_{i:016x}", name=f"Proposition {i}", statement=f"Statement number {i} holds.",
+                              provenance=prov, at="2026-11-30T00:00:00Z"))
+    for i in range(size):
+        c = rng.randrange(1, size)
+        base = c - c % 100
+        premises = sorted({f"n_{rng.randrange(base, c) if c > base else rng.randrange(0, c):016x}"
+                           for _ in range(rng.randint(1, 3))})
+        conclusion = f"n_{c:016x}"
+        chains.append(ChainLine(id=chain_id(premises, conclusion), premises=premises, conclusion=conclusion,
+                                provenance=Provenance(source=f"src_{c // 100:016x}", job="job_0"),
+                                at="2026-11-30T00:00:00Z"))
+    append_ledger(root / "nodes.jsonl", nodes)
+    append_ledger(root / "chains.jsonl", chains)
+
+
+class _NoChats:
+    def get(self, chat_id: str) -> None:
+        return None
+
+
+def bare_parse(root: Path) -> int:
+    count = 0
+    for name in ("nodes.jsonl", "chains.jsonl"):
+        for line in (root / name).read_bytes().split(b"\n"):
+            if line:
+                orjson.loads(line)
+                count += 1
+    return count
+
+
+def snapshot(store: FileGraphStore) -> dict:
+    return derive_view(store.nodes(), store.chains(), store.positions(), {})
+
+
+def timed(fn, repeat: int) -> list[float]:  # type: ignore[no-untyped-def]
+    out = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - start) * 1000)
+    return out
+
+
+def main() -> None:
+    print(f"{'propositions':>12} {'cold snapshot ms (median, min-max)':>36} {'warm ms':>8} "
+          f"{'cached GET':>10} {'bare parse ms':>14} {'cold/bare':>9}")
+    for size in (1_000, 10_000, 100_000):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            write_graph(root, size)
+            repeat = 3 if size >= 100_000 else 7
+            snap = timed(lambda r=root: snapshot(FileGraphStore(r)), repeat)  # a fresh store: no cache
+            store = FileGraphStore(root)
+            snapshot(store)
+            warm = timed(lambda s=store: snapshot(s), repeat)  # ledgers unchanged: folds reused
+            service = GraphService(store, _NoChats(), None)  # type: ignore[arg-type]
+            service.view_json()
+            cached = timed(service.view_json, repeat)  # what GET /api/graph does while nothing changed
+            bare = timed(lambda r=root: bare_parse(r), repeat)
+            med, bmed = statistics.median(snap), statistics.median(bare)
+            print(f"{size:>12} {med:>22.1f} ({min(snap):.1f}-{max(snap):.1f}) {statistics.median(warm):>8.1f} "
+                  f"{statistics.median(cached):>10.2f} {bmed:>14.1f} {med / bmed:>8.1f}x")
+
+
+if __name__ == "__main__":
+    main()
