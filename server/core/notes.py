@@ -42,9 +42,7 @@ def decode_note(name: str, data: bytes) -> str:
     if not name.lower().endswith(NOTE_SUFFIXES):
         raise NoteRefused(f"{name}: only .md, .markdown and .txt files are imported")
     if len(data) > MAX_NOTE_BYTES:
-        raise NoteRefused(
-            f"{name}: larger than 2 MB; notes files are limited to {MAX_NOTE_BYTES:,} bytes"
-        )
+        raise NoteRefused(f"{name}: larger than 2 MB; notes files are limited to {MAX_NOTE_BYTES:,} bytes")
     if b"\x00" in data:
         raise NoteRefused(f"{name}: binary content (NUL bytes); only text notes are imported")
     try:

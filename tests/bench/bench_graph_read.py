@@ -30,17 +30,34 @@ def write_graph(root: Path, size: int, seed: int = 3) -> None:
     nodes, chains = [], []
     for i in range(size):
         prov = Provenance(source=f"src_{i // 100:016x}", job="job_0")
-        nodes.append(NodeLine(id=f"n_{i:016x}", name=f"Proposition {i}", statement=f"Statement number {i} holds.",
-                              provenance=prov, at="2026-11-30T00:00:00Z"))
-    for i in range(size):
+        nodes.append(
+            NodeLine(
+                id=f"n_{i:016x}",
+                name=f"Proposition {i}",
+                statement=f"Statement number {i} holds.",
+                provenance=prov,
+                at="2026-11-30T00:00:00Z",
+            )
+        )
+    for _ in range(size):
         c = rng.randrange(1, size)
         base = c - c % 100
-        premises = sorted({f"n_{rng.randrange(base, c) if c > base else rng.randrange(0, c):016x}"
-                           for _ in range(rng.randint(1, 3))})
+        premises = sorted(
+            {
+                f"n_{rng.randrange(base, c) if c > base else rng.randrange(0, c):016x}"
+                for _ in range(rng.randint(1, 3))
+            }
+        )
         conclusion = f"n_{c:016x}"
-        chains.append(ChainLine(id=chain_id(premises, conclusion), premises=premises, conclusion=conclusion,
-                                provenance=Provenance(source=f"src_{c // 100:016x}", job="job_0"),
-                                at="2026-11-30T00:00:00Z"))
+        chains.append(
+            ChainLine(
+                id=chain_id(premises, conclusion),
+                premises=premises,
+                conclusion=conclusion,
+                provenance=Provenance(source=f"src_{c // 100:016x}", job="job_0"),
+                at="2026-11-30T00:00:00Z",
+            )
+        )
     append_ledger(root / "nodes.jsonl", nodes)
     append_ledger(root / "chains.jsonl", chains)
 
@@ -74,8 +91,10 @@ def timed(fn, repeat: int) -> list[float]:  # type: ignore[no-untyped-def]
 
 
 def main() -> None:
-    print(f"{'propositions':>12} {'cold snapshot ms (median, min-max)':>36} {'warm ms':>8} "
-          f"{'cached GET':>10} {'bare parse ms':>14} {'cold/bare':>9}")
+    print(
+        f"{'propositions':>12} {'cold snapshot ms (median, min-max)':>36} {'warm ms':>8} "
+        f"{'cached GET':>10} {'bare parse ms':>14} {'cold/bare':>9}"
+    )
     for size in (1_000, 10_000, 100_000):
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
@@ -90,8 +109,10 @@ def main() -> None:
             cached = timed(service.view_json, repeat)  # what GET /api/graph does while nothing changed
             bare = timed(lambda r=root: bare_parse(r), repeat)
             med, bmed = statistics.median(snap), statistics.median(bare)
-            print(f"{size:>12} {med:>22.1f} ({min(snap):.1f}-{max(snap):.1f}) {statistics.median(warm):>8.1f} "
-                  f"{statistics.median(cached):>10.2f} {bmed:>14.1f} {med / bmed:>8.1f}x")
+            print(
+                f"{size:>12} {med:>22.1f} ({min(snap):.1f}-{max(snap):.1f}) {statistics.median(warm):>8.1f} "
+                f"{statistics.median(cached):>10.2f} {bmed:>14.1f} {med / bmed:>8.1f}x"
+            )
 
 
 if __name__ == "__main__":
