@@ -5,6 +5,7 @@
 import type { UIMessage } from 'ai';
 import { normalizeActivity, type ActivityRow } from './core/activity';
 import { ApiError } from './core/errors';
+import { normalizeGraph, normalizeRenderSettings, type GraphData, type RenderSettings } from './core/graph';
 import { normalizeImportFiles, normalizeSources, type GraphSource, type ImportFileResult } from './core/imports';
 import { normalizeMessages } from './core/messages';
 import type { ChatModel, ChatSummary, KeyProvider, ModelRef, Settings, SettingsUpdate } from './core/types';
@@ -169,4 +170,43 @@ export async function abortActivity(source: string): Promise<boolean> {
 /** GET /api/graph/sources: lessons and notes files that gave the graph propositions. */
 export async function getGraphSources(): Promise<GraphSource[]> {
   return normalizeSources(await json<unknown>('/api/graph/sources'));
+}
+
+// ---------------------------------------------------------------------------
+// The knowledge graph (home page)
+
+/** GET /api/graph: propositions, implication nodes, links and birth-session clusters. */
+export async function getGraph(init?: RequestInit): Promise<GraphData> {
+  return normalizeGraph(await json<unknown>('/api/graph', init));
+}
+
+/** PUT /api/graph/positions {id: {x, y}}: dragged positions (sanitized by the server). */
+export async function putGraphPositions(positions: Record<string, { x: number; y: number }>): Promise<number> {
+  const data = await json<{ saved?: unknown }>('/api/graph/positions', { method: 'PUT', body: JSON.stringify(positions) });
+  return typeof data.saved === 'number' ? data.saved : 0;
+}
+
+/** GET /api/graph/settings: the render settings, defaults filled in. */
+export async function getRenderSettings(): Promise<RenderSettings> {
+  const data = await json<{ settings?: unknown }>('/api/graph/settings');
+  return normalizeRenderSettings(data.settings);
+}
+
+/** PUT /api/graph/settings with only the keys that change; answers the merged settings. */
+export async function putRenderSettings(update: Partial<RenderSettings>): Promise<RenderSettings> {
+  const data = await json<{ settings?: unknown }>('/api/graph/settings', { method: 'PUT', body: JSON.stringify(update) });
+  return normalizeRenderSettings(data.settings);
+}
+
+/**
+ * POST /api/graph/delete {ids}: full death (a proposition takes every chain that uses it; an
+ * implication id takes exactly its chain). 409 `extraction_running`, 404 when nothing matches.
+ */
+export async function deleteGraphNodes(ids: readonly string[]): Promise<{ deletedNodes: string[]; deletedChains: string[] }> {
+  const data = await json<{ deletedNodes?: unknown; deletedChains?: unknown }>('/api/graph/delete', {
+    method: 'POST',
+    body: JSON.stringify({ ids }),
+  });
+  const strings = (v: unknown) => (Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : []);
+  return { deletedNodes: strings(data.deletedNodes), deletedChains: strings(data.deletedChains) };
 }

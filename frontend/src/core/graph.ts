@@ -1,0 +1,227 @@
+// The knowledge graph as the home page reads it (GET /api/graph), read defensively, plus the
+// pure questions the UI asks of it: chains, labels, what a deletion takes, render settings.
+
+export type NodeKind = 'proposition' | 'implication';
+
+export interface GraphNode {
+  id: string;
+  kind: NodeKind;
+  name: string;
+  statement: string;
+  aliases: string[];
+  /** Birth-session key (propositions); null for implications. */
+  cluster: string | null;
+  sources: string[];
+  createdAt: string;
+  /** Server-settled resting position, when it has one. */
+  x?: number;
+  y?: number;
+  /** Implications only: the chain's premises and conclusion (proposition ids). */
+  premises?: string[];
+  conclusion?: string;
+}
+
+export interface GraphLink {
+  source: string;
+  target: string;
+}
+
+export interface GraphCluster {
+  key: string;
+  kind: 'chat' | 'notes';
+  label: string | null;
+  nodeIds: string[];
+  nodeCount: number;
+}
+
+export interface GraphData {
+  nodes: GraphNode[];
+  links: GraphLink[];
+  clusters: GraphCluster[];
+}
+
+/** A stored reasoning chain: premises that jointly entail a conclusion. */
+export interface Chain {
+  id: string;
+  premises: string[];
+  conclusion: string;
+  createdAt: string;
+}
+
+export const EMPTY_GRAPH: GraphData = { nodes: [], links: [], clusters: [] };
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((s): s is string => typeof s === 'string') : [];
+}
+
+function finite(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+/** The view as the UI uses it: malformed rows dropped, links only between known nodes. */
+export function normalizeGraph(raw: unknown): GraphData {
+  if (!isRecord(raw)) return EMPTY_GRAPH;
+  const nodes: GraphNode[] = [];
+  const seen = new Set<string>();
+  for (const n of Array.isArray(raw.nodes) ? raw.nodes : []) {
+    if (!isRecord(n) || typeof n.id !== 'string' || !n.id || seen.has(n.id)) continue;
+    const kind: NodeKind = n.kind === 'implication' ? 'implication' : 'proposition';
+    const node: GraphNode = {
+      id: n.id,
+      kind,
+      name: typeof n.name === 'string' ? n.name : '',
+      statement: typeof n.statement === 'string' ? n.statement : '',
+      aliases: strings(n.aliases),
+      cluster: typeof n.cluster === 'string' && n.cluster ? n.cluster : null,
+      sources: strings(n.sources),
+      createdAt: typeof n.createdAt === 'string' ? n.createdAt : '',
+    };
+    const x = finite(n.x);
+    const y = finite(n.y);
+    if (x !== undefined && y !== undefined) {
+      node.x = x;
+      node.y = y;
+    }
+    if (kind === 'implication') {
+      node.premises = strings(n.premises);
+      node.conclusion = typeof n.conclusion === 'string' ? n.conclusion : '';
+    }
+    seen.add(node.id);
+    nodes.push(node);
+  }
+  const links: GraphLink[] = [];
+  for (const l of Array.isArray(raw.links) ? raw.links : []) {
+    if (isRecord(l) && typeof l.source === 'string' && typeof l.target === 'string' && seen.has(l.source) && seen.has(l.target)) {
+      links.push({ source: l.source, target: l.target });
+    }
+  }
+  const clusters: GraphCluster[] = [];
+  for (const c of Array.isArray(raw.clusters) ? raw.clusters : []) {
+    if (!isRecord(c) || typeof c.key !== 'string') continue;
+    const nodeIds = strings(c.nodeIds);
+    clusters.push({
+      key: c.key,
+      kind: c.kind === 'chat' ? 'chat' : 'notes',
+      label: typeof c.label === 'string' && c.label.trim() ? c.label : null,
+      nodeIds,
+      nodeCount: typeof c.nodeCount === 'number' ? c.nodeCount : nodeIds.length,
+    });
+  }
+  return { nodes, links, clusters };
+}
+
+/** The stored chains behind the implication nodes (members that are not propositions drop the chain). */
+export function chainsOf(data: GraphData): Chain[] {
+  const props = new Set(data.nodes.filter((n) => n.kind === 'proposition').map((n) => n.id));
+  const out: Chain[] = [];
+  for (const n of data.nodes) {
+    if (n.kind !== 'implication' || !n.conclusion || !n.premises?.length) continue;
+    if (!props.has(n.conclusion) || !n.premises.every((p) => props.has(p))) continue;
+    out.push({ id: n.id, premises: n.premises, conclusion: n.conclusion, createdAt: n.createdAt });
+  }
+  return out;
+}
+
+/** What a cluster is called in the UI (a deleted lesson or an unnamed source still reads as something). */
+export function clusterLabel(cluster: Pick<GraphCluster, 'kind' | 'label'> | null | undefined): string {
+  if (!cluster) return 'Unknown source';
+  if (cluster.label) return cluster.label;
+  return cluster.kind === 'chat' ? 'Untitled lesson' : 'Untitled notes';
+}
+
+/**
+ * What `POST /api/graph/delete` will remove (the server's full death): every listed proposition
+ * with every chain that references it, and every listed implication (its chain only).
+ */
+export function deletionPreview(data: GraphData, ids: Iterable<string>): { nodes: string[]; chains: string[] } {
+  const wanted = new Set(ids);
+  const nodes: string[] = [];
+  const chains = new Set<string>();
+  for (const n of data.nodes) {
+    if (!wanted.has(n.id)) continue;
+    if (n.kind === 'proposition') nodes.push(n.id);
+    else chains.add(n.id);
+  }
+  const dead = new Set(nodes);
+  for (const c of chainsOf(data)) {
+    if (dead.has(c.conclusion) || c.premises.some((p) => dead.has(p))) chains.add(c.id);
+  }
+  return { nodes, chains: [...chains] };
+}
+
+/** The confirm dialog's words: a title, at most `cap` names, and how many more there are. */
+export function deleteDialogWords(names: readonly string[], cap = 8): { title: string; listed: string[]; more: number } {
+  const n = names.length;
+  return {
+    title: n === 1 ? 'Delete node?' : `Delete ${n} nodes?`,
+    listed: names.slice(0, cap),
+    more: Math.max(0, n - cap),
+  };
+}
+
+/** The one permanence line under the names: what else goes with them. */
+export function permanenceLine(propositions: number, extraChains: number): string {
+  if (extraChains > 0) {
+    const one = extraChains === 1;
+    const them = propositions === 1 ? 'it' : 'them';
+    return `This cannot be undone; ${plural(extraChains, 'reasoning chain')} that ${one ? 'uses' : 'use'} ${them} ${one ? 'goes' : 'go'} too.`;
+  }
+  return propositions > 0 ? 'This cannot be undone.' : 'This cannot be undone; the propositions themselves stay.';
+}
+
+// ---------------------------------------------------------------------------
+// Render settings (GET/PUT /api/graph/settings)
+
+export interface RenderSettings {
+  /** Draw proposition names. */
+  labels: boolean;
+  /** Draw cluster hulls. */
+  hulls: boolean;
+  /** Zoom at which labels are fully shown (they fade in below it). */
+  labelZoom: number;
+  /** Proposition radius in world units. */
+  nodeSize: number;
+  /** Link opacity, 0..1. */
+  linkOpacity: number;
+}
+
+export const DEFAULT_RENDER: RenderSettings = { labels: true, hulls: true, labelZoom: 1.2, nodeSize: 5, linkOpacity: 0.4 };
+
+function clamp(v: number, lo: number, hi: number): number {
+  return Math.min(hi, Math.max(lo, v));
+}
+
+/** Settings as stored (any subset, maybe junk), with defaults filled in and numbers kept sane. */
+export function normalizeRenderSettings(raw: unknown): RenderSettings {
+  const s = isRecord(raw) ? raw : {};
+  const num = (key: keyof RenderSettings, lo: number, hi: number): number => {
+    const v = finite(s[key]);
+    return v === undefined ? (DEFAULT_RENDER[key] as number) : clamp(v, lo, hi);
+  };
+  return {
+    labels: typeof s.labels === 'boolean' ? s.labels : DEFAULT_RENDER.labels,
+    hulls: typeof s.hulls === 'boolean' ? s.hulls : DEFAULT_RENDER.hulls,
+    labelZoom: num('labelZoom', 0.05, 20),
+    nodeSize: num('nodeSize', 1, 40),
+    linkOpacity: num('linkOpacity', 0, 1),
+  };
+}
+
+/** Count of propositions and chains, in words ("12 propositions · 8 chains"). */
+export function graphCounts(data: GraphData): { propositions: number; chains: number } {
+  let propositions = 0;
+  let chains = 0;
+  for (const n of data.nodes) {
+    if (n.kind === 'proposition') propositions++;
+    else chains++;
+  }
+  return { propositions, chains };
+}
+
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}

@@ -1,0 +1,671 @@
+// The knowledge graph on a Canvas 2D: a d3-force simulation seeded from the server's resting
+// positions, a d3-zoom camera (persisted per device), d3-quadtree hit testing, and ONE
+// requestAnimationFrame loop that runs only while something changes (the dirty flag) or the
+// simulation is still settling.
+
+import { forceCollide, forceLink, forceManyBody, forceSimulation, forceX, forceY, type Simulation, type SimulationNodeDatum } from 'd3-force';
+import { quadtree, type Quadtree } from 'd3-quadtree';
+import { select } from 'd3-selection';
+import { zoom, zoomIdentity, type ZoomBehavior, type ZoomTransform } from 'd3-zoom';
+import { DEFAULT_RENDER, type GraphData, type NodeKind, type RenderSettings } from '../core/graph';
+import { MAX_ZOOM, MIN_ZOOM, NO_CLUSTER_COLOR, boundsOf, fitCamera, hashString, parseCamera, type Camera, type Point } from '../core/graphMath';
+import { drawScene, type DrawStats } from './draw';
+
+export interface RenderNode extends SimulationNodeDatum {
+  id: string;
+  kind: NodeKind;
+  /** Proposition name, or the chain line for an implication. */
+  name: string;
+  cluster: string | null;
+  color: string;
+  /** Where the node rests (server position or where it was dropped); null: free. */
+  ax: number | null;
+  ay: number | null;
+  degree: number;
+  /** Cached label width in px (-1: not measured for the current text). */
+  labelWidth: number;
+  x: number;
+  y: number;
+}
+
+export interface RenderLink {
+  source: RenderNode;
+  target: RenderNode;
+}
+
+export interface RenderCluster {
+  key: string;
+  label: string;
+  color: string;
+  nodes: RenderNode[];
+  hull: Point[] | null;
+  hullDirty: boolean;
+}
+
+export interface RendererEvents {
+  /** A click on a node, or on the background (null). */
+  onClick: (id: string | null) => void;
+  /** Right-click on a node. */
+  onContextMenu: (id: string) => void;
+  /** A node was dragged and dropped at world (x, y). */
+  onDrop: (id: string, x: number, y: number) => void;
+}
+
+export interface GraphStats {
+  nodes: number;
+  propositions: number;
+  implications: number;
+  links: number;
+  clusters: number;
+  /** Frames per second over the last rendered frames in a row (null: not enough frames yet). */
+  fps: number | null;
+  /** Median draw time of the last frames, ms. */
+  drawMs: number | null;
+  /** The simulation is idle. */
+  settled: boolean;
+  zoom: number;
+  /** Cluster labels drawn in the last frame, and how many node labels were drawn. */
+  hullLabels: string[];
+  labels: number;
+  frames: number;
+}
+
+/** Above this many nodes the simulation never runs on its own: server positions are the layout. */
+export const LARGE_GRAPH = 3000;
+const CAMERA_KEY = 'lh.graph.camera.v1';
+const DRAG_THRESHOLD = 4;
+
+export class GraphRenderer {
+  private readonly canvas: HTMLCanvasElement;
+  private readonly ctx: CanvasRenderingContext2D;
+  private readonly events: RendererEvents;
+  private readonly zoomBehavior: ZoomBehavior<HTMLCanvasElement, unknown>;
+  private readonly sim: Simulation<RenderNode, RenderLink>;
+  private readonly resize: ResizeObserver;
+
+  private nodes: RenderNode[] = [];
+  private byId = new Map<string, RenderNode>();
+  private links: RenderLink[] = [];
+  private groups = new Map<string, RenderNode[]>();
+  private implications: RenderNode[] = [];
+  private labelOrder: RenderNode[] = [];
+  private clusters: RenderCluster[] = [];
+  private clusterOf = new Map<string, RenderCluster>();
+  private settings: RenderSettings = DEFAULT_RENDER;
+
+  private transform: ZoomTransform = zoomIdentity;
+  private width = 0;
+  private height = 0;
+  private dpr = 1;
+  private cameraReady = false;
+  private cameraTimer = 0;
+
+  private simRunning = false;
+  private dirty = true;
+  private raf = 0;
+  private posVersion = 0;
+  private quad: Quadtree<RenderNode> | null = null;
+  private quadVersion = -1;
+
+  private hoverId: string | null = null;
+  private selectedId: string | null = null;
+  private highlight = { nodes: new Set<string>(), links: [] as RenderLink[] };
+  private drag: { node: RenderNode; pointerId: number; startX: number; startY: number; dx: number; dy: number; moved: boolean } | null = null;
+  private suppressClick = false;
+
+  private frameIntervals: number[] = [];
+  private drawTimes: number[] = [];
+  private lastFrameAt = 0;
+  private frames = 0;
+  private lastDraw: DrawStats = { hullLabels: [], labels: 0 };
+  private destroyed = false;
+
+  constructor(canvas: HTMLCanvasElement, events: RendererEvents) {
+    this.canvas = canvas;
+    const ctx = canvas.getContext('2d', { alpha: false });
+    if (!ctx) throw new Error('Canvas 2D is not available');
+    this.ctx = ctx;
+    this.events = events;
+
+    this.sim = forceSimulation<RenderNode, RenderLink>([])
+      .stop()
+      .alphaDecay(0.045)
+      .velocityDecay(0.45)
+      .force('link', forceLink<RenderNode, RenderLink>([]).distance(34).strength(0.12))
+      .force('charge', forceManyBody<RenderNode>().strength(-28).distanceMax(220).theta(0.9))
+      .force('collide', forceCollide<RenderNode>((d) => this.radius(d) + 3).strength(0.6))
+      .force(
+        'x',
+        forceX<RenderNode>((d) => d.ax ?? 0).strength((d) => (d.ax === null ? 0.01 : 0.35)),
+      )
+      .force(
+        'y',
+        forceY<RenderNode>((d) => d.ay ?? 0).strength((d) => (d.ay === null ? 0.01 : 0.35)),
+      );
+
+    this.zoomBehavior = zoom<HTMLCanvasElement, unknown>()
+      .scaleExtent([MIN_ZOOM, MAX_ZOOM])
+      .filter((event: Event) => {
+        if (event.type === 'wheel') return true;
+        const e = event as MouseEvent;
+        if (e.button || e.ctrlKey) return false;
+        // A press on a node drags the node, not the camera.
+        if (event.type === 'mousedown' && this.hitClient(e.clientX, e.clientY)) return false;
+        return true;
+      })
+      .on('zoom', (event: { transform: ZoomTransform }) => {
+        this.transform = event.transform;
+        this.saveCameraSoon();
+        this.markDirty();
+      });
+    select(canvas).call(this.zoomBehavior).on('dblclick.zoom', null);
+
+    canvas.addEventListener('pointerdown', this.onPointerDown);
+    canvas.addEventListener('pointermove', this.onPointerMove);
+    canvas.addEventListener('pointerup', this.onPointerUp);
+    canvas.addEventListener('pointercancel', this.onPointerUp);
+    canvas.addEventListener('pointerleave', this.onPointerLeave);
+    canvas.addEventListener('click', this.onClick);
+    canvas.addEventListener('contextmenu', this.onContextMenu);
+
+    this.resize = new ResizeObserver(() => this.measure());
+    this.resize.observe(canvas);
+    this.measure();
+  }
+
+  // -------------------------------------------------------------------------
+  // Data and settings
+
+  /** Take a new view of the graph; nodes that stay keep where they are now. */
+  setData(data: GraphData, colors: Map<string, string>, labels: Map<string, string>): void {
+    const previous = this.byId;
+    const nodes: RenderNode[] = [];
+    const byId = new Map<string, RenderNode>();
+    const unplaced: RenderNode[] = [];
+    for (const g of data.nodes) {
+      let node = previous.get(g.id);
+      const hasPos = g.x !== undefined && g.y !== undefined;
+      const name = g.kind === 'implication' ? g.statement : g.name;
+      if (node) {
+        if (node.name !== name) node.labelWidth = -1;
+        node.name = name;
+        node.kind = g.kind;
+        node.cluster = g.cluster;
+        // The server moved it (another tab dragged it): follow.
+        if (hasPos && (node.ax !== g.x || node.ay !== g.y) && this.drag?.node !== node) {
+          node.ax = g.x!;
+          node.ay = g.y!;
+          node.x = g.x!;
+          node.y = g.y!;
+          node.vx = 0;
+          node.vy = 0;
+        }
+      } else {
+        node = {
+          id: g.id,
+          kind: g.kind,
+          name,
+          cluster: g.cluster,
+          color: NO_CLUSTER_COLOR,
+          ax: hasPos ? g.x! : null,
+          ay: hasPos ? g.y! : null,
+          degree: 0,
+          labelWidth: -1,
+          x: hasPos ? g.x! : 0,
+          y: hasPos ? g.y! : 0,
+        };
+        if (!hasPos) unplaced.push(node);
+      }
+      node.color = g.cluster ? (colors.get(g.cluster) ?? NO_CLUSTER_COLOR) : NO_CLUSTER_COLOR;
+      node.degree = 0;
+      nodes.push(node);
+      byId.set(node.id, node);
+    }
+    const links: RenderLink[] = [];
+    for (const l of data.links) {
+      const source = byId.get(l.source);
+      const target = byId.get(l.target);
+      if (!source || !target) continue;
+      source.degree++;
+      target.degree++;
+      links.push({ source, target });
+    }
+    this.placeNew(unplaced, links, nodes);
+
+    this.nodes = nodes;
+    this.byId = byId;
+    this.links = links;
+    this.groups = new Map();
+    this.implications = [];
+    for (const n of nodes) {
+      if (n.kind === 'implication') this.implications.push(n);
+      else {
+        let group = this.groups.get(n.color);
+        if (!group) this.groups.set(n.color, (group = []));
+        group.push(n);
+      }
+    }
+    this.labelOrder = nodes.filter((n) => n.kind === 'proposition').sort((a, b) => b.degree - a.degree || a.name.localeCompare(b.name));
+    const clusterNodes = new Map<string, RenderNode[]>();
+    for (const n of nodes) {
+      if (n.kind !== 'proposition' || !n.cluster) continue;
+      let list = clusterNodes.get(n.cluster);
+      if (!list) clusterNodes.set(n.cluster, (list = []));
+      list.push(n);
+    }
+    this.clusters = [...clusterNodes].map(([key, members]) => ({
+      key,
+      label: labels.get(key) ?? key,
+      color: colors.get(key) ?? NO_CLUSTER_COLOR,
+      nodes: members,
+      hull: null,
+      hullDirty: true,
+    }));
+    this.clusterOf = new Map(this.clusters.map((c) => [c.key, c]));
+
+    if (this.hoverId && !byId.has(this.hoverId)) this.hoverId = null;
+    if (this.selectedId && !byId.has(this.selectedId)) this.selectedId = null;
+    this.computeHighlight();
+
+    this.sim.nodes(nodes);
+    (this.sim.force('link') as ReturnType<typeof forceLink<RenderNode, RenderLink>>).links(links);
+    this.positionsChanged();
+    if (unplaced.length && nodes.length <= LARGE_GRAPH * 4) this.reheat(unplaced.length === nodes.length ? 1 : 0.4);
+    else if (!previous.size && nodes.length <= LARGE_GRAPH) this.reheat(0.12);
+    if (!this.cameraReady) this.initCamera();
+    this.markDirty();
+  }
+
+  /** New nodes without a server position start next to their placed neighbours (or the middle). */
+  private placeNew(unplaced: RenderNode[], links: RenderLink[], all: RenderNode[]): void {
+    if (!unplaced.length) return;
+    const free = new Set(unplaced);
+    const b = boundsOf(all.filter((n) => !free.has(n)));
+    const cx = b ? (b.x0 + b.x1) / 2 : 0;
+    const cy = b ? (b.y0 + b.y1) / 2 : 0;
+    const anchors = new Map<RenderNode, RenderNode[]>();
+    const addAnchor = (node: RenderNode, other: RenderNode) => {
+      if (!free.has(node) || free.has(other)) return;
+      let list = anchors.get(node);
+      if (!list) anchors.set(node, (list = []));
+      list.push(other);
+    };
+    for (const l of links) {
+      addAnchor(l.source, l.target);
+      addAnchor(l.target, l.source);
+    }
+    for (const node of unplaced) {
+      const near = anchors.get(node) ?? [];
+      const h = hashString(node.id);
+      const angle = ((h & 0xffff) / 0xffff) * Math.PI * 2;
+      const r = 20 + ((h >>> 16) % 40);
+      const mx = near.length ? near.reduce((s, o) => s + o.x, 0) / near.length : cx;
+      const my = near.length ? near.reduce((s, o) => s + o.y, 0) / near.length : cy;
+      node.x = mx + Math.cos(angle) * r;
+      node.y = my + Math.sin(angle) * r;
+    }
+  }
+
+  setSettings(settings: RenderSettings): void {
+    const sizeChanged = settings.nodeSize !== this.settings.nodeSize;
+    this.settings = settings;
+    if (sizeChanged) {
+      (this.sim.force('collide') as ReturnType<typeof forceCollide<RenderNode>>).radius((d) => this.radius(d) + 3);
+      this.clusters.forEach((c) => (c.hullDirty = true));
+    }
+    this.markDirty();
+  }
+
+  setSelected(id: string | null): void {
+    if (id === this.selectedId) return;
+    this.selectedId = id;
+    this.computeHighlight();
+    this.markDirty();
+  }
+
+  /** The selected node's chain(s): the links around it and around its implications. */
+  private computeHighlight(): void {
+    const nodes = new Set<string>();
+    const links: RenderLink[] = [];
+    const sel = this.selectedId ? this.byId.get(this.selectedId) : undefined;
+    if (sel) {
+      const hubs = new Set<RenderNode>();
+      if (sel.kind === 'implication') hubs.add(sel);
+      for (const l of this.links) {
+        if (l.source === sel && l.target.kind === 'implication') hubs.add(l.target);
+        if (l.target === sel && l.source.kind === 'implication') hubs.add(l.source);
+      }
+      for (const l of this.links) {
+        if (hubs.has(l.source) || hubs.has(l.target) || l.source === sel || l.target === sel) {
+          links.push(l);
+          nodes.add(l.source.id);
+          nodes.add(l.target.id);
+        }
+      }
+      nodes.add(sel.id);
+    }
+    this.highlight = { nodes, links };
+  }
+
+  // -------------------------------------------------------------------------
+  // Camera
+
+  private measure(): void {
+    const rect = this.canvas.getBoundingClientRect();
+    const dpr = window.devicePixelRatio || 1;
+    const w = Math.max(0, Math.round(rect.width));
+    const h = Math.max(0, Math.round(rect.height));
+    if (w === this.width && h === this.height && dpr === this.dpr) return;
+    this.width = w;
+    this.height = h;
+    this.dpr = dpr;
+    this.canvas.width = Math.round(w * dpr);
+    this.canvas.height = Math.round(h * dpr);
+    if (!this.cameraReady) this.initCamera();
+    this.markDirty();
+  }
+
+  /** The stored camera of this device, else a fit of the whole graph (once there is a size and nodes). */
+  private initCamera(): void {
+    if (this.cameraReady || !this.width || !this.height || !this.nodes.length) return;
+    this.cameraReady = true;
+    let stored: Camera | null = null;
+    try {
+      stored = parseCamera(window.localStorage.getItem(CAMERA_KEY));
+    } catch {
+      stored = null;
+    }
+    this.setCamera(stored ?? fitCamera(boundsOf(this.nodes), this.width, this.height));
+  }
+
+  private setCamera(c: Camera): void {
+    this.zoomBehavior.transform(select(this.canvas), zoomIdentity.translate(c.x, c.y).scale(c.k));
+  }
+
+  /** Show the whole graph. */
+  fit(): void {
+    this.setCamera(fitCamera(boundsOf(this.nodes), this.width, this.height));
+  }
+
+  /** Centre the camera on a node, keeping the zoom (at least `minK`). */
+  focus(id: string, minK = 0): void {
+    const n = this.byId.get(id);
+    if (!n) return;
+    const k = Math.max(this.transform.k, minK);
+    this.setCamera({ x: this.width / 2 - n.x * k, y: this.height / 2 - n.y * k, k });
+  }
+
+  /** Pan by screen pixels (a test and keyboard hook; goes through d3-zoom like a mouse pan). */
+  panBy(dx: number, dy: number): void {
+    this.zoomBehavior.translateBy(select(this.canvas), dx / this.transform.k, dy / this.transform.k);
+  }
+
+  private saveCameraSoon(): void {
+    window.clearTimeout(this.cameraTimer);
+    this.cameraTimer = window.setTimeout(() => this.saveCamera(), 250);
+  }
+
+  private saveCamera(): void {
+    window.clearTimeout(this.cameraTimer);
+    if (!this.cameraReady) return;
+    const { x, y, k } = this.transform;
+    try {
+      window.localStorage.setItem(CAMERA_KEY, JSON.stringify({ x: round2(x), y: round2(y), k: round4(k) }));
+    } catch {
+      // storage full or disabled: the camera is just not remembered
+    }
+  }
+
+  // -------------------------------------------------------------------------
+  // The frame loop
+
+  private markDirty(): void {
+    this.dirty = true;
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (!this.raf && !this.destroyed) this.raf = requestAnimationFrame(this.frame);
+  }
+
+  private reheat(alpha: number, target = 0): void {
+    this.sim.alpha(Math.max(this.sim.alpha(), alpha)).alphaTarget(target);
+    this.simRunning = true;
+    this.schedule();
+  }
+
+  private frame = (now: number): void => {
+    this.raf = 0;
+    if (this.simRunning) {
+      this.sim.tick();
+      this.positionsChanged();
+      this.dirty = true;
+      if (this.sim.alpha() < this.sim.alphaMin() && this.sim.alphaTarget() === 0) this.simRunning = false;
+    }
+    if (this.dirty && this.width && this.height) {
+      this.dirty = false;
+      const t0 = performance.now();
+      this.draw();
+      this.drawTimes.push(performance.now() - t0);
+      if (this.drawTimes.length > 120) this.drawTimes.shift();
+      if (this.lastFrameAt && now - this.lastFrameAt < 250) {
+        this.frameIntervals.push(now - this.lastFrameAt);
+        if (this.frameIntervals.length > 120) this.frameIntervals.shift();
+      }
+      this.lastFrameAt = now;
+      this.frames++;
+    }
+    if (this.simRunning || this.dirty) this.schedule();
+  };
+
+  private positionsChanged(): void {
+    this.posVersion++;
+    for (const c of this.clusters) c.hullDirty = true;
+  }
+
+  private draw(): void {
+    this.lastDraw = drawScene(this.ctx, {
+      width: this.width,
+      height: this.height,
+      dpr: this.dpr,
+      transform: this.transform,
+      settings: this.settings,
+      links: this.links,
+      groups: this.groups,
+      implications: this.implications,
+      labelOrder: this.labelOrder,
+      clusters: this.clusters,
+      hoverId: this.hoverId,
+      selectedId: this.selectedId,
+      highlight: this.highlight,
+      byId: this.byId,
+      radius: (n) => this.radius(n),
+    });
+  }
+
+  radius(n: RenderNode): number {
+    return n.kind === 'implication' ? this.settings.nodeSize * 0.7 : this.settings.nodeSize;
+  }
+
+  // -------------------------------------------------------------------------
+  // Hit testing and pointer input
+
+  private ensureQuad(): Quadtree<RenderNode> {
+    if (!this.quad || this.quadVersion !== this.posVersion) {
+      this.quad = quadtree<RenderNode>()
+        .x((d) => d.x)
+        .y((d) => d.y)
+        .addAll(this.nodes);
+      this.quadVersion = this.posVersion;
+    }
+    return this.quad;
+  }
+
+  /** The node under a viewport point (client coordinates), if any. */
+  hitClient(clientX: number, clientY: number): RenderNode | null {
+    if (!this.nodes.length) return null;
+    const rect = this.canvas.getBoundingClientRect();
+    const [wx, wy] = this.transform.invert([clientX - rect.left, clientY - rect.top]);
+    const slop = 4 / this.transform.k;
+    const found = this.ensureQuad().find(wx, wy, this.settings.nodeSize + slop);
+    if (!found) return null;
+    const d = Math.hypot(found.x - wx, found.y - wy);
+    return d <= this.radius(found) + slop ? found : null;
+  }
+
+  private onPointerDown = (e: PointerEvent): void => {
+    if (e.button !== 0) return;
+    const hit = this.hitClient(e.clientX, e.clientY);
+    if (!hit) return;
+    const rect = this.canvas.getBoundingClientRect();
+    const [wx, wy] = this.transform.invert([e.clientX - rect.left, e.clientY - rect.top]);
+    this.drag = { node: hit, pointerId: e.pointerId, startX: e.clientX, startY: e.clientY, dx: hit.x - wx, dy: hit.y - wy, moved: false };
+    try {
+      this.canvas.setPointerCapture(e.pointerId);
+    } catch {
+      // a synthetic pointer cannot be captured: moves still arrive while over the canvas
+    }
+  };
+
+  private onPointerMove = (e: PointerEvent): void => {
+    const drag = this.drag;
+    if (drag && e.pointerId === drag.pointerId) {
+      if (!drag.moved && Math.hypot(e.clientX - drag.startX, e.clientY - drag.startY) < DRAG_THRESHOLD) return;
+      drag.moved = true;
+      const rect = this.canvas.getBoundingClientRect();
+      const [wx, wy] = this.transform.invert([e.clientX - rect.left, e.clientY - rect.top]);
+      const n = drag.node;
+      n.x = n.fx = wx + drag.dx;
+      n.y = n.fy = wy + drag.dy;
+      this.canvas.style.cursor = 'grabbing';
+      this.posVersion++;
+      const cluster = n.cluster ? this.clusterOf.get(n.cluster) : undefined;
+      if (cluster) cluster.hullDirty = true;
+      if (this.nodes.length <= LARGE_GRAPH) this.reheat(0.08, 0.04);
+      this.markDirty();
+      return;
+    }
+    if (e.buttons) return; // panning: no hover work
+    const hit = this.hitClient(e.clientX, e.clientY);
+    const id = hit?.id ?? null;
+    if (id !== this.hoverId) {
+      this.hoverId = id;
+      this.canvas.style.cursor = hit ? 'pointer' : '';
+      this.markDirty();
+    }
+  };
+
+  private onPointerUp = (e: PointerEvent): void => {
+    const drag = this.drag;
+    if (!drag || e.pointerId !== drag.pointerId) return;
+    this.drag = null;
+    try {
+      this.canvas.releasePointerCapture(e.pointerId);
+    } catch {
+      // not captured
+    }
+    if (!drag.moved) return;
+    const n = drag.node;
+    n.x = n.ax = round2(n.x);
+    n.y = n.ay = round2(n.y);
+    n.fx = null;
+    n.fy = null;
+    n.vx = 0;
+    n.vy = 0;
+    this.sim.alphaTarget(0);
+    this.canvas.style.cursor = 'pointer';
+    this.suppressClick = true;
+    window.setTimeout(() => (this.suppressClick = false), 0);
+    this.positionsChanged();
+    this.markDirty();
+    this.events.onDrop(n.id, n.x, n.y);
+  };
+
+  private onPointerLeave = (): void => {
+    if (this.hoverId && !this.drag) {
+      this.hoverId = null;
+      this.canvas.style.cursor = '';
+      this.markDirty();
+    }
+  };
+
+  private onClick = (e: MouseEvent): void => {
+    if (this.suppressClick) {
+      this.suppressClick = false;
+      return;
+    }
+    this.events.onClick(this.hitClient(e.clientX, e.clientY)?.id ?? null);
+  };
+
+  private onContextMenu = (e: MouseEvent): void => {
+    const hit = this.hitClient(e.clientX, e.clientY);
+    if (!hit) return;
+    e.preventDefault();
+    this.events.onContextMenu(hit.id);
+  };
+
+  // -------------------------------------------------------------------------
+  // Test hooks
+
+  /** A node's position in viewport (client) coordinates, or null for an unknown id. */
+  nodeScreenPosition(id: string): { x: number; y: number } | null {
+    const n = this.byId.get(id);
+    if (!n) return null;
+    const rect = this.canvas.getBoundingClientRect();
+    const [sx, sy] = this.transform.apply([n.x, n.y]);
+    return { x: round2(rect.left + sx), y: round2(rect.top + sy) };
+  }
+
+  stats(): GraphStats {
+    let propositions = 0;
+    for (const n of this.nodes) if (n.kind === 'proposition') propositions++;
+    const fpsMs = median(this.frameIntervals.slice(-60));
+    const draw = median(this.drawTimes.slice(-60));
+    return {
+      nodes: this.nodes.length,
+      propositions,
+      implications: this.nodes.length - propositions,
+      links: this.links.length,
+      clusters: this.clusters.length,
+      fps: fpsMs ? Math.round((1000 / fpsMs) * 10) / 10 : null,
+      drawMs: draw === null ? null : Math.round(draw * 100) / 100,
+      settled: !this.simRunning && !this.drag,
+      zoom: this.transform.k,
+      hullLabels: [...this.lastDraw.hullLabels],
+      labels: this.lastDraw.labels,
+      frames: this.frames,
+    };
+  }
+
+  destroy(): void {
+    this.destroyed = true;
+    if (this.raf) cancelAnimationFrame(this.raf);
+    this.raf = 0;
+    this.saveCamera();
+    this.sim.stop();
+    this.resize.disconnect();
+    select(this.canvas).on('.zoom', null);
+    this.canvas.removeEventListener('pointerdown', this.onPointerDown);
+    this.canvas.removeEventListener('pointermove', this.onPointerMove);
+    this.canvas.removeEventListener('pointerup', this.onPointerUp);
+    this.canvas.removeEventListener('pointercancel', this.onPointerUp);
+    this.canvas.removeEventListener('pointerleave', this.onPointerLeave);
+    this.canvas.removeEventListener('click', this.onClick);
+    this.canvas.removeEventListener('contextmenu', this.onContextMenu);
+  }
+}
+
+function median(values: readonly number[]): number | null {
+  if (!values.length) return null;
+  const s = [...values].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+function round2(v: number): number {
+  return Math.round(v * 100) / 100;
+}
+
+function round4(v: number): number {
+  return Math.round(v * 10000) / 10000;
+}
