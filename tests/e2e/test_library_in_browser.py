@@ -1,0 +1,52 @@
+"""The notes front door in real Chromium (issue 4): pick files, import, watch each file's progress
+to done, see a refusal with its reason, and an unchanged re-import."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.livehttp import serve
+from tests.procs import start_on_stub
+from tests.stub_graph import graph_reply
+from tests.stub_openai import create_stub
+
+pytestmark = pytest.mark.e2e
+NOTES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "notes"
+
+
+def test_import_notes_with_progress_refusal_and_no_op(page: Page, data_dir: Path) -> None:
+    with serve(create_stub(graph_reply, delay_s=0)) as stub_url:
+        server = start_on_stub(data_dir, stub_url)
+        try:
+            page.goto(server.url + "/")
+            page.get_by_test_id("nav-library").click()
+            files = [
+                NOTES / "data-structures-heap.en.md",
+                NOTES / "algorithms-math-bits.en.md",
+                NOTES / "edge" / "empty.md",
+            ]
+            page.get_by_test_id("import-files").set_input_files([str(f) for f in files])
+            page.get_by_test_id("import-submit").click()
+
+            results = page.get_by_test_id("import-result")
+            expect(results).to_have_count(3, timeout=20_000)
+            refused = page.locator('[data-testid="import-result"][data-name="empty.md"]')
+            expect(refused).to_have_attribute("data-status", "refused")
+            expect(refused).to_contain_text("empty")
+            for name in ("data-structures-heap.en.md", "algorithms-math-bits.en.md"):
+                row = page.locator(f'[data-testid="import-result"][data-name="{name}"]')
+                expect(row).to_have_attribute("data-status", "done", timeout=30_000)
+            expect(page.get_by_test_id("graph-source")).to_have_count(2, timeout=10_000)
+
+            page.get_by_test_id("import-files").set_input_files(str(NOTES / "data-structures-heap.en.md"))
+            page.get_by_test_id("import-submit").click()
+            again = page.locator(
+                '[data-testid="import-result"][data-name="data-structures-heap.en.md"]'
+            ).first
+            expect(again).to_have_attribute("data-status", "unchanged", timeout=10_000)
+            assert (data_dir / "graph" / "nodes.jsonl").read_text().count("\n") > 0
+        finally:
+            assert server.stop() == 0
