@@ -55,11 +55,25 @@ def chain_id(premises: Iterable[str], conclusion: str) -> str:
 
 
 # -- folding ledgers -----------------------------------------------------------------------------
-def fold_nodes(lines: Iterable[NodeLine]) -> dict[str, Proposition]:
-    """Merged propositions: the first line of an id stands; later lines add aliases and sources."""
-    out: dict[str, Proposition] = {}
+def fold_nodes(
+    lines: Iterable[NodeLine], into: Mapping[str, Proposition] | None = None
+) -> dict[str, Proposition]:
+    """Merged propositions: the first line of an id stands; later lines add aliases and sources.
+
+    Args:
+        lines: ledger lines in ledger order.
+        into: an earlier fold to continue (not mutated: a touched proposition is copied).
+    """
+    out: dict[str, Proposition] = dict(into) if into else {}
+    fresh: set[str] = set()
     for line in lines:
         existing = out.get(line.id)
+        if existing is not None and line.id not in fresh and into is not None and line.id in into:
+            existing = existing.model_copy(
+                update={"aliases": list(existing.aliases), "sources": list(existing.sources)}
+            )
+            out[line.id] = existing
+            fresh.add(line.id)
         if existing is None:
             out[line.id] = Proposition.model_construct(  # the line was validated when read
                 id=line.id,
@@ -69,6 +83,7 @@ def fold_nodes(lines: Iterable[NodeLine]) -> dict[str, Proposition]:
                 sources=[line.provenance.source],
                 created_at=line.at,
             )
+            fresh.add(line.id)
             continue
         for alias in [line.name, *line.aliases]:
             if alias and alias != existing.name and alias not in existing.aliases:
@@ -78,13 +93,25 @@ def fold_nodes(lines: Iterable[NodeLine]) -> dict[str, Proposition]:
     return out
 
 
-def fold_chains(lines: Iterable[ChainLine]) -> dict[str, Chain]:
+def fold_chains(lines: Iterable[ChainLine], into: Mapping[str, Chain] | None = None) -> dict[str, Chain]:
     """Merged chains by id; lines with the same (sorted premises, conclusion) are one chain:
-    the first line's id and time stand, sources union."""
-    by_key: dict[tuple[tuple[str, ...], str], Chain] = {}
+    the first line's id and time stand, sources union.
+
+    Args:
+        lines: ledger lines in ledger order.
+        into: an earlier fold to continue (not mutated: a touched chain is copied).
+    """
+    by_key: dict[tuple[tuple[str, ...], str], Chain] = {
+        chain_key(c.premises, c.conclusion): c for c in (into or {}).values()
+    }
+    fresh: set[tuple[tuple[str, ...], str]] = set()
     for line in lines:
         key = chain_key(line.premises, line.conclusion)
         existing = by_key.get(key)
+        if existing is not None and key not in fresh and into is not None:
+            existing = existing.model_copy(update={"sources": list(existing.sources)})
+            by_key[key] = existing
+            fresh.add(key)
         if existing is None:
             by_key[key] = Chain.model_construct(  # the line was validated when read
                 id=line.id,
@@ -93,6 +120,7 @@ def fold_chains(lines: Iterable[ChainLine]) -> dict[str, Chain]:
                 sources=[line.provenance.source],
                 created_at=line.at,
             )
+            fresh.add(key)
         elif line.provenance.source not in existing.sources:
             existing.sources.append(line.provenance.source)
     return {chain.id: chain for chain in by_key.values()}

@@ -50,11 +50,7 @@ class FileGraphStore:
     def _cached(self, name: str, load: Callable[[], T]) -> T:
         """A fold of a ledger, reused while the file is unchanged (same inode, size, mtime).
         Callers get a shallow copy of the mapping; the folded objects are read-only by contract."""
-        try:
-            stat = self._path(name).stat()
-            signature = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
-        except FileNotFoundError:
-            signature = (0, 0, 0)
+        signature = self._signature(name)
         hit = self._cache.get(name)
         if hit is None or hit[0] != signature:
             hit = (signature, load())
@@ -103,6 +99,8 @@ class FileGraphStore:
         return list(read_ledger(self._path("sessions"), RunLine))
 
     def commit_merge(self, plan: MergePlan, coverage: list[CoverageLine], run: RunLine) -> None:
+        nodes_before = self._current("nodes")
+        chains_before = self._current("chains")
         append_ledger(self._path("nodes"), plan.node_lines)
         append_ledger(self._path("chains"), plan.chain_lines)
         if plan.dropped_chains:
@@ -112,6 +110,27 @@ class FileGraphStore:
             )
         append_ledger(self._path("sessions"), [run])
         append_ledger(self._path("coverage"), coverage)  # last: a crash before it checkpoints nothing
+        # This store is the ledgers' only writer: carry its folds forward instead of re-reading.
+        if nodes_before is not None:
+            folded = fold_nodes(plan.node_lines, into=nodes_before)
+            self._cache["nodes"] = (self._signature("nodes"), folded)
+        if chains_before is not None:
+            folded_chains = fold_chains(plan.chain_lines, into=chains_before)
+            for dropped in plan.dropped_chains:
+                folded_chains.pop(dropped, None)
+            self._cache["chains"] = (self._signature("chains"), folded_chains)
+
+    def _signature(self, name: str) -> tuple[int, int, int]:
+        try:
+            stat = self._path(name).stat()
+        except FileNotFoundError:
+            return (0, 0, 0)
+        return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+    def _current(self, name: str) -> Any | None:
+        """The cached fold when it matches the file as it stands, else None."""
+        hit = self._cache.get(name)
+        return hit[1] if hit is not None and hit[0] == self._signature(name) else None
 
     def record_source(self, line: SourceLine) -> None:
         append_ledger(self._path("sources"), [line])

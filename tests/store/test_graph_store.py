@@ -12,6 +12,7 @@ from server.core.contracts.graph import (
     FindingChain,
     FindingProposition,
     Findings,
+    IdentityLink,
     Provenance,
     RunLine,
     SourceLine,
@@ -111,3 +112,37 @@ def test_a_merge_killed_midway_leaves_readable_ledgers_and_the_rerun_completes(
     commit(store)
     assert len(store.nodes()) == 3 and len(store.chains()) == 1
     assert store.covered("src_a") == {"chunk-1": {"f"}}
+
+
+def test_the_carried_fold_equals_a_fresh_read_and_mutates_nothing_held(tmp_path: Path) -> None:
+    store = FileGraphStore(tmp_path / "graph")
+    commit(store)
+    held_nodes = store.nodes()
+    snapshot = {k: v.model_dump() for k, v in held_nodes.items()}
+    other = Provenance(source="src_b", job="job_2")
+    more = Findings(
+        propositions=[
+            FindingProposition(id="a", name="A again", statement="a holds."),
+            FindingProposition(id="d", name="D", statement="d holds."),
+        ],
+        chains=[FindingChain(premises=["a"], conclusion="d")],
+    )
+    first_a = next(iter(held_nodes))
+    plan = plan_merge(
+        store.nodes(),
+        store.chains(),
+        more,
+        Verdicts(links=[IdentityLink(finding="a", node=first_a)]),
+        other,
+        "t2",
+    )
+    store.commit_merge(plan, [], run_line("job_2"))
+    fresh = FileGraphStore(tmp_path / "graph")
+    assert {k: v.model_dump() for k, v in store.nodes().items()} == {
+        k: v.model_dump() for k, v in fresh.nodes().items()
+    }
+    assert {k: v.model_dump() for k, v in store.chains().items()} == {
+        k: v.model_dump() for k, v in fresh.chains().items()
+    }
+    assert {k: v.model_dump() for k, v in held_nodes.items()} == snapshot  # what callers held is untouched
+    assert store.nodes()[first_a].sources == ["src_a", "src_b"]

@@ -8,10 +8,12 @@ interface Props {
   error?: string | null;
   onConfirm: () => void;
   onCancel: () => void;
+  /** Test ids (defaults: confirm-dialog, confirm-delete, confirm-cancel, confirm-error). */
+  testIds?: { dialog?: string; confirm?: string; cancel?: string; error?: string };
 }
 
 /** A small modal confirmation (Escape or a click outside cancels). */
-export default function ConfirmDialog({ title, children, confirmLabel, busy = false, error = null, onConfirm, onCancel }: Props) {
+export default function ConfirmDialog({ title, children, confirmLabel, busy = false, error = null, onConfirm, onCancel, testIds = {} }: Props) {
   const confirmRef = useRef<HTMLButtonElement>(null);
 
   useEffect(() => {
@@ -25,19 +27,19 @@ export default function ConfirmDialog({ title, children, confirmLabel, busy = fa
 
   return (
     <div className="modal-backdrop" onMouseDown={(e) => e.target === e.currentTarget && onCancel()}>
-      <div className="modal" role="dialog" aria-modal="true" aria-labelledby="confirm-title" data-testid="confirm-dialog">
+      <div className="modal" role="dialog" aria-modal="true" aria-labelledby="confirm-title" data-testid={testIds.dialog ?? 'confirm-dialog'}>
         <h2 id="confirm-title">{title}</h2>
         <div className="modal-body">{children}</div>
         {error && (
-          <p className="error-text" role="alert" data-testid="confirm-error">
+          <p className="error-text" role="alert" data-testid={testIds.error ?? 'confirm-error'}>
             {error}
           </p>
         )}
         <div className="modal-actions">
-          <button type="button" className="btn" data-testid="confirm-cancel" onClick={onCancel}>
+          <button type="button" className="btn" data-testid={testIds.cancel ?? 'confirm-cancel'} onClick={onCancel}>
             Cancel
           </button>
-          <button type="button" className="btn btn-danger" data-testid="confirm-delete" ref={confirmRef} disabled={busy} onClick={onConfirm}>
+          <button type="button" className="btn btn-danger" data-testid={testIds.confirm ?? 'confirm-delete'} ref={confirmRef} disabled={busy} onClick={onConfirm}>
             {busy ? 'Deleting…' : confirmLabel}
           </button>
         </div>
