@@ -16,6 +16,7 @@ export default defineConfig({
             { name: 'react', test: /node_modules[\\/](react|react-dom|scheduler|react-router|react-router-dom|cookie|set-cookie-parser)[\\/]/, priority: 4 },
             { name: 'katex', test: /node_modules[\\/]katex[\\/]/, priority: 3 },
             { name: 'ai-sdk', test: /node_modules[\\/](ai|@ai-sdk|@opentelemetry|zod|swr|throttleit|use-sync-external-store|eventsource-parser|@standard-schema)[\\/]/, priority: 2 },
+            { name: 'graph', test: /node_modules[\\/](d3-[a-z]+|fuse\.js)[\\/]/, priority: 2 },
             { name: 'markdown', test: /node_modules[\\/]/, priority: 1 },
           ],
         },

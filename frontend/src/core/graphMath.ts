@@ -37,18 +37,29 @@ export function boundsOf(points: Iterable<{ x: number; y: number }>): Bounds | n
   return x0 === Infinity ? null : { x0, y0, x1, y1 };
 }
 
+export interface Insets {
+  top: number;
+  right: number;
+  bottom: number;
+  left: number;
+}
+
 /**
- * The camera that shows `bounds` centred in a `width`×`height` viewport with `margin` pixels
- * around, never zooming in past `maxK` (a lone node should not fill the screen).
+ * The camera that shows `bounds` centred in a `width`×`height` viewport, leaving `margin` pixels
+ * around (a number, or per side: labels run to the right of nodes, chrome sits on top), never
+ * zooming in past `maxK` (a lone node should not fill the screen).
  */
-export function fitCamera(bounds: Bounds | null, width: number, height: number, margin = 60, maxK = 2): Camera {
+export function fitCamera(bounds: Bounds | null, width: number, height: number, margin: number | Insets = 60, maxK = 2): Camera {
+  const m = typeof margin === 'number' ? { top: margin, right: margin, bottom: margin, left: margin } : margin;
+  const w = Math.max(1, width - m.left - m.right);
+  const h = Math.max(1, height - m.top - m.bottom);
   if (!bounds || width <= 0 || height <= 0) return { x: width / 2, y: height / 2, k: 1 };
   const bw = Math.max(bounds.x1 - bounds.x0, 1);
   const bh = Math.max(bounds.y1 - bounds.y0, 1);
-  const k = clamp(Math.min((width - 2 * margin) / bw, (height - 2 * margin) / bh), MIN_ZOOM, maxK);
+  const k = clamp(Math.min(w / bw, h / bh), MIN_ZOOM, maxK);
   const cx = (bounds.x0 + bounds.x1) / 2;
   const cy = (bounds.y0 + bounds.y1) / 2;
-  return { x: width / 2 - cx * k, y: height / 2 - cy * k, k };
+  return { x: m.left + w / 2 - cx * k, y: m.top + h / 2 - cy * k, k };
 }
 
 export function clamp(v: number, lo: number, hi: number): number {

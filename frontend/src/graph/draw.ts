@@ -5,6 +5,7 @@
 import type { ZoomTransform } from 'd3-zoom';
 import type { RenderSettings } from '../core/graph';
 import { boundsOf, hullLabelAnchor, labelAlpha, paddedHull, shorten, withAlpha, type Bounds, type Point } from '../core/graphMath';
+import { PointCloud, pointCloudSupported } from './pointCloud';
 import type { RenderCluster, RenderLink, RenderNode } from './renderer';
 
 export interface DrawInput {
@@ -23,15 +24,30 @@ export interface DrawInput {
   highlight: { nodes: ReadonlySet<string>; links: readonly RenderLink[] };
   byId: ReadonlyMap<string, RenderNode>;
   radius: (n: RenderNode) => number;
+  sceneLayer: SceneLayer;
+  /** Changes whenever node positions or the data change (the scene layer's cache key). */
+  sceneVersion: string;
 }
 
 export interface DrawStats {
   hullLabels: string[];
   labels: number;
+  /** Nodes on screen, and how the scene was drawn: directly, or through the cached layer. */
+  onScreen: number;
+  mode: 'direct' | 'vector' | 'pixels';
 }
 
 export const BACKGROUND = '#f7f8fa';
 const LINK_RGB = '88, 99, 115';
+const LINK_RGB_PARTS: [number, number, number] = [88, 99, 115];
+/** Above this many nodes on screen the scene is drawn into a cached layer (see SceneLayer). */
+const LAYER_MIN_NODES = 1000;
+/** ...or when the graph has this many nodes at all. */
+const LAYER_MIN_TOTAL = 4000;
+/** ...and below this on-screen node radius (px), as pixels (see pointCloud.ts). */
+const FAR_RADIUS = 4.5;
+/** Subpaths per fill: Canvas 2D rasterizes big multi-shape paths super-linearly. */
+const BATCH = 64;
 const IMPLICATION_FILL = '#5b6573';
 const ACCENT = '#2c5fd8';
 const TEXT = '#222b36';
@@ -87,7 +103,7 @@ class LabelGrid {
   }
 }
 
-type HullCluster = RenderCluster & { box?: Bounds | null };
+type HullCluster = RenderCluster & { box?: Bounds | null; coarse?: Point[] };
 
 export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): DrawStats {
   const { width, height, dpr, transform, settings } = input;
@@ -106,133 +122,41 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
   const visible = (x: number, y: number) => x >= vx0 && x <= vx1 && y >= vy0 && y <= vy1;
   ctx.setTransform(dpr * k, 0, 0, dpr * k, dpr * tx, dpr * ty);
 
-  // -- cluster hulls --------------------------------------------------------
+  // -- cluster hulls (geometry and label spots) -------------------------------
   const hullSpots: { label: string; color: string; x: number; y: number }[] = [];
-  if (settings.hulls) {
-    const pad = settings.nodeSize * 2.4 + 8;
-    ctx.lineJoin = 'round';
-    ctx.lineWidth = 1.25 / k;
-    for (const c of input.clusters as HullCluster[]) {
-      if (c.hullDirty || !c.hull) {
-        c.hull = paddedHull(
-          c.nodes.map((n): Point => [n.x, n.y]),
-          pad,
-          c.nodes.length > 2000 ? 8 : 14,
-        );
-        c.box = boundsOf(c.hull.map(([x, y]) => ({ x, y })));
-        c.hullDirty = false;
-      }
-      const box = c.box;
-      const hull = c.hull;
-      if (!box || hull.length < 3) continue;
-      if (box.x1 < vx0 || box.x0 > vx1 || box.y1 < vy0 || box.y0 > vy1) continue;
-      ctx.beginPath();
-      ctx.moveTo(hull[0][0], hull[0][1]);
-      for (let i = 1; i < hull.length; i++) ctx.lineTo(hull[i][0], hull[i][1]);
-      ctx.closePath();
-      ctx.fillStyle = rgba(c.color, 0.075);
-      ctx.fill();
-      ctx.strokeStyle = rgba(c.color, 0.34);
-      ctx.stroke();
-      if ((box.x1 - box.x0) * k >= 56) {
-        const anchor = hullLabelAnchor(hull);
-        if (anchor) hullSpots.push({ label: c.label, color: c.color, x: anchor[0], y: anchor[1] });
-      }
+  const hulls = settings.hulls ? collectHulls(input.clusters as HullCluster[], settings.nodeSize, { x0: vx0, y0: vy0, x1: vx1, y1: vy1 }) : [];
+  for (const c of hulls) {
+    if (Math.max(c.box!.x1 - c.box!.x0, c.box!.y1 - c.box!.y0) * k >= 56) {
+      const anchor = hullLabelAnchor(c.hull!);
+      if (anchor) hullSpots.push({ label: c.label, color: c.color, x: anchor[0], y: anchor[1] });
     }
   }
 
-  // -- links and arrows -----------------------------------------------------
-  const r = settings.nodeSize;
-  const arrows = k * r >= 3.5;
-  const arrowLen = r * 0.95;
-  const strokeLinks = (links: readonly RenderLink[], color: string, fill: string, lineWidth: number) => {
-    ctx.strokeStyle = color;
-    ctx.lineWidth = lineWidth;
-    ctx.beginPath();
-    for (const l of links) {
-      const s = l.source;
-      const t = l.target;
-      if ((s.x < vx0 && t.x < vx0) || (s.x > vx1 && t.x > vx1) || (s.y < vy0 && t.y < vy0) || (s.y > vy1 && t.y > vy1)) continue;
-      ctx.moveTo(s.x, s.y);
-      if (arrows) {
-        const dx = t.x - s.x;
-        const dy = t.y - s.y;
-        const len = Math.hypot(dx, dy) || 1;
-        const back = input.radius(t) + 1.5 / k + arrowLen * 0.7;
-        ctx.lineTo(t.x - (dx / len) * back, t.y - (dy / len) * back);
-      } else ctx.lineTo(t.x, t.y);
-    }
-    ctx.stroke();
-    if (!arrows) return;
-    ctx.fillStyle = fill;
-    ctx.beginPath();
-    for (const l of links) {
-      const s = l.source;
-      const t = l.target;
-      if (!visible(t.x, t.y)) continue;
-      const dx = t.x - s.x;
-      const dy = t.y - s.y;
-      const len = Math.hypot(dx, dy) || 1;
-      const ux = dx / len;
-      const uy = dy / len;
-      const tipBack = input.radius(t) + 1.5 / k;
-      const tipX = t.x - ux * tipBack;
-      const tipY = t.y - uy * tipBack;
-      const baseX = tipX - ux * arrowLen;
-      const baseY = tipY - uy * arrowLen;
-      const w = arrowLen * 0.48;
-      ctx.moveTo(tipX, tipY);
-      ctx.lineTo(baseX - uy * w, baseY + ux * w);
-      ctx.lineTo(baseX + uy * w, baseY - ux * w);
-      ctx.closePath();
-    }
-    ctx.fill();
-  };
-  if (settings.linkOpacity > 0) {
-    const a = settings.linkOpacity;
-    strokeLinks(input.links, `rgba(${LINK_RGB}, ${a})`, `rgba(${LINK_RGB}, ${Math.min(1, a + 0.25)})`, 1 / k);
-  }
-  if (input.highlight.links.length) strokeLinks(input.highlight.links, rgba(ACCENT, 0.8), rgba(ACCENT, 0.9), 2 / k);
-
-  // -- nodes ----------------------------------------------------------------
+  // -- hulls, links, arrows and nodes ---------------------------------------------
+  const r = settings.nodeSize * (k < 1 ? 1 / Math.sqrt(k) : 1); // see GraphRenderer.radius
   const rr = Math.max(r, 1 / k); // never smaller than a pixel
-  const asSquares = rr * k < 1.8;
-  const outline = rr * k >= 3;
-  for (const [color, group] of input.groups) {
-    ctx.beginPath();
-    for (const n of group) {
-      if (!visible(n.x, n.y)) continue;
-      if (asSquares) ctx.rect(n.x - rr, n.y - rr, rr * 2, rr * 2);
-      else {
-        ctx.moveTo(n.x + rr, n.y);
-        ctx.arc(n.x, n.y, rr, 0, TAU);
-      }
-    }
-    ctx.fillStyle = color;
-    ctx.fill();
-    if (outline) {
-      ctx.strokeStyle = 'rgba(255, 255, 255, 0.95)';
-      ctx.lineWidth = 1.4 / k;
-      ctx.stroke();
-    }
+  let visibleProps = 0;
+  for (const group of input.groups.values()) {
+    for (const n of group) if (visible(n.x, n.y)) visibleProps++;
   }
-  const d = Math.max(r * 0.72, 1 / k);
-  ctx.beginPath();
-  for (const n of input.implications) {
-    if (!visible(n.x, n.y)) continue;
-    ctx.moveTo(n.x, n.y - d);
-    ctx.lineTo(n.x + d, n.y);
-    ctx.lineTo(n.x, n.y + d);
-    ctx.lineTo(n.x - d, n.y);
-    ctx.closePath();
+  let onScreen = visibleProps;
+  for (const n of input.implications) if (visible(n.x, n.y)) onScreen++;
+  let mode: DrawStats['mode'] = 'direct';
+  // Culling every link and node each frame costs time in proportion to the whole graph too.
+  const total = input.implications.length + input.labelOrder.length;
+  if (onScreen > LAYER_MIN_NODES || total > LAYER_MIN_TOTAL) {
+    // Many nodes on screen: draw them once into a cached layer, reused while only panning; far
+    // out (nodes a few pixels wide) as pixels rather than vector shapes.
+    mode = rr * k < FAR_RADIUS && pointCloudSupported() ? 'pixels' : 'vector';
+    input.sceneLayer.draw(ctx, input, { k, tx, ty, r, rr, nodeRadius: rr * k * dpr, mode });
+  } else {
+    paintHulls(ctx, hulls, k);
+    drawNear(ctx, input, { k, r, rr, visible, vx0, vy0, vx1, vy1 });
   }
-  ctx.fillStyle = IMPLICATION_FILL;
-  ctx.fill();
-  if (outline) {
-    ctx.strokeStyle = 'rgba(255, 255, 255, 0.9)';
-    ctx.lineWidth = 1 / k;
-    ctx.stroke();
+  if (input.highlight.links.length) {
+    strokeLinks(ctx, input, input.highlight.links, { k, r, vx0, vy0, vx1, vy1, visible }, rgba(ACCENT, 0.8), rgba(ACCENT, 0.9), 2 / k);
   }
+  const shownProps = visibleProps;
 
   // -- hover and selection rings ---------------------------------------------
   const ring = (id: string | null, color: string, width: number) => {
@@ -287,9 +211,9 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
     const text = shorten(n.name, n.kind === 'implication' ? 90 : 36);
     if (n.labelWidth < 0) n.labelWidth = ctx.measureText(text).width;
     const x0 = sx + Math.max(input.radius(n), 1 / k) * k + 5;
-    const y0 = sy - 8;
+    const y0 = sy - 7;
     const x1 = x0 + n.labelWidth;
-    const y1 = sy + 8;
+    const y1 = sy + 7;
     if (!force && !grid.free(x0, y0, x1, y1)) return false;
     grid.take(x0, y0, x1, y1);
     ctx.strokeText(text, x0, sy);
@@ -312,7 +236,8 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
       drawLabel(n, false);
     }
   }
-  const alpha = settings.labels ? labelAlpha(k, settings.labelZoom) : 0;
+  // Labels fade in with zoom; with few propositions on screen there is room for them sooner.
+  const alpha = settings.labels ? labelAlpha(k * densityBoost(shownProps), settings.labelZoom) : 0;
   if (alpha > 0.02) {
     ctx.globalAlpha = alpha;
     let scanned = 0;
@@ -323,5 +248,316 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
     }
     ctx.globalAlpha = 1;
   }
-  return { hullLabels, labels: drawn };
+  return { hullLabels, labels: drawn, onScreen, mode };
+}
+
+/** How much sooner labels may show when few propositions are on screen (1 from 150 on, up to 2.5). */
+export function densityBoost(visibleProps: number): number {
+  if (visibleProps <= 0) return 1;
+  return Math.min(2.5, Math.max(1, Math.sqrt(150 / visibleProps)));
+}
+
+interface LayerView {
+  k: number;
+  tx: number;
+  ty: number;
+  r: number;
+  rr: number;
+  /** Node radius in device pixels. */
+  nodeRadius: number;
+  mode: 'pixels' | 'vector';
+}
+
+interface View {
+  k: number;
+  r: number;
+  vx0: number;
+  vy0: number;
+  vx1: number;
+  vy1: number;
+  visible: (x: number, y: number) => boolean;
+}
+
+/** Links (with arrows once nodes are big enough to carry them), in batches. */
+function strokeLinks(ctx: CanvasRenderingContext2D, input: DrawInput, links: readonly RenderLink[], v: View, color: string, fill: string, lineWidth: number): void {
+  const { k, r, vx0, vy0, vx1, vy1 } = v;
+  const arrows = k * r >= 3.5;
+  const arrowLen = r * 0.95;
+  ctx.strokeStyle = color;
+  ctx.lineWidth = lineWidth;
+  ctx.beginPath();
+  let count = 0;
+  for (const l of links) {
+    const s = l.source;
+    const t = l.target;
+    if ((s.x < vx0 && t.x < vx0) || (s.x > vx1 && t.x > vx1) || (s.y < vy0 && t.y < vy0) || (s.y > vy1 && t.y > vy1)) continue;
+    ctx.moveTo(s.x, s.y);
+    if (arrows) {
+      const dx = t.x - s.x;
+      const dy = t.y - s.y;
+      const len = Math.hypot(dx, dy) || 1;
+      const back = input.radius(t) + 1.5 / k + arrowLen * 0.7;
+      ctx.lineTo(t.x - (dx / len) * back, t.y - (dy / len) * back);
+    } else ctx.lineTo(t.x, t.y);
+    if (++count % (BATCH * 4) === 0) {
+      ctx.stroke();
+      ctx.beginPath();
+    }
+  }
+  ctx.stroke();
+  if (!arrows) return;
+  ctx.fillStyle = fill;
+  ctx.beginPath();
+  count = 0;
+  for (const l of links) {
+    const s = l.source;
+    const t = l.target;
+    if (!v.visible(t.x, t.y)) continue;
+    const dx = t.x - s.x;
+    const dy = t.y - s.y;
+    const len = Math.hypot(dx, dy) || 1;
+    const ux = dx / len;
+    const uy = dy / len;
+    const tipBack = input.radius(t) + 1.5 / k;
+    const tipX = t.x - ux * tipBack;
+    const tipY = t.y - uy * tipBack;
+    const baseX = tipX - ux * arrowLen;
+    const baseY = tipY - uy * arrowLen;
+    const w = arrowLen * 0.48;
+    ctx.moveTo(tipX, tipY);
+    ctx.lineTo(baseX - uy * w, baseY + ux * w);
+    ctx.lineTo(baseX + uy * w, baseY - ux * w);
+    ctx.closePath();
+    if (++count % BATCH === 0) {
+      ctx.fill();
+      ctx.beginPath();
+    }
+  }
+  ctx.fill();
+}
+
+/** Links and nodes as vector shapes (the near level of detail). */
+function drawNear(ctx: CanvasRenderingContext2D, input: DrawInput, v: View & { rr: number }): void {
+  const { k, rr, visible } = v;
+  const { settings } = input;
+  if (settings.linkOpacity > 0) {
+    const a = settings.linkOpacity;
+    strokeLinks(ctx, input, input.links, v, `rgba(${LINK_RGB}, ${a})`, `rgba(${LINK_RGB}, ${Math.min(1, a + 0.25)})`, 1 / k);
+  }
+  const asSquares = rr * k < 1.8;
+  const outline = rr * k >= 3;
+  const flush = (fill: string, stroke: string | null, width: number) => {
+    ctx.fillStyle = fill;
+    ctx.fill();
+    if (stroke) {
+      ctx.strokeStyle = stroke;
+      ctx.lineWidth = width;
+      ctx.stroke();
+    }
+    ctx.beginPath();
+  };
+  for (const [color, group] of input.groups) {
+    ctx.beginPath();
+    let count = 0;
+    for (const n of group) {
+      if (!visible(n.x, n.y)) continue;
+      if (asSquares) ctx.rect(n.x - rr, n.y - rr, rr * 2, rr * 2);
+      else {
+        ctx.moveTo(n.x + rr, n.y);
+        ctx.arc(n.x, n.y, rr, 0, TAU);
+      }
+      if (++count % BATCH === 0) flush(color, outline ? 'rgba(255, 255, 255, 0.95)' : null, 1.4 / k);
+    }
+    flush(color, outline ? 'rgba(255, 255, 255, 0.95)' : null, 1.4 / k);
+  }
+  const d = Math.max(v.r * 0.8, 1 / k);
+  ctx.beginPath();
+  let count = 0;
+  for (const n of input.implications) {
+    if (!visible(n.x, n.y)) continue;
+    ctx.moveTo(n.x, n.y - d);
+    ctx.lineTo(n.x + d, n.y);
+    ctx.lineTo(n.x, n.y + d);
+    ctx.lineTo(n.x - d, n.y);
+    ctx.closePath();
+    if (++count % BATCH === 0) flush(IMPLICATION_FILL, outline ? 'rgba(255, 255, 255, 0.9)' : null, 1 / k);
+  }
+  flush(IMPLICATION_FILL, outline ? 'rgba(255, 255, 255, 0.9)' : null, 1 / k);
+}
+
+/** Hulls (recomputed when their nodes moved) of the clusters that reach into `area`. */
+function collectHulls(clusters: HullCluster[], nodeSize: number, area: Bounds): HullCluster[] {
+  const pad = nodeSize * 2.4 + 8;
+  const out: HullCluster[] = [];
+  for (const c of clusters) {
+    if (c.hullDirty || !c.hull) {
+      c.hull = paddedHull(
+        c.nodes.map((n): Point => [n.x, n.y]),
+        pad,
+        c.nodes.length > 2000 ? 8 : 14,
+      );
+      const step = Math.ceil(c.hull.length / 16);
+      c.coarse = c.hull.filter((_, i) => i % step === 0);
+      c.box = boundsOf(c.hull.map(([x, y]) => ({ x, y })));
+      c.hullDirty = false;
+    }
+    const box = c.box;
+    if (!box || c.hull.length < 3) continue;
+    if (box.x1 < area.x0 || box.x0 > area.x1 || box.y1 < area.y0 || box.y0 > area.y1) continue;
+    out.push(c);
+  }
+  return out;
+}
+
+/** Translucent hulls, one path per colour (a few fills instead of one per session); small ones with fewer corners. */
+function paintHulls(ctx: CanvasRenderingContext2D, hulls: readonly HullCluster[], k: number): void {
+  const byColor = new Map<string, HullCluster[]>();
+  for (const c of hulls) {
+    let list = byColor.get(c.color);
+    if (!list) byColor.set(c.color, (list = []));
+    list.push(c);
+  }
+  ctx.lineJoin = 'round';
+  ctx.lineWidth = 1.25 / k;
+  for (const [color, list] of byColor) {
+    ctx.beginPath();
+    for (const c of list) {
+      const small = (c.box!.x1 - c.box!.x0) * k < 150;
+      const hull = small && c.coarse && c.coarse.length >= 3 ? c.coarse : c.hull!;
+      ctx.moveTo(hull[0][0], hull[0][1]);
+      for (let i = 1; i < hull.length; i++) ctx.lineTo(hull[i][0], hull[i][1]);
+      ctx.closePath();
+    }
+    ctx.fillStyle = rgba(color, 0.075);
+    ctx.fill();
+    ctx.strokeStyle = rgba(color, 0.34);
+    ctx.stroke();
+  }
+}
+
+/** Share of the viewport rendered beyond each edge, so a pan reuses the layer. */
+const FAR_MARGIN = 0.35;
+const FAR_MAX_PX = 4096;
+
+/**
+ * The scene (hulls, links, nodes) of a crowded view as cached layers covering the viewport plus a
+ * margin at the zoom they were rendered for: vector shapes, or far out pixels (links and nodes
+ * written into a pixel buffer over a hull layer). While only the camera's translation changes
+ * they are blitted where they belong (a pan costs one or two drawImage calls whatever the graph's
+ * size). During a zoom gesture they are blitted scaled (briefly soft) and rendered again once the
+ * zoom rests; a moved node, new data or new settings render them again at once. Highlights, rings
+ * and labels are drawn over them every frame.
+ */
+export class SceneLayer {
+  private readonly points = new PointCloud();
+  private readonly requestRedraw: () => void;
+  private layerCanvas: HTMLCanvasElement | null = null;
+  private pointCanvas: HTMLCanvasElement | null = null;
+  private sceneKey = '';
+  private renderedK = 0;
+  private region: Bounds | null = null;
+  private renderedAt = 0;
+  private lastK = 0;
+  private lastZoomAt = 0;
+  private restTimer = 0;
+
+  /** `requestRedraw` is called when the zoom comes to rest, to render the layers sharp again. */
+  constructor(requestRedraw: () => void) {
+    this.requestRedraw = requestRedraw;
+  }
+
+  draw(ctx: CanvasRenderingContext2D, input: DrawInput, v: LayerView): void {
+    const { width, height, dpr, settings } = input;
+    const { k, tx, ty } = v;
+    const now = performance.now();
+    if (k !== this.lastK) {
+      this.lastK = k;
+      this.lastZoomAt = now;
+    }
+    const view = { x0: -tx / k, y0: -ty / k, x1: (width - tx) / k, y1: (height - ty) / k };
+    const sceneKey = `${v.mode}|${dpr}|${settings.hulls}|${settings.linkOpacity}|${settings.nodeSize}|${input.sceneVersion}`;
+    const region = this.region;
+    const covered = !!region && view.x0 >= region.x0 && view.y0 >= region.y0 && view.x1 <= region.x1 && view.y1 <= region.y1;
+    const sameScene = sceneKey === this.sceneKey && !!this.layerCanvas;
+    const ratio = k / (this.renderedK || k);
+    const zooming = now - this.lastZoomAt < 150;
+    const reuse = sameScene && covered && (k === this.renderedK || (zooming && ratio > 0.55 && ratio < 1.8));
+    if (!reuse) {
+      // While the scene keeps changing (a running simulation, a drag) a margin would be thrown
+      // away with the next frame: render just the viewport then.
+      const moving = sceneKey !== this.sceneKey && this.sceneKey !== '' && now - this.renderedAt < 200;
+      const mx = moving ? 0 : (view.x1 - view.x0) * FAR_MARGIN;
+      const my = moving ? 0 : (view.y1 - view.y0) * FAR_MARGIN;
+      const maxWorld = FAR_MAX_PX / (k * dpr);
+      const next = {
+        x0: view.x0 - mx,
+        y0: view.y0 - my,
+        x1: Math.min(view.x1 + mx, view.x0 - mx + maxWorld),
+        y1: Math.min(view.y1 + my, view.y0 - my + maxWorld),
+      };
+      this.render(input, next, v);
+      this.sceneKey = sceneKey;
+      this.renderedK = k;
+      this.region = next;
+      this.renderedAt = now;
+    } else if (k !== this.renderedK) {
+      // Scaled for now: render sharp once the wheel rests.
+      window.clearTimeout(this.restTimer);
+      this.restTimer = window.setTimeout(() => this.requestRedraw(), 160);
+    }
+    const r = this.region!;
+    const dx = (r.x0 * k + tx) * dpr;
+    const dy = (r.y0 * k + ty) * dpr;
+    ctx.save();
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    const scaled = k !== this.renderedK;
+    const blit = (c: HTMLCanvasElement) => {
+      if (scaled) ctx.drawImage(c, dx, dy, (r.x1 - r.x0) * k * dpr, (r.y1 - r.y0) * k * dpr);
+      else ctx.drawImage(c, Math.round(dx), Math.round(dy));
+    };
+    if (this.layerCanvas) blit(this.layerCanvas);
+    if (v.mode === 'pixels' && this.pointCanvas) blit(this.pointCanvas);
+    ctx.restore();
+  }
+
+  dispose(): void {
+    window.clearTimeout(this.restTimer);
+  }
+
+  private render(input: DrawInput, region: Bounds, v: LayerView): void {
+    const { dpr, settings } = input;
+    const s = v.k * dpr;
+    const W = Math.max(1, Math.round((region.x1 - region.x0) * s));
+    const H = Math.max(1, Math.round((region.y1 - region.y0) * s));
+    this.layerCanvas ??= document.createElement('canvas');
+    if (this.layerCanvas.width !== W || this.layerCanvas.height !== H) {
+      this.layerCanvas.width = W;
+      this.layerCanvas.height = H;
+    }
+    const g = this.layerCanvas.getContext('2d');
+    if (!g) return;
+    g.setTransform(1, 0, 0, 1, 0, 0);
+    g.clearRect(0, 0, W, H);
+    g.setTransform(s, 0, 0, s, -region.x0 * s, -region.y0 * s);
+    if (settings.hulls) paintHulls(g, collectHulls(input.clusters as HullCluster[], settings.nodeSize, region), v.k);
+    if (v.mode === 'vector') {
+      const inside = (x: number, y: number) => x >= region.x0 && x <= region.x1 && y >= region.y0 && y <= region.y1;
+      drawNear(g, input, { k: v.k, r: v.r, rr: v.rr, vx0: region.x0, vy0: region.y0, vx1: region.x1, vy1: region.y1, visible: inside });
+      return;
+    }
+    this.pointCanvas = this.points.render({
+      width: W,
+      height: H,
+      scale: s,
+      ox: -region.x0 * s,
+      oy: -region.y0 * s,
+      links: input.links,
+      linkRgb: LINK_RGB_PARTS,
+      linkAlpha: settings.linkOpacity * 0.7,
+      groups: input.groups,
+      implications: input.implications,
+      implicationColor: IMPLICATION_FILL,
+      nodeRadius: v.nodeRadius,
+    });
+  }
 }

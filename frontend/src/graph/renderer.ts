@@ -9,7 +9,7 @@ import { select } from 'd3-selection';
 import { zoom, zoomIdentity, type ZoomBehavior, type ZoomTransform } from 'd3-zoom';
 import { DEFAULT_RENDER, type GraphData, type NodeKind, type RenderSettings } from '../core/graph';
 import { MAX_ZOOM, MIN_ZOOM, NO_CLUSTER_COLOR, boundsOf, fitCamera, hashString, parseCamera, type Camera, type Point } from '../core/graphMath';
-import { drawScene, type DrawStats } from './draw';
+import { SceneLayer, drawScene, type DrawStats } from './draw';
 
 export interface RenderNode extends SimulationNodeDatum {
   id: string;
@@ -68,12 +68,17 @@ export interface GraphStats {
   hullLabels: string[];
   labels: number;
   frames: number;
+  /** Nodes on screen in the last frame, and how they were drawn (see draw.ts). */
+  onScreen: number;
+  mode: 'direct' | 'vector' | 'pixels';
 }
 
 /** Above this many nodes the simulation never runs on its own: server positions are the layout. */
 export const LARGE_GRAPH = 3000;
 const CAMERA_KEY = 'lh.graph.camera.v1';
 const DRAG_THRESHOLD = 4;
+/** Room around a fitted graph: the title and tools on top, labels to the right of nodes. */
+const FIT_INSETS = { top: 90, right: 170, bottom: 50, left: 60 };
 
 export class GraphRenderer {
   private readonly canvas: HTMLCanvasElement;
@@ -82,6 +87,8 @@ export class GraphRenderer {
   private readonly zoomBehavior: ZoomBehavior<HTMLCanvasElement, unknown>;
   private readonly sim: Simulation<RenderNode, RenderLink>;
   private readonly resize: ResizeObserver;
+  private readonly sceneLayer = new SceneLayer(() => this.markDirty());
+  private dataVersion = 0;
 
   private nodes: RenderNode[] = [];
   private byId = new Map<string, RenderNode>();
@@ -112,12 +119,13 @@ export class GraphRenderer {
   private highlight = { nodes: new Set<string>(), links: [] as RenderLink[] };
   private drag: { node: RenderNode; pointerId: number; startX: number; startY: number; dx: number; dy: number; moved: boolean } | null = null;
   private suppressClick = false;
+  private dropped = new Set<RenderNode>();
 
   private frameIntervals: number[] = [];
   private drawTimes: number[] = [];
   private lastFrameAt = 0;
   private frames = 0;
-  private lastDraw: DrawStats = { hullLabels: [], labels: 0 };
+  private lastDraw: DrawStats = { hullLabels: [], labels: 0, onScreen: 0, mode: 'direct' };
   private destroyed = false;
 
   constructor(canvas: HTMLCanvasElement, events: RendererEvents) {
@@ -130,10 +138,11 @@ export class GraphRenderer {
     this.sim = forceSimulation<RenderNode, RenderLink>([])
       .stop()
       .alphaDecay(0.045)
+      .alphaMin(0.005)
       .velocityDecay(0.45)
       .force('link', forceLink<RenderNode, RenderLink>([]).distance(34).strength(0.12))
       .force('charge', forceManyBody<RenderNode>().strength(-28).distanceMax(220).theta(0.9))
-      .force('collide', forceCollide<RenderNode>((d) => this.radius(d) + 3).strength(0.6))
+      .force('collide', forceCollide<RenderNode>((d) => this.baseRadius(d) + 3).strength(0.6))
       .force(
         'x',
         forceX<RenderNode>((d) => d.ax ?? 0).strength((d) => (d.ax === null ? 0.01 : 0.35)),
@@ -167,6 +176,8 @@ export class GraphRenderer {
     canvas.addEventListener('pointerleave', this.onPointerLeave);
     canvas.addEventListener('click', this.onClick);
     canvas.addEventListener('contextmenu', this.onContextMenu);
+
+    window.addEventListener('pagehide', this.onPageHide);
 
     this.resize = new ResizeObserver(() => this.measure());
     this.resize.observe(canvas);
@@ -267,11 +278,13 @@ export class GraphRenderer {
     if (this.selectedId && !byId.has(this.selectedId)) this.selectedId = null;
     this.computeHighlight();
 
+    this.dataVersion++;
     this.sim.nodes(nodes);
     (this.sim.force('link') as ReturnType<typeof forceLink<RenderNode, RenderLink>>).links(links);
     this.positionsChanged();
+    // Nodes with a server position start exactly there (the server settled them); the
+    // simulation only runs to place new nodes, and while a node is dragged.
     if (unplaced.length && nodes.length <= LARGE_GRAPH * 4) this.reheat(unplaced.length === nodes.length ? 1 : 0.4);
-    else if (!previous.size && nodes.length <= LARGE_GRAPH) this.reheat(0.12);
     if (!this.cameraReady) this.initCamera();
     this.markDirty();
   }
@@ -310,7 +323,7 @@ export class GraphRenderer {
     const sizeChanged = settings.nodeSize !== this.settings.nodeSize;
     this.settings = settings;
     if (sizeChanged) {
-      (this.sim.force('collide') as ReturnType<typeof forceCollide<RenderNode>>).radius((d) => this.radius(d) + 3);
+      (this.sim.force('collide') as ReturnType<typeof forceCollide<RenderNode>>).radius((d) => this.baseRadius(d) + 3);
       this.clusters.forEach((c) => (c.hullDirty = true));
     }
     this.markDirty();
@@ -375,7 +388,7 @@ export class GraphRenderer {
     } catch {
       stored = null;
     }
-    this.setCamera(stored ?? fitCamera(boundsOf(this.nodes), this.width, this.height));
+    this.setCamera(stored ?? fitCamera(boundsOf(this.nodes), this.width, this.height, FIT_INSETS));
   }
 
   private setCamera(c: Camera): void {
@@ -384,7 +397,7 @@ export class GraphRenderer {
 
   /** Show the whole graph. */
   fit(): void {
-    this.setCamera(fitCamera(boundsOf(this.nodes), this.width, this.height));
+    this.setCamera(fitCamera(boundsOf(this.nodes), this.width, this.height, FIT_INSETS));
   }
 
   /** Centre the camera on a node, keeping the zoom (at least `minK`). */
@@ -404,6 +417,8 @@ export class GraphRenderer {
     window.clearTimeout(this.cameraTimer);
     this.cameraTimer = window.setTimeout(() => this.saveCamera(), 250);
   }
+
+  private onPageHide = (): void => this.saveCamera();
 
   private saveCamera(): void {
     window.clearTimeout(this.cameraTimer);
@@ -440,7 +455,10 @@ export class GraphRenderer {
       this.sim.tick();
       this.positionsChanged();
       this.dirty = true;
-      if (this.sim.alpha() < this.sim.alphaMin() && this.sim.alphaTarget() === 0) this.simRunning = false;
+      if (this.sim.alpha() < this.sim.alphaMin() && this.sim.alphaTarget() === 0) {
+        this.simRunning = false;
+        this.releaseDropped();
+      }
     }
     if (this.dirty && this.width && this.height) {
       this.dirty = false;
@@ -457,6 +475,16 @@ export class GraphRenderer {
     }
     if (this.simRunning || this.dirty) this.schedule();
   };
+
+  /** Nodes pinned where they were dropped go back to being held by their anchor once all is still. */
+  private releaseDropped(): void {
+    for (const n of this.dropped) {
+      if (this.drag?.node === n) continue;
+      n.fx = null;
+      n.fy = null;
+    }
+    this.dropped.clear();
+  }
 
   private positionsChanged(): void {
     this.posVersion++;
@@ -480,11 +508,23 @@ export class GraphRenderer {
       highlight: this.highlight,
       byId: this.byId,
       radius: (n) => this.radius(n),
+      sceneLayer: this.sceneLayer,
+      sceneVersion: `${this.dataVersion}:${this.posVersion}`,
     });
   }
 
+  /** A node's radius in world units at zoom 1 (what the simulation keeps apart). */
+  private baseRadius(n: RenderNode): number {
+    return n.kind === 'implication' ? this.settings.nodeSize * 0.8 : this.settings.nodeSize;
+  }
+
+  /**
+   * Below zoom 1 nodes shrink with the square root of the zoom, not the zoom itself, so a
+   * zoomed-out graph stays legible: the drawn (and clickable) radius in world units.
+   */
   radius(n: RenderNode): number {
-    return n.kind === 'implication' ? this.settings.nodeSize * 0.7 : this.settings.nodeSize;
+    const k = this.transform.k;
+    return this.baseRadius(n) * (k < 1 ? 1 / Math.sqrt(k) : 1);
   }
 
   // -------------------------------------------------------------------------
@@ -507,7 +547,9 @@ export class GraphRenderer {
     const rect = this.canvas.getBoundingClientRect();
     const [wx, wy] = this.transform.invert([clientX - rect.left, clientY - rect.top]);
     const slop = 4 / this.transform.k;
-    const found = this.ensureQuad().find(wx, wy, this.settings.nodeSize + slop);
+    const k = this.transform.k;
+    const reach = this.settings.nodeSize * (k < 1 ? 1 / Math.sqrt(k) : 1) + slop;
+    const found = this.ensureQuad().find(wx, wy, reach);
     if (!found) return null;
     const d = Math.hypot(found.x - wx, found.y - wy);
     return d <= this.radius(found) + slop ? found : null;
@@ -566,13 +608,14 @@ export class GraphRenderer {
     }
     if (!drag.moved) return;
     const n = drag.node;
-    n.x = n.ax = round2(n.x);
-    n.y = n.ay = round2(n.y);
-    n.fx = null;
-    n.fy = null;
+    // It stays exactly where it was dropped (pinned while the neighbours settle, then anchored there).
+    n.x = n.ax = n.fx = round2(n.x);
+    n.y = n.ay = n.fy = round2(n.y);
+    this.dropped.add(n);
     n.vx = 0;
     n.vy = 0;
     this.sim.alphaTarget(0);
+    if (!this.simRunning) this.releaseDropped();
     this.canvas.style.cursor = 'pointer';
     this.suppressClick = true;
     window.setTimeout(() => (this.suppressClick = false), 0);
@@ -634,6 +677,8 @@ export class GraphRenderer {
       hullLabels: [...this.lastDraw.hullLabels],
       labels: this.lastDraw.labels,
       frames: this.frames,
+      onScreen: this.lastDraw.onScreen,
+      mode: this.lastDraw.mode,
     };
   }
 
@@ -643,8 +688,10 @@ export class GraphRenderer {
     this.raf = 0;
     this.saveCamera();
     this.sim.stop();
+    this.sceneLayer.dispose();
     this.resize.disconnect();
     select(this.canvas).on('.zoom', null);
+    window.removeEventListener('pagehide', this.onPageHide);
     this.canvas.removeEventListener('pointerdown', this.onPointerDown);
     this.canvas.removeEventListener('pointermove', this.onPointerMove);
     this.canvas.removeEventListener('pointerup', this.onPointerUp);

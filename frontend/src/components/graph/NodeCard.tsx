@@ -25,10 +25,10 @@ export default function NodeCard({ node, nodes, chains, sourceName, onSelect, on
   const chip = (id: string) => ({ id, name: nodes.get(id)?.name ?? id });
   const chainView = (c: Chain) => (
     <li key={c.id}>
-      <button type="button" className="link-button chain-open" title="Show this chain" onClick={() => onSelect(c.id)}>
-        ⟶
-      </button>
       <ChainLine premises={c.premises.map(chip)} conclusion={chip(c.conclusion)} onChip={onSelect} />
+      <button type="button" className="link-button chain-open small" data-testid="node-card-chain" data-chain-id={c.id} onClick={() => onSelect(c.id)}>
+        chain
+      </button>
     </li>
   );
   const isChain = node.kind === 'implication';

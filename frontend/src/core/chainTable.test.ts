@@ -1,0 +1,122 @@
+import { describe, expect, it } from 'vitest';
+import { buildTable, chainSearch, checkState, defaultDir, filterTable, nextSort, sortTable, toggleMembers } from './chainTable';
+import { normalizeGraph } from './graph';
+
+function prop(id: string, name: string, cluster: string, createdAt: string, statement = `${name} holds.`, aliases: string[] = []) {
+  return { id, kind: 'proposition', name, statement, aliases, cluster, sources: [cluster], createdAt };
+}
+
+function chain(id: string, premises: string[], conclusion: string, createdAt: string) {
+  return { id, kind: 'implication', name: '⟹', statement: '', cluster: null, sources: [], createdAt, premises, conclusion };
+}
+
+const data = normalizeGraph({
+  nodes: [
+    prop('n_a', 'Apples', 's1', '2026-01-01T00:00:00Z', 'Apples fall from trees by gravity.'),
+    prop('n_b', 'Bananas', 's1', '2026-01-02T00:00:00Z', 'Bananas are curved.', ['plantain']),
+    prop('n_c', 'Cherries', 's2', '2026-01-05T00:00:00Z', 'Cherries are red.'),
+    prop('n_d', 'Dates', 's2', '2026-01-06T00:00:00Z', 'Dates are sweet.'),
+    prop('n_e', 'Elderberries', 's1', '2026-01-03T00:00:00Z', 'Elderberries are dark.'),
+    chain('arg_1', ['n_a'], 'n_b', '2026-01-02T00:00:00Z'),
+    // concluded in s2 from a premise born in s1: it lives in s2
+    chain('arg_2', ['n_a', 'n_b'], 'n_c', '2026-01-05T00:00:00Z'),
+  ],
+  links: [],
+  clusters: [
+    { key: 's1', kind: 'notes', label: 'fruit.md', nodeIds: ['n_a', 'n_b', 'n_e'], nodeCount: 3 },
+    { key: 's2', kind: 'chat', label: 'Berries lesson', nodeIds: ['n_c', 'n_d'], nodeCount: 2 },
+  ],
+});
+
+describe('buildTable', () => {
+  const model = buildTable(data);
+
+  it('puts a chain where its conclusion was born, lonely propositions as chains of one', () => {
+    const s1 = model.clusters.find((c) => c.key === 's1')!;
+    const s2 = model.clusters.find((c) => c.key === 's2')!;
+    expect(s1.chains.map((c) => c.id).sort()).toEqual(['arg_1', 'n_e']);
+    expect(s2.chains.map((c) => c.id).sort()).toEqual(['arg_2', 'n_d']);
+    const lonely = s2.chains.find((c) => c.id === 'n_d')!;
+    expect(lonely).toMatchObject({ lonely: true, premises: [], conclusion: 'n_d', members: ['n_d'], line: 'Dates' });
+  });
+
+  it('writes the chain line in names and knows its members', () => {
+    const c = model.chains.find((c) => c.id === 'arg_2')!;
+    expect(c.line).toBe('Apples ∧ Bananas ⟹ Cherries');
+    expect(c.members).toEqual(['n_a', 'n_b', 'n_c']);
+  });
+
+  it('gives clusters their label, birth count, first time and members', () => {
+    const s2 = model.clusters.find((c) => c.key === 's2')!;
+    expect(s2).toMatchObject({ label: 'Berries lesson', kind: 'chat', props: 2, createdAt: '2026-01-05T00:00:00Z' });
+    expect(s2.members.sort()).toEqual(['n_a', 'n_b', 'n_c', 'n_d']);
+  });
+});
+
+describe('sorting', () => {
+  const model = buildTable(data);
+
+  it('has a default direction per column, and a click toggles it', () => {
+    expect(defaultDir('name')).toBe('asc');
+    expect(defaultDir('props')).toBe('desc');
+    expect(defaultDir('created')).toBe('desc');
+    expect(nextSort({ key: 'name', dir: 'asc' }, 'name')).toEqual({ key: 'name', dir: 'desc' });
+    expect(nextSort({ key: 'name', dir: 'desc' }, 'created')).toEqual({ key: 'created', dir: 'desc' });
+  });
+
+  it('orders clusters and the chains within them by the same column', () => {
+    const byName = sortTable(model.clusters, 'name', 'asc');
+    expect(byName.map((c) => c.label)).toEqual(['Berries lesson', 'fruit.md']);
+    expect(byName[0].chains.map((c) => c.line)).toEqual(['Apples ∧ Bananas ⟹ Cherries', 'Dates']);
+    const byNameDesc = sortTable(model.clusters, 'name', 'desc');
+    expect(byNameDesc.map((c) => c.label)).toEqual(['fruit.md', 'Berries lesson']);
+    expect(byNameDesc[0].chains.map((c) => c.line)).toEqual(['Elderberries', 'Apples ⟹ Bananas']);
+
+    const byProps = sortTable(model.clusters, 'props', 'desc');
+    expect(byProps.map((c) => c.key)).toEqual(['s1', 's2']);
+    expect(byProps[1].chains.map((c) => c.id)).toEqual(['arg_2', 'n_d']);
+
+    const byCreated = sortTable(model.clusters, 'created', 'desc');
+    expect(byCreated.map((c) => c.key)).toEqual(['s2', 's1']);
+    expect(byCreated[1].chains.map((c) => c.id)).toEqual(['n_e', 'arg_1']);
+    expect(sortTable(model.clusters, 'created', 'asc').map((c) => c.key)).toEqual(['s1', 's2']);
+  });
+});
+
+describe('search', () => {
+  const model = buildTable(data);
+  const search = chainSearch(model);
+
+  it('is no filter for an empty query', () => {
+    expect(search('  ')).toBeNull();
+  });
+
+  it('finds a chain by a word inside a statement of one of its propositions', () => {
+    const hits = search('gravity')!;
+    expect([...hits].sort()).toEqual(['arg_1', 'arg_2']);
+  });
+
+  it('finds by alias and by name, fuzzily', () => {
+    expect(search('plantain')!.has('arg_1')).toBe(true);
+    expect(search('Eldreberries')!.has('n_e')).toBe(true);
+  });
+
+  it('filters chains under their clusters and drops empty clusters', () => {
+    const rows = filterTable(model.clusters, search('Dates'));
+    expect(rows.map((c) => c.key)).toEqual(['s2']);
+    expect(rows[0].chains.map((c) => c.id)).toEqual(['n_d']);
+    expect(rows[0].members).toEqual(['n_d']);
+  });
+});
+
+describe('selection', () => {
+  it('tells none / some / all and toggles a group', () => {
+    const sel = new Set(['a']);
+    expect(checkState(['a', 'b'], sel)).toBe('some');
+    expect(checkState(['c'], sel)).toBe('none');
+    const all = toggleMembers(sel, ['a', 'b']);
+    expect([...all].sort()).toEqual(['a', 'b']);
+    expect(checkState(['a', 'b'], all)).toBe('all');
+    expect([...toggleMembers(all, ['a', 'b'])]).toEqual([]);
+  });
+});

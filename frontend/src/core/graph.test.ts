@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import {
+  DEFAULT_RENDER,
+  chainsOf,
+  clusterLabel,
+  deleteDialogWords,
+  deletionPreview,
+  graphCounts,
+  normalizeGraph,
+  normalizeRenderSettings,
+  permanenceLine,
+} from './graph';
+
+const raw = {
+  nodes: [
+    { id: 'n_a', kind: 'proposition', name: 'A', statement: 'A holds.', aliases: ['alpha'], cluster: 's1', sources: ['s1'], createdAt: '2026-01-01T00:00:00Z', x: 1, y: 2 },
+    { id: 'n_b', kind: 'proposition', name: 'B', statement: 'B holds.', cluster: 's1', sources: ['s1', 's2'], createdAt: '2026-01-02T00:00:00Z', x: 3, y: 4 },
+    { id: 'n_c', kind: 'proposition', name: 'C', statement: 'C holds.', cluster: 's2', sources: ['s2'], createdAt: '2026-01-03T00:00:00Z' },
+    { id: 'arg_1', kind: 'implication', name: '⟹', statement: 'A ⟹ B', cluster: null, sources: ['s1'], createdAt: '2026-01-02T00:00:00Z', premises: ['n_a'], conclusion: 'n_b', x: 2, y: 3 },
+    { id: 'arg_2', kind: 'implication', name: '⟹', statement: 'A ∧ B ⟹ C', cluster: null, sources: ['s2'], createdAt: '2026-01-03T00:00:00Z', premises: ['n_a', 'n_b'], conclusion: 'n_c' },
+    { id: 'n_a', kind: 'proposition', name: 'duplicate' },
+    { kind: 'proposition', name: 'no id' },
+  ],
+  links: [
+    { source: 'n_a', target: 'arg_1' },
+    { source: 'arg_1', target: 'n_b' },
+    { source: 'n_a', target: 'arg_2' },
+    { source: 'n_b', target: 'arg_2' },
+    { source: 'arg_2', target: 'n_c' },
+    { source: 'n_zzz', target: 'arg_2' },
+  ],
+  clusters: [
+    { key: 's1', kind: 'notes', label: 'one.md', nodeIds: ['n_a', 'n_b'], nodeCount: 2 },
+    { key: 's2', kind: 'chat', label: null, nodeIds: ['n_c'], nodeCount: 1 },
+  ],
+};
+
+describe('normalizeGraph', () => {
+  const g = normalizeGraph(raw);
+
+  it('keeps valid nodes once, with positions only when both are numbers', () => {
+    expect(g.nodes.map((n) => n.id)).toEqual(['n_a', 'n_b', 'n_c', 'arg_1', 'arg_2']);
+    expect(g.nodes[0]).toMatchObject({ x: 1, y: 2, aliases: ['alpha'] });
+    expect(g.nodes[2].x).toBeUndefined();
+    expect(g.nodes[3]).toMatchObject({ kind: 'implication', premises: ['n_a'], conclusion: 'n_b' });
+  });
+
+  it('drops links to unknown nodes', () => {
+    expect(g.links).toHaveLength(5);
+  });
+
+  it('reads clusters, null labels included', () => {
+    expect(g.clusters[1]).toEqual({ key: 's2', kind: 'chat', label: null, nodeIds: ['n_c'], nodeCount: 1 });
+  });
+
+  it('survives junk', () => {
+    expect(normalizeGraph(null)).toEqual({ nodes: [], links: [], clusters: [] });
+    expect(normalizeGraph({ nodes: 'x' }).nodes).toEqual([]);
+  });
+});
+
+describe('chains and deletion', () => {
+  const g = normalizeGraph(raw);
+
+  it('lists the stored chains', () => {
+    expect(chainsOf(g).map((c) => c.id)).toEqual(['arg_1', 'arg_2']);
+  });
+
+  it('a proposition takes every chain that uses it', () => {
+    expect(deletionPreview(g, ['n_b'])).toEqual({ nodes: ['n_b'], chains: ['arg_1', 'arg_2'] });
+    expect(deletionPreview(g, ['n_c'])).toEqual({ nodes: ['n_c'], chains: ['arg_2'] });
+  });
+
+  it('an implication takes exactly its chain', () => {
+    expect(deletionPreview(g, ['arg_1'])).toEqual({ nodes: [], chains: ['arg_1'] });
+  });
+
+  it('counts propositions and chains', () => {
+    expect(graphCounts(g)).toEqual({ propositions: 3, chains: 2 });
+  });
+});
+
+describe('the delete dialog words', () => {
+  it('says node or N nodes, lists at most 8 names and how many more', () => {
+    expect(deleteDialogWords(['A'])).toEqual({ title: 'Delete node?', listed: ['A'], more: 0 });
+    const names = Array.from({ length: 11 }, (_, i) => `N${i}`);
+    const w = deleteDialogWords(names);
+    expect(w.title).toBe('Delete 11 nodes?');
+    expect(w.listed).toHaveLength(8);
+    expect(w.more).toBe(3);
+  });
+
+  it('has one permanence line that names the chains that go too', () => {
+    expect(permanenceLine(1, 0)).toBe('This cannot be undone.');
+    expect(permanenceLine(1, 1)).toBe('This cannot be undone; 1 reasoning chain that uses it goes too.');
+    expect(permanenceLine(3, 2)).toBe('This cannot be undone; 2 reasoning chains that use them go too.');
+    expect(permanenceLine(0, 0)).toMatch(/propositions themselves stay/);
+  });
+});
+
+describe('labels and settings', () => {
+  it('names clusters without a label by their kind', () => {
+    expect(clusterLabel({ kind: 'notes', label: 'x.md' })).toBe('x.md');
+    expect(clusterLabel({ kind: 'chat', label: null })).toBe('Untitled lesson');
+    expect(clusterLabel({ kind: 'notes', label: null })).toBe('Untitled notes');
+    expect(clusterLabel(null)).toBe('Unknown source');
+  });
+
+  it('fills defaults and keeps numbers sane', () => {
+    expect(normalizeRenderSettings({})).toEqual(DEFAULT_RENDER);
+    expect(normalizeRenderSettings({ labels: false, hulls: 'yes', nodeSize: 1000, linkOpacity: -1, labelZoom: 2 })).toEqual({
+      labels: false,
+      hulls: true,
+      labelZoom: 2,
+      nodeSize: 40,
+      linkOpacity: 0,
+    });
+  });
+});

@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import { CLUSTER_COLORS, assignClusterColors, boundsOf, fitCamera, hullLabelAnchor, labelAlpha, paddedHull, parseCamera, shorten } from './graphMath';
+
+describe('fitCamera', () => {
+  it('centres the bounds and fits them with a margin', () => {
+    const c = fitCamera({ x0: -100, y0: -50, x1: 100, y1: 50 }, 1000, 600, 100, 10);
+    expect(c.k).toBeCloseTo(4, 5); // min(800/200, 400/100)
+    const capped = fitCamera({ x0: -100, y0: -50, x1: 100, y1: 50 }, 1000, 600, 100, 2);
+    expect(capped.k).toBe(2);
+    expect(capped.x).toBe(500);
+    expect(capped.y).toBe(300);
+  });
+
+  it('leaves room per side', () => {
+    const c = fitCamera({ x0: 0, y0: 0, x1: 100, y1: 100 }, 400, 300, { top: 50, right: 100, bottom: 50, left: 100 }, 10);
+    expect(c.k).toBe(2); // min(200/100, 200/100)
+    expect(c.x).toBe(100); // the box starts at the left inset
+    expect(c.y).toBe(50);
+  });
+
+  it('handles no nodes and a single node', () => {
+    expect(fitCamera(null, 800, 600)).toEqual({ x: 400, y: 300, k: 1 });
+    const one = fitCamera(boundsOf([{ x: 10, y: 20 }]), 800, 600);
+    expect(one.x + 10 * one.k).toBeCloseTo(400);
+    expect(one.y + 20 * one.k).toBeCloseTo(300);
+  });
+});
+
+describe('labelAlpha', () => {
+  it('fades in between 60 % of labelZoom and labelZoom', () => {
+    expect(labelAlpha(0.5, 1)).toBe(0);
+    expect(labelAlpha(0.6, 1)).toBe(0);
+    expect(labelAlpha(0.8, 1)).toBeCloseTo(0.5);
+    expect(labelAlpha(1, 1)).toBe(1);
+    expect(labelAlpha(3, 1)).toBe(1);
+  });
+});
+
+describe('paddedHull', () => {
+  it('surrounds every point by at least the padding (roughly)', () => {
+    const pts: [number, number][] = [
+      [0, 0],
+      [10, 0],
+      [5, 8],
+      [5, 3],
+    ];
+    const hull = paddedHull(pts, 5);
+    const b = boundsOf(hull.map(([x, y]) => ({ x, y })))!;
+    expect(b.x0).toBeLessThanOrEqual(-4.9);
+    expect(b.x1).toBeGreaterThanOrEqual(14.9);
+    expect(b.y1).toBeGreaterThanOrEqual(12.9);
+  });
+
+  it('makes a disc of one point and a capsule of two', () => {
+    expect(paddedHull([[0, 0]], 4).length).toBeGreaterThanOrEqual(8);
+    const two = paddedHull(
+      [
+        [0, 0],
+        [20, 0],
+      ],
+      4,
+    );
+    const b = boundsOf(two.map(([x, y]) => ({ x, y })))!;
+    expect(b.x0).toBeCloseTo(-4);
+    expect(b.x1).toBeCloseTo(24);
+    expect(paddedHull([], 4)).toEqual([]);
+  });
+
+  it('puts the label above the top edge, centred', () => {
+    expect(
+      hullLabelAnchor([
+        [0, 10],
+        [10, 0],
+        [20, 10],
+      ]),
+    ).toEqual([10, 0]);
+  });
+});
+
+describe('parseCamera', () => {
+  it('reads a stored camera and refuses junk', () => {
+    expect(parseCamera('{"x":1,"y":2,"k":0.5}')).toEqual({ x: 1, y: 2, k: 0.5 });
+    expect(parseCamera('{"x":1,"y":2,"k":99}')!.k).toBe(8);
+    expect(parseCamera('{"x":1,"y":2,"k":0}')).toBeNull();
+    expect(parseCamera('{"x":"1","y":2,"k":1}')).toBeNull();
+    expect(parseCamera('nope')).toBeNull();
+    expect(parseCamera(null)).toBeNull();
+  });
+});
+
+describe('assignClusterColors', () => {
+  it('gives a handful of clusters different colours, whatever their order', () => {
+    const keys = ['src_a', 'src_b', 'src_c', 'src_d', 'c_1'];
+    const a = assignClusterColors(keys);
+    expect(new Set(a.values()).size).toBe(keys.length);
+    const b = assignClusterColors([...keys].reverse());
+    for (const k of keys) expect(b.get(k)).toBe(a.get(k));
+    expect(CLUSTER_COLORS).toContain(a.get('src_a'));
+  });
+});
+
+describe('shorten', () => {
+  it('keeps short text and cuts long text with an ellipsis', () => {
+    expect(shorten('abc', 5)).toBe('abc');
+    expect(shorten('abcdefgh', 5)).toBe('abcd…');
+  });
+});

@@ -1,0 +1,376 @@
+"""Benchmark: the home page's Canvas 2D graph while panning and zooming, at 1k, 10k and 50k view
+nodes.
+
+Run: `.venv/bin/python -m tests.bench.bench_canvas [--sizes 1000,10000,50000] [--seconds 3]`
+(not part of the test suite). Needs Debian's `chromium` and a built frontend (`npm run build`).
+
+For each size it writes a data dir whose `graph/nodes.jsonl`, `chains.jsonl`, `sources.jsonl` and
+`positions.json` hold N view nodes (half propositions in sources of 100, half reasoning chains of
+1-3 premises within a source; positions laid out as clusters on a sunflower spiral), starts the
+real server on it (`python -m server`), opens `/` in headless Chromium (1280×800, the e2e flags:
+no GPU, so Canvas 2D rasterizes in software) and waits until the renderer holds every node. Then,
+for a few seconds each: a pan with the whole graph in view (the fitted camera: after a real mouse
+press on the background, one mousemove per frame along a circle, handled by d3-zoom's own
+listener), a wheel zoom in and out from there (one wheel event per frame), a node dragged in
+circles (one pointermove per frame: nothing cached can be reused), and pans at mid
+distance (k 0.3) and reading distance (k 1, labels on). Frame times are requestAnimationFrame
+deltas collected in the page; `draw ms` is the renderer's own median draw time (JavaScript side;
+Chromium rasterizes later, which the frame times include); `mode` is how the last frame drew the
+scene (direct, or through the cached vector / pixel layer, see frontend/src/graph/draw.ts).
+Screenshots go to /tmp/graph-shots/bench-<size>-<view>.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from server.core.contracts.graph import ChainLine, NodeLine, Provenance, SourceLine
+from server.core.graph import chain_id
+from server.store.ledger import append_ledger
+from tests.procs import start_server
+
+AT = "2026-11-30T00:00:00Z"
+WORDS = [
+    *("limit", "derivative", "integral", "series", "vector", "matrix", "kernel", "rank", "basis"),
+    *("heap", "graph", "path", "tree", "cycle", "prime", "field", "group", "ring", "norm", "metric"),
+    *("measure", "entropy", "signal", "sample", "variance", "bound", "greedy", "optimal", "flow"),
+    *("cut", "proof", "lemma", "theorem", "axiom", "set", "map", "function", "order", "chain"),
+]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-quic",
+]
+VIEWPORT = {"width": 1280, "height": 800}
+SHOTS = Path("/tmp/graph-shots")
+PER_SOURCE = 100
+GOLDEN = math.pi * (3 - math.sqrt(5))
+
+
+def write_graph(data_dir: Path, size: int, seed: int = 7) -> tuple[int, int]:
+    """N view nodes: size//2 propositions and the rest chains. Returns (propositions, chains)."""
+    rng = random.Random(seed)
+    root = data_dir / "graph"
+    root.mkdir(parents=True, exist_ok=True)
+    n_props = size // 2
+    n_sources = math.ceil(n_props / PER_SOURCE)
+    positions: dict[str, list[float]] = {}
+    nodes, sources = [], []
+    for s in range(n_sources):
+        src = f"src_{s:016x}"
+        sources.append(
+            SourceLine(id=src, kind="notes", title=f"notes/{WORDS[s % len(WORDS)]}-{s:03d}.md", at=AT)
+        )
+    for i in range(n_props):
+        s = i // PER_SOURCE
+        nid = f"n_{i:016x}"
+        name = " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 4))).capitalize() + f" {i}"
+        nodes.append(
+            NodeLine(
+                id=nid,
+                name=name,
+                statement=f"{name} holds in general.",
+                provenance=Provenance(source=f"src_{s:016x}", job="job_bench"),
+                at=AT,
+            )
+        )
+        cx, cy = _cluster_center(s)
+        r, a = 105 * math.sqrt(rng.random()), rng.random() * 2 * math.pi
+        positions[nid] = [round(cx + r * math.cos(a), 2), round(cy + r * math.sin(a), 2)]
+    chains: dict[str, ChainLine] = {}
+    while len(chains) < size - n_props:
+        c = rng.randrange(n_props)
+        base = c - c % PER_SOURCE
+        top = min(base + PER_SOURCE, n_props)
+        pool = [i for i in range(base, top) if i != c]
+        if not pool:
+            c = rng.randrange(n_props)
+            continue
+        premises = sorted({f"n_{rng.choice(pool):016x}" for _ in range(rng.randint(1, 3))})
+        conclusion = f"n_{c:016x}"
+        cid = chain_id(premises, conclusion)
+        if cid in chains:
+            continue
+        chains[cid] = ChainLine(
+            id=cid,
+            premises=premises,
+            conclusion=conclusion,
+            provenance=Provenance(source=f"src_{c // PER_SOURCE:016x}", job="job_bench"),
+            at=AT,
+        )
+        members = [positions[m] for m in [*premises, conclusion]]
+        positions[cid] = [
+            round(sum(p[0] for p in members) / len(members) + rng.uniform(-8, 8), 2),
+            round(sum(p[1] for p in members) / len(members) + rng.uniform(-8, 8), 2),
+        ]
+    append_ledger(root / "sources.jsonl", sources)
+    append_ledger(root / "nodes.jsonl", nodes)
+    append_ledger(root / "chains.jsonl", list(chains.values()))
+    (root / "positions.json").write_text(json.dumps(positions))
+    return n_props, len(chains)
+
+
+def _cluster_center(s: int) -> tuple[float, float]:
+    radius = 270 * math.sqrt(s + 0.5)
+    return radius * math.cos(s * GOLDEN), radius * math.sin(s * GOLDEN)
+
+
+PAN_IN_PAGE = """([x0, y0, seconds]) => new Promise((resolve) => {
+  // After a real mouse press on the background, one mousemove per frame (d3-zoom's own window
+  // listener handles it, exactly as for a hand on the mouse) along a circle; rAF deltas recorded.
+  const deltas = [];
+  let first = 0;
+  let last = 0;
+  const step = (t) => {
+    if (!first) first = t;
+    if (last) deltas.push(t - last);
+    last = t;
+    const a = ((t - first) / 1500) * 2 * Math.PI; // one circle per 1.5 s
+    window.dispatchEvent(new MouseEvent('mousemove', {
+      clientX: x0 + 160 * Math.sin(a), clientY: y0 + 110 * (1 - Math.cos(a)),
+      buttons: 1, bubbles: true, cancelable: true, view: window,
+    }));
+    if (t - first < seconds * 1000) requestAnimationFrame(step);
+    else resolve(deltas);
+  };
+  requestAnimationFrame(step);
+})"""
+
+
+ZOOM_IN_PAGE = """([x0, y0, seconds]) => new Promise((resolve) => {
+  // Wheel events on the canvas, one per frame, zooming in for 0.75 s then out again (d3-zoom's own
+  // wheel listener handles them): every frame is drawn at a new zoom, so nothing can be reused.
+  const canvas = document.querySelector('[data-testid="graph-canvas"]');
+  const deltas = [];
+  let first = 0;
+  let last = 0;
+  const step = (t) => {
+    if (!first) first = t;
+    if (last) deltas.push(t - last);
+    last = t;
+    const phase = Math.floor((t - first) / 750) % 2;
+    canvas.dispatchEvent(new WheelEvent('wheel', {
+      deltaY: phase ? 15 : -15, clientX: x0, clientY: y0, bubbles: true, cancelable: true, view: window,
+    }));
+    if (t - first < seconds * 1000) requestAnimationFrame(step);
+    else resolve(deltas);
+  };
+  requestAnimationFrame(step);
+})"""
+
+
+DRAG_IN_PAGE = """([x0, y0, seconds]) => new Promise((resolve) => {
+  // After a real mouse press on a node, one pointermove per frame on the canvas (the renderer's
+  // own drag handler): every frame moves a node, so every frame draws the scene anew.
+  const canvas = document.querySelector('[data-testid="graph-canvas"]');
+  const deltas = [];
+  let first = 0;
+  let last = 0;
+  const step = (t) => {
+    if (!first) first = t;
+    if (last) deltas.push(t - last);
+    last = t;
+    const a = ((t - first) / 1500) * 2 * Math.PI;
+    canvas.dispatchEvent(new PointerEvent('pointermove', {
+      pointerId: 1, pointerType: 'mouse', isPrimary: true, buttons: 1,
+      clientX: x0 + 60 * Math.sin(a), clientY: y0 + 40 * (1 - Math.cos(a)), bubbles: true, cancelable: true,
+    }));
+    if (t - first < seconds * 1000) requestAnimationFrame(step);
+    else resolve(deltas);
+  };
+  requestAnimationFrame(step);
+})"""
+
+
+def node_spot(page: Any) -> tuple[float, float]:
+    """The screen position of a proposition near the middle of the canvas."""
+    box = page.get_by_test_id("graph-canvas").bounding_box()
+    cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    for ring in range(0, 400, 3):
+        for k in range(16):
+            a = k * math.pi / 8
+            x, y = cx + ring * math.cos(a), cy + ring * math.sin(a)
+            hit = page.evaluate("([x, y]) => window.__lhGraph.nodeAt(x, y)", [x, y])
+            if hit and hit.startswith("n_"):
+                pos = page.evaluate("id => window.__lhGraph.nodeScreenPosition(id)", hit)
+                return pos["x"], pos["y"]
+    raise RuntimeError("no node near the middle")
+
+
+def drag(page: Any, seconds: float) -> dict[str, float]:
+    """Drag a node around for `seconds` (the node is dropped back near where it was)."""
+    x0, y0 = node_spot(page)
+    page.mouse.move(x0, y0)
+    page.mouse.down()
+    frames_before = page.evaluate("window.__lhGraph.stats().frames")
+    deltas = page.evaluate(DRAG_IN_PAGE, [x0, y0, seconds])
+    page.mouse.up()
+    stats = page.evaluate("window.__lhGraph.stats()")
+    deltas = sorted(deltas[1:])
+    return {
+        "median": statistics.median(deltas),
+        "p95": deltas[min(len(deltas) - 1, int(len(deltas) * 0.95))],
+        "fps": 1000 * len(deltas) / sum(deltas),
+        "draw": stats["drawMs"] or 0.0,
+        "draws": stats["frames"] - frames_before,
+        "onScreen": stats["onScreen"],
+        "mode": stats["mode"],
+    }
+
+
+def empty_spot(page: Any) -> tuple[float, float]:
+    """A point on the canvas with no node under it (so a drag pans the camera)."""
+    box = page.get_by_test_id("graph-canvas").bounding_box()
+    cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    for ring in range(0, 400, 7):
+        for k in range(12):
+            a = k * math.pi / 6
+            x, y = cx + ring * math.cos(a), cy + ring * math.sin(a)
+            if page.evaluate("([x, y]) => window.__lhGraph.nodeAt(x, y)", [x, y]) is None:
+                return x, y
+    return cx, cy
+
+
+def pan(page: Any, seconds: float, zooming: bool = False) -> dict[str, float]:
+    """Drag the background in circles (or wheel-zoom in and out) for `seconds`; frame-time
+    figures from the page."""
+    x0, y0 = empty_spot(page)
+    page.mouse.move(x0, y0)
+    frames_before = page.evaluate("window.__lhGraph.stats().frames")
+    zoom_before = page.evaluate("window.__lhGraph.stats().zoom")
+    if zooming:
+        deltas = page.evaluate(ZOOM_IN_PAGE, [x0, y0, seconds])
+    else:
+        page.mouse.down()
+        deltas = page.evaluate(PAN_IN_PAGE, [x0, y0, seconds])
+        page.mouse.up()
+    stats = page.evaluate("window.__lhGraph.stats()")
+    assert zooming or stats["zoom"] == zoom_before  # a pan, not a zoom
+    deltas = sorted(deltas[1:])  # the first delta may include the probe's own start
+    p95 = deltas[min(len(deltas) - 1, int(len(deltas) * 0.95))]
+    return {
+        "median": statistics.median(deltas),
+        "p95": p95,
+        "fps": 1000 * len(deltas) / sum(deltas),
+        "draw": stats["drawMs"] or 0.0,
+        "draws": stats["frames"] - frames_before,
+        "onScreen": stats["onScreen"],
+        "mode": stats["mode"],
+    }
+
+
+def measure(size: int, seconds: float, browser: Any) -> list[tuple[str, dict[str, float]]]:
+    with tempfile.TemporaryDirectory(prefix="lh-bench-canvas-") as tmp:
+        data_dir = Path(tmp) / "data"
+        write_graph(data_dir, size)
+        server = start_server(data_dir, timeout=60)
+        try:
+            context = browser.new_context(viewport=VIEWPORT)
+            page = context.new_page()
+            t0 = time.monotonic()
+            page.goto(server.url + "/")
+            page.wait_for_function(
+                "n => !!window.__lhGraph && window.__lhGraph.stats().nodes === n"
+                " && window.__lhGraph.stats().settled",
+                arg=size,
+                timeout=180_000,
+            )
+            load_s = time.monotonic() - t0
+            rows = []
+            zoom = page.evaluate("window.__lhGraph.stats().zoom")
+            page.screenshot(path=str(SHOTS / f"bench-{size}-whole.png"))
+            fitted = pan(page, seconds)
+            fitted["load"] = load_s
+            rows.append((f"pan, whole graph (k={zoom:.3f})", fitted))
+            page.evaluate("window.__lhGraph.fit()")
+            zoomed = pan(page, seconds, zooming=True)
+            zoomed["load"] = load_s
+            rows.append((f"zoom in/out from k={zoom:.3f}", zoomed))
+            page.evaluate("window.__lhGraph.fit()")
+            page.wait_for_timeout(300)
+            dragged = drag(page, seconds)
+            dragged["load"] = load_s
+            rows.append((f"drag a node (k={zoom:.3f})", dragged))
+            page.evaluate("window.__lhGraph.fit()")
+            # zoom in at the middle of the graph: mid distance (k 0.3: dense, labels off), then
+            # reading distance (k 1: labels on)
+            mid = page.evaluate(
+                """() => {
+                  const c = document.querySelector('[data-testid="graph-canvas"]').getBoundingClientRect();
+                  return [c.left + c.width / 2, c.top + c.height / 2];
+                }"""
+            )
+            page.mouse.move(*mid)
+            for target, name in ((0.3, "mid"), (1.0, "reading")):
+                if page.evaluate("window.__lhGraph.stats().zoom") >= target:
+                    continue
+                for _ in range(60):
+                    if page.evaluate("window.__lhGraph.stats().zoom") >= target:
+                        break
+                    page.mouse.wheel(0, -60)
+                    page.wait_for_timeout(30)
+                page.wait_for_timeout(200)
+                page.screenshot(path=str(SHOTS / f"bench-{size}-{name}.png"))
+                k = page.evaluate("window.__lhGraph.stats().zoom")
+                row = pan(page, seconds)
+                row["load"] = load_s
+                rows.append((f"pan, {name} (k={k:.2f})", row))
+                page.mouse.move(*mid)
+            context.close()
+            return rows
+        finally:
+            server.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000,50000")
+    parser.add_argument("--seconds", type=float, default=3.0)
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    executable = shutil.which("chromium") or shutil.which("chromium-browser")
+    if executable is None:
+        raise SystemExit("Debian's chromium is required: apt-get install -y chromium")
+    results = []
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+        try:
+            for size in (int(s) for s in args.sizes.split(",")):
+                for view, r in measure(size, args.seconds, browser):
+                    results.append((size, view, r))
+                    print(
+                        f"  {size} {view}: median {r['median']:.1f} ms, p95 {r['p95']:.1f} ms, "
+                        f"{r['fps']:.1f} fps, draw {r['draw']:.1f} ms",
+                        flush=True,
+                    )
+        finally:
+            browser.close()
+    print()
+    print(
+        f"{'view nodes':>10}  {'what':<28} {'load s':>6} {'frame ms median':>15} {'p95':>7} "
+        f"{'fps':>6} {'draw ms':>8} {'draws':>6} {'on screen':>9}  mode"
+    )
+    for size, view, r in results:
+        print(
+            f"{size:>10}  {view:<28} {r['load']:>6.1f} {r['median']:>15.1f} {r['p95']:>7.1f} "
+            f"{r['fps']:>6.1f} {r['draw']:>8.1f} {int(r['draws']):>6} {int(r['onScreen']):>9}  {r['mode']}"
+        )
+
+
+if __name__ == "__main__":
+    main()
