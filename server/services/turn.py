@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import secrets
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -65,6 +66,24 @@ class TurnState:
     chat_id: str
     fold: AssistantMessageFold
     usage: list[TurnUsage] = field(default_factory=list)
+
+
+def learner_facing(chunk: dict[str, Any]) -> dict[str, Any]:
+    """An `error` chunk in words a learner can act on (the framework's text stays in the log)."""
+    if chunk.get("type") != "error":
+        return chunk
+    text = str(chunk.get("errorText", ""))
+    log.warning("turn error: %s", text)
+    match = re.search(r"Tool '([^']+)' exceeded max retries", text) or re.search(
+        r"Exceeded maximum (?:output )?retries", text
+    )
+    if match:
+        tool = f" ({match.group(1)})" if match.groups() else ""
+        text = (
+            f"The model kept making invalid tool calls{tool} and gave up on this turn. Small offline "
+            "models often do; send your message again, or add an API key in Settings for a capable model."
+        )
+    return {**chunk, "errorText": text}
 
 
 def parse_request(body: bytes) -> ChatRequest:
@@ -283,7 +302,7 @@ class TurnService:
             try:
                 async for chunk in chunks:
                     state.fold.add(chunk)
-                    turn.publish(sse(chunk))
+                    turn.publish(sse(learner_facing(chunk)))
             except TurnRejected as exc:  # e.g. the teacher's model cannot run after the handoff
                 turn.publish(sse({"type": "error", "errorText": exc.detail}))
             except Exception as exc:

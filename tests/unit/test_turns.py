@@ -99,3 +99,19 @@ def test_regenerate_replaces_the_replies_after_the_message() -> None:
     later = [user("q"), reply, user("next", "u2")]
     with pytest.raises(TurnRejected):
         accept_learner_message(later, user("q"), regenerate=True)
+
+
+def test_framework_errors_reach_the_learner_in_plain_words() -> None:
+    from server.services.turn import learner_facing
+
+    raw = {
+        "type": "error",
+        "errorText": "Tool 'quiz' exceeded max retries count of 1. Consider raising it: https://x",
+    }
+    said = learner_facing(raw)["errorText"]
+    assert "invalid tool calls (quiz)" in said and "Settings" in said and "https" not in said
+    assert (
+        learner_facing({"type": "error", "errorText": "Connection error."})["errorText"]
+        == "Connection error."
+    )
+    assert learner_facing({"type": "text-delta", "delta": "x"}) == {"type": "text-delta", "delta": "x"}
