@@ -7,14 +7,19 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 from pydantic_ai import models
 
 # A global switch refuses real model requests in-process: scripted models only.
 models.ALLOW_MODEL_REQUESTS = False
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
 sys.path.insert(0, str(ROOT))
+
+# Property tests run on a shared, sometimes busy machine: no per-example deadline, no "too slow"
+# health check (both measure the machine, not the code).
+settings.register_profile("lh", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("lh")
 
 
 @pytest.fixture(autouse=True)

@@ -23,11 +23,12 @@ from playwright.sync_api import Page, expect
 
 from tests.livehttp import serve
 from tests.procs import ServerProcess, start_on_stub
+from tests.shared import NOTES as SHARED_NOTES
 from tests.stub_openai import Reply, create_stub, last_user_text
 
 pytestmark = pytest.mark.e2e
 
-NOTES_DIR = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "notes"
+NOTES_DIR = SHARED_NOTES
 NOTES = [
     "algorithms-graph-dijkstra.en.md",
     "data-structures-heap.en.md",

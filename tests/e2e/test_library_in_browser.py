@@ -14,7 +14,7 @@ from tests.stub_graph import graph_reply
 from tests.stub_openai import create_stub
 
 pytestmark = pytest.mark.e2e
-NOTES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "notes"
+from tests.shared import NOTES  # noqa: E402
 
 
 def test_import_notes_with_progress_refusal_and_no_op(page: Page, data_dir: Path) -> None:

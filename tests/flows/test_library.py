@@ -21,8 +21,8 @@ from tests.fakes import FakeSecrets
 from tests.flows.conftest import COMPATIBLE_SLOT
 from tests.flows.graph_script import graph_model
 from tests.livehttp import serve
+from tests.shared import NOTES
 
-NOTES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "notes"
 GOOD = sorted(p for p in NOTES.glob("*.md"))
 EDGE = sorted((NOTES / "edge").glob("*.md"))
 

@@ -17,6 +17,7 @@ import pytest
 from server.services.offline_model import offline_installed
 from tests.flows.conftest import sse_chunks
 from tests.procs import start_server
+from tests.shared import NOTES
 
 pytestmark = [
     pytest.mark.slow,
@@ -65,13 +66,7 @@ def test_a_real_lesson_turn_on_the_offline_model(data_dir: Path) -> None:
         assert server.stop() == 0
 
 
-NOTE = (
-    Path(__file__).resolve().parents[2].parent
-    / "shared"
-    / "fixtures"
-    / "notes"
-    / "data-structures-heap.en.md"
-)
+NOTE = NOTES / "data-structures-heap.en.md"
 
 
 def test_a_real_notes_import_on_the_offline_model(data_dir: Path) -> None:

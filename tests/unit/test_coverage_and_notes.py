@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -11,8 +10,7 @@ from hypothesis import strategies as st
 
 from server.core.coverage import MessageView, batch_uncovered, estimate_tokens, message_views, uncovered
 from server.core.notes import NoteRefused, chunk_note, decode_note, source_id
-
-NOTES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "notes"
+from tests.shared import NOTES
 
 PROBE_DONE = {
     "type": "tool-probe_done",
