@@ -231,17 +231,18 @@ class TurnService:
             )
         )
 
-        def on_usage(run: RunUsage) -> None:
+        def record_usage(run: RunUsage | None) -> None:
+            """One usage entry per run; None (aborted or failed) records unknown spend, not zero."""
             state.usage.append(
                 TurnUsage(
                     message_id=state.fold.message_id,
                     role=role,
                     provider=resolved.provider,
                     model=resolved.model,
-                    input_tokens=run.input_tokens,
-                    output_tokens=run.output_tokens,
-                    requests=run.requests,
-                    cost_usd=run.cost_usd,
+                    input_tokens=run.input_tokens if run else None,
+                    output_tokens=run.output_tokens if run else None,
+                    requests=run.requests if run else 0,
+                    cost_usd=run.cost_usd if run else None,
                     at=self.clock(),
                 )
             )
@@ -251,7 +252,7 @@ class TurnService:
             chat_id=record.id,
             messages=for_model(transcript),
             reply_id=state.fold.message_id,
-            on_usage=on_usage,
+            on_usage=record_usage,
             graph=graph,
         )
         reported = len(state.usage)
@@ -261,16 +262,8 @@ class TurnService:
                     continue
                 yield chunk
         finally:
-            if len(state.usage) == reported:  # aborted or failed: the spend is unknown, not zero
-                state.usage.append(
-                    TurnUsage(
-                        message_id=state.fold.message_id,
-                        role=role,
-                        provider=resolved.provider,
-                        model=resolved.model,
-                        at=self.clock(),
-                    )
-                )
+            if len(state.usage) == reported:
+                record_usage(None)
 
     async def _prime(self, chunks: Chunks, state: TurnState) -> list[dict[str, Any]]:
         """Read up to the first content chunk. A model error before any content is a 503, not a stream."""

@@ -36,6 +36,7 @@ from typing import Any
 from server.core.contracts.graph import ChainLine, NodeLine, Provenance, SourceLine
 from server.core.graph import chain_id
 from server.store.ledger import append_ledger
+from tests.e2e.conftest import CHROMIUM_ARGS
 from tests.procs import start_server
 
 AT = "2026-11-30T00:00:00Z"
@@ -44,15 +45,6 @@ WORDS = [
     *("heap", "graph", "path", "tree", "cycle", "prime", "field", "group", "ring", "norm", "metric"),
     *("measure", "entropy", "signal", "sample", "variance", "bound", "greedy", "optimal", "flow"),
     *("cut", "proof", "lemma", "theorem", "axiom", "set", "map", "function", "order", "chain"),
-]
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-    "--disable-quic",
 ]
 VIEWPORT = {"width": 1280, "height": 800}
 SHOTS = Path("/tmp/graph-shots")

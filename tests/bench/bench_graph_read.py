@@ -12,7 +12,6 @@ from __future__ import annotations
 import random
 import statistics
 import tempfile
-import time
 from pathlib import Path
 
 import orjson
@@ -23,6 +22,7 @@ from server.core.graph_view import derive_view
 from server.services.graph import GraphService
 from server.store.graph import FileGraphStore
 from server.store.ledger import append_ledger
+from tests.bench.common import timed
 
 
 def write_graph(root: Path, size: int, seed: int = 3) -> None:
@@ -79,15 +79,6 @@ def bare_parse(root: Path) -> int:
 
 def snapshot(store: FileGraphStore) -> dict:
     return derive_view(store.nodes(), store.chains(), store.positions(), {})
-
-
-def timed(fn, repeat: int) -> list[float]:  # type: ignore[no-untyped-def]
-    out = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        out.append((time.perf_counter() - start) * 1000)
-    return out
 
 
 def main() -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import random
 import statistics
-import time
 from functools import partial
 
 from server.core.contracts.graph import (
@@ -27,6 +26,7 @@ from server.core.contracts.graph import (
     Verdicts,
 )
 from server.core.graph import chain_id, fold_nodes, plan_merge, simplify
+from tests.bench.common import timed
 
 
 def build_graph(n_chains: int, seed: int = 7) -> tuple[dict, dict[str, Chain]]:
@@ -71,15 +71,6 @@ def job(nodes: dict, rng: random.Random) -> Findings:
         premises = {rng.choice(existing) for _ in range(rng.randint(1, 3))}
         chains.append(FindingChain(premises=sorted(premises), conclusion=conclusion))
     return Findings(propositions=props, chains=chains)
-
-
-def timed(fn, repeat: int) -> list[float]:  # type: ignore[no-untyped-def]
-    out = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        out.append((time.perf_counter() - start) * 1000)
-    return out
 
 
 def main() -> None:

@@ -3,8 +3,6 @@ render settings, full-death deletion, and the 409 while an extraction of the sam
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -82,15 +80,7 @@ def test_deletion_is_full_death(library: Library) -> None:  # noqa: F811
 def test_deletion_is_refused_while_the_source_is_extracted(library: Library) -> None:  # noqa: F811
     view = imported(library, "data-structures-heap.en.md")
     some = next(n for n in view["nodes"] if n["kind"] == "proposition")
-    gate = threading.Event()
-    original = library.services.extraction.model_for
-
-    async def slow():  # type: ignore[no-untyped-def]
-        while not gate.is_set():
-            await asyncio.sleep(0.01)
-        return await original()
-
-    library.services.extraction.model_for = slow
+    gate = library.hold_model()
     note = Path(library.data.parent / "heap.md")
     note.write_text((NOTES / "data-structures-heap.en.md").read_text() + "\nA new line.\n")
     library.upload(note, names=["data-structures-heap.en.md"])  # same path: same source, changed

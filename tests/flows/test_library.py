@@ -49,6 +49,19 @@ class Library:
             threading.Event().wait(0.05)
         raise AssertionError("extraction did not settle")
 
+    def hold_model(self) -> threading.Event:
+        """Make background jobs wait for their model until the returned event is set."""
+        gate = threading.Event()
+        original = self.services.extraction.model_for
+
+        async def held():  # type: ignore[no-untyped-def]
+            while not gate.is_set():
+                await asyncio.sleep(0.01)
+            return await original()
+
+        self.services.extraction.model_for = held
+        return gate
+
     def ledger(self, name: str) -> list[dict[str, Any]]:
         path = self.data / "graph" / f"{name}.jsonl"
         return (
@@ -192,15 +205,7 @@ def test_a_folder_import_for_the_desktop_case(library: Library, tmp_path: Path) 
 
 
 def test_abort_is_source_wide_and_checkpoints_nothing_for_the_aborted_job(library: Library) -> None:
-    gate = threading.Event()
-    original = library.services.extraction.model_for
-
-    async def slow_model():  # type: ignore[no-untyped-def]
-        while not gate.is_set():
-            await asyncio.sleep(0.01)
-        return await original()
-
-    library.services.extraction.model_for = slow_model
+    gate = library.hold_model()
     response = library.upload(NOTES / "system-design-primer.large.en.md")
     source = response.json()["files"][0]["sourceId"]
     assert library.client.post("/api/activity/abort", json={"source": source}).json() == {"aborted": True}
