@@ -51,6 +51,27 @@ def server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def wait_ready(process: subprocess.Popen[str], timeout: float = 30, what: str = "server") -> int:
+    """Read `LH_READY {...}` from a spawned server's stdout; returns its port. On exit or timeout,
+    kills it and raises RuntimeError with the tail of its stderr."""
+    assert process.stdout is not None
+    selector = selectors.DefaultSelector()
+    selector.register(process.stdout, selectors.EVENT_READ)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if selector.select(timeout=0.1):
+            line = process.stdout.readline()
+            if line.startswith("LH_READY "):
+                info = json.loads(line[len("LH_READY ") :])
+                assert info["pid"] == process.pid, "the spawned process is the server"
+                return int(info["port"])
+            if line == "" and process.poll() is not None:
+                break
+    process.kill()
+    _, err = process.communicate()
+    raise RuntimeError(f"{what} did not become ready: {err[-2000:]}")
+
+
 def start_server(
     data_dir: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 30
 ) -> ServerProcess:
@@ -63,22 +84,7 @@ def start_server(
         stderr=subprocess.PIPE,
         text=True,
     )
-    assert process.stdout is not None
-    selector = selectors.DefaultSelector()
-    selector.register(process.stdout, selectors.EVENT_READ)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if selector.select(timeout=0.1):
-            line = process.stdout.readline()
-            if line.startswith("LH_READY "):
-                info = json.loads(line[len("LH_READY ") :])
-                assert info["pid"] == process.pid
-                return ServerProcess(process, info["port"], data_dir)
-            if line == "" and process.poll() is not None:
-                break
-    process.kill()
-    _, err = process.communicate()
-    raise RuntimeError(f"server did not become ready: {err[-2000:]}")
+    return ServerProcess(process, wait_ready(process, timeout), data_dir)
 
 
 def children_of(pid: int) -> list[int]:

@@ -5,9 +5,7 @@ Skipped, with the reason, when no frozen bundle exists (run `.venv/bin/python bu
 
 from __future__ import annotations
 
-import json
 import re
-import selectors
 import signal
 import socket
 import subprocess
@@ -20,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.procs import ROOT, server_env, start_server, write_settings
+from tests.procs import ROOT, server_env, start_server, wait_ready, write_settings
 
 BUNDLE = ROOT / "dist" / "learning-harness-server"
 FROZEN = BUNDLE / ("learning-harness-server.exe" if sys.platform == "win32" else "learning-harness-server")
@@ -68,22 +66,7 @@ def start_frozen(
         stderr=subprocess.PIPE,
         text=True,
     )
-    assert process.stdout is not None
-    selector = selectors.DefaultSelector()
-    selector.register(process.stdout, selectors.EVENT_READ)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if selector.select(timeout=0.1):
-            line = process.stdout.readline()
-            if line.startswith("LH_READY "):
-                info = json.loads(line[len("LH_READY ") :])
-                assert info["pid"] == process.pid, "onedir: the spawned process is the server"
-                return Frozen(process, info["port"])
-            if line == "" and process.poll() is not None:
-                break
-    process.kill()
-    _, err = process.communicate()
-    raise RuntimeError(f"frozen server did not become ready: {err[-2000:]}")
+    return Frozen(process, wait_ready(process, timeout, what="frozen server"))
 
 
 @pytest.fixture
