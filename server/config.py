@@ -33,6 +33,9 @@ KEYRING_SERVICE = "learning-harness"
 """Service name under which API keys are stored in the OS keychain."""
 
 OFFLINE_MODEL_NAME = "SmolLM2-135M-Instruct"
+OFFLINE_CHILD_FLAG = "--serve-offline-model"
+"""First argument that turns the frozen server executable into llama.cpp's server (build/entry.py):
+a frozen build cannot run `python -m llama_cpp.server`, so it re-invokes itself with this flag."""
 OFFLINE_READY_TIMEOUT_S = 120.0
 """Seconds a turn waits for the offline model server to come up before answering 503."""
 

@@ -122,6 +122,8 @@ class ModelService:
                 "running": bool(self.offline and self.offline.running),
                 "model": OFFLINE_MODEL_NAME,
                 "error": self.offline.error if self.offline else None,
+                "lastCrash": self.offline.last_crash if self.offline else None,
+                "restarts": self.offline.restarts if self.offline else 0,
             },
             "resolved": resolved,
             "problems": problems,
@@ -190,10 +192,17 @@ class ModelService:
                 raise TurnRejected(
                     503,
                     "model_unreachable",
-                    f"{exc}. Add an API key in Settings to use a hosted model instead.",
+                    f"{exc}. Send your message again to retry it, or add an API key in Settings "
+                    "to use a hosted model instead.",
                 ) from exc
         model = self.model_factory(resolved, self.api_key(resolved.provider), base_url)
         return resolved, model
+
+    async def offline_failure(self) -> str | None:
+        """After a request to the offline model failed: the crash in plain words when its child
+        died (e.g. "the offline model crashed (signal 11) while answering; it is being
+        restarted"), else None (the failure was something else, reported as it is)."""
+        return await self.offline.failure_report() if self.offline is not None else None
 
     # -- writes ---------------------------------------------------------------------------------
     def save_slots(self, models: Any, roles: Any = None) -> dict[str, Any]:

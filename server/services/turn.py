@@ -66,9 +66,11 @@ class TurnState:
     chat_id: str
     fold: AssistantMessageFold
     usage: list[TurnUsage] = field(default_factory=list)
+    offline: bool = False
+    """Whether the role running now runs on the offline model (its crashes are explained)."""
 
 
-def learner_facing(chunk: dict[str, Any]) -> dict[str, Any]:
+def learner_facing(chunk: dict[str, Any], offline: bool = False) -> dict[str, Any]:
     """An `error` chunk in words a learner can act on (the framework's text stays in the log)."""
     if chunk.get("type") != "error":
         return chunk
@@ -79,10 +81,13 @@ def learner_facing(chunk: dict[str, Any]) -> dict[str, Any]:
     )
     if match:
         tool = f" ({match.group(1)})" if match.groups() else ""
-        text = (
-            f"The model kept making invalid tool calls{tool} and gave up on this turn. Small offline "
-            "models often do; send your message again, or add an API key in Settings for a capable model."
+        advice = (
+            "Small offline models often do; send your message again, or add an API key in Settings "
+            "for a capable model."
+            if offline
+            else "Send your message again, or choose another model in Settings."
         )
+        text = f"The model kept making invalid tool calls{tool} and gave up on this turn. {advice}"
     return {**chunk, "errorText": text}
 
 
@@ -214,6 +219,7 @@ class TurnService:
         skip_start: bool = False,
     ) -> Chunks:
         resolved, model = resolved_model
+        state.offline = resolved.offline
         reply = state.fold.message()
         transcript = upsert_message(record.messages, reply) if reply else record.messages
         cap = OFFLINE_MAX_TOKENS if resolved.offline else None
@@ -273,6 +279,14 @@ class TurnService:
             preamble.append(chunk)
             if chunk.get("type") == "error":
                 await _close(chunks)
+                crash = await self.models.offline_failure() if state.offline else None
+                if crash:
+                    raise TurnRejected(
+                        503,
+                        "model_unreachable",
+                        f"{crash}. Send your message again in a moment, or add an API key in Settings "
+                        "to use a hosted model.",
+                    )
                 raise TurnRejected(
                     503,
                     "model_unreachable",
@@ -294,8 +308,12 @@ class TurnService:
                 turn.publish(sse(chunk))
             try:
                 async for chunk in chunks:
+                    if chunk.get("type") == "error" and state.offline:
+                        crash = await self.models.offline_failure()
+                        if crash:
+                            chunk = {**chunk, "errorText": f"{crash}. Send your message again in a moment."}
                     state.fold.add(chunk)
-                    turn.publish(sse(learner_facing(chunk)))
+                    turn.publish(sse(learner_facing(chunk, state.offline)))
             except TurnRejected as exc:  # e.g. the teacher's model cannot run after the handoff
                 turn.publish(sse({"type": "error", "errorText": exc.detail}))
             except Exception as exc:

@@ -82,7 +82,10 @@ def test_toolchain_versions(steps: list[dict[str, Any]]) -> None:
 
 
 def test_build_steps_exist_in_order(steps: list[dict[str, Any]]) -> None:
-    install = step_named(steps, "pip install -e '.[desktop]'")
+    install = step_named(steps, "pip install -e '.[local,desktop]'")
+    portable = steps[install]["run"]
+    # the offline model's llama.cpp is built portable before the extra that requires it
+    assert portable.index("python scripts/install_llama_cpp.py") < portable.index("'.[local,desktop]'")
     frontend = step_named(steps, "npm run build")
     freeze = step_named(steps, "python build/freeze.py")
     electron_ci = next(
