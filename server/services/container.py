@@ -62,6 +62,7 @@ def build_services(
     model_factory: ModelFactory = default_model_factory,
     offline: bool = True,
     secrets: SecretStore | None = None,
+    offline_server: OfflineModelServer | None = None,
 ) -> Services:
     """Wire the services for a data dir.
 
@@ -70,9 +71,11 @@ def build_services(
         model_factory: builds model clients (tests inject scripted models).
         offline: whether to manage the offline llama.cpp server (tests with scripted models pass False).
         secrets: overrides the key store (tests).
+        offline_server: overrides the offline model server (tests pass one with a scripted child).
     """
     stores = build_stores(paths, secrets=secrets)
-    offline_server = OfflineModelServer(paths.logs / "offline-model.log") if offline else None
+    if offline_server is None and offline:
+        offline_server = OfflineModelServer(paths.logs / "offline-model.log")
     models = ModelService(stores.settings, stores.secrets, offline_server, model_factory)
     registry = TurnRegistry()
     extraction = ExtractionService(stores.graph, lambda: models.model_for_slot("cheap"))

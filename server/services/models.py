@@ -198,11 +198,12 @@ class ModelService:
         model = self.model_factory(resolved, self.api_key(resolved.provider), base_url)
         return resolved, model
 
-    async def offline_failure(self) -> str | None:
+    async def offline_failure(self, since: float | None = None) -> str | None:
         """After a request to the offline model failed: the crash in plain words when its child
         died (e.g. "the offline model crashed (signal 11) while answering; it is being
-        restarted"), else None (the failure was something else, reported as it is)."""
-        return await self.offline.failure_report() if self.offline is not None else None
+        restarted") since `since` (a `time.monotonic()` reading), else None (the failure was
+        something else, reported as it is)."""
+        return await self.offline.failure_report(since) if self.offline is not None else None
 
     # -- writes ---------------------------------------------------------------------------------
     def save_slots(self, models: Any, roles: Any = None) -> dict[str, Any]:

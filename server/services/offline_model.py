@@ -177,6 +177,8 @@ class _Child:
     process: subprocess.Popen[bytes]
     port: int
     stopping: bool = False
+    was_ready: bool = False
+    crash_handled: bool = False
     exit_reason: str | None = None
     exited: threading.Event | None = None
 
@@ -225,7 +227,9 @@ class OfflineModelServer:
         self.last_crash: str | None = None
         """The last unexpected exit of a child that had been ready, in plain words."""
         self.restarts = 0
-        """Children started after a crash, over the server's life."""
+        """Children started after the first one (after a crash or a failed start), over the server's life."""
+        self._spawned = 0
+        self._crashes: list[tuple[float, str]] = []
         self._child: _Child | None = None
         self._ready = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -279,8 +283,11 @@ class OfflineModelServer:
         """
         if not self.available:
             raise RuntimeError(check_gguf(None) if self.gguf is None else "llama.cpp is not installed")
-        if self._task is not None and self._task.done() and not self.running:
-            # it failed to start, or died and its restart failed: a learner's new turn tries once more
+        child = self._child
+        if child is not None and child.was_ready and child.process.poll() is not None:
+            self._after_crash(child)  # seen here before the watcher's report: same single restart
+        elif self._task is not None and self._task.done() and not self.running:
+            # it failed to start, or its restart failed: a learner's new turn tries once more
             log.warning("offline model is not running (%s); starting it again", self.error or "exited")
             self._task = None
             self._ready.clear()
@@ -312,11 +319,12 @@ class OfflineModelServer:
                 if not exc.retry:
                     break
                 if attempt + 1 < attempts:
-                    self.restarts += 1
                     log.warning("offline model: restarting it once")
                 continue
             else:
                 self.error = None
+                assert self._child is not None
+                self._child.was_ready = True
                 self._ready.set()
                 return
         self.error = _join_reasons(reasons) + f" (details in {self.log_path})"
@@ -343,6 +351,9 @@ class OfflineModelServer:
         except OSError as exc:
             raise StartFailed(f"the offline model could not be started ({exc.strerror or exc})") from exc
         child = _Child(process=process, port=port, exited=threading.Event())
+        if self._spawned:
+            self.restarts += 1
+        self._spawned += 1
         self._child = child
         self._watch(child)
         log.info("offline model starting (pid %s, port %s)", process.pid, port)
@@ -432,13 +443,24 @@ class OfflineModelServer:
         threading.Thread(target=wait, name=f"offline-reaper-{child.process.pid}", daemon=True).start()
 
     def _on_exit(self, child: _Child) -> None:
-        if child is not self._child or not self._ready.is_set() or self._stopped:
-            return  # a start attempt sees the exit itself
+        if child is self._child and child.was_ready and not self._stopped:
+            self._after_crash(child)
+
+    def _after_crash(self, child: _Child) -> None:
+        """A child that had been ready died unexpectedly: record why and restart it once
+        (idempotent per child: the watcher and a waiting turn may both see the death)."""
+        if child.crash_handled:
+            return
+        child.crash_handled = True
         self._ready.clear()
-        self.last_crash = f"the offline model {child.exit_reason} while answering"
+        reason = child.exit_reason or describe_exit(child.process.returncode or 0)
+        self.last_crash = f"the offline model {reason} while answering"
+        self._crashes.append((time.monotonic(), self.last_crash))
+        del self._crashes[:-10]
         self.error = f"{self.last_crash}; restarting it"
-        log.error("offline model %s (pid %s); restarting it once", child.exit_reason, child.process.pid)
-        self.restarts += 1
+        log.error("offline model %s (pid %s); restarting it once", reason, child.process.pid)
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
         self._task = asyncio.get_running_loop().create_task(self._restart_after_crash())
 
     async def _restart_after_crash(self) -> None:
@@ -452,15 +474,26 @@ class OfflineModelServer:
         assert child.exited is not None
         return await asyncio.to_thread(child.exited.wait, timeout_s)
 
-    async def failure_report(self, wait_s: float = 1.0) -> str | None:
-        """After a model request to the offline model failed: why, in plain words, when the child
-        crashed (waits up to `wait_s` for the exit to be seen); None when it still runs."""
+    async def failure_report(self, since: float | None = None, wait_s: float = 1.0) -> str | None:
+        """After a model request to the offline model failed: why, in plain words, when a child
+        crashed since `since` (a `time.monotonic()` reading, e.g. the turn's start), waiting up to
+        `wait_s` for a death that is under way to be seen; None when no child crashed.
+        """
+
+        def recent() -> str | None:
+            for at, reason in reversed(self._crashes):
+                if since is None or at >= since:
+                    return f"{reason}; it is being restarted"
+            return None
+
+        if (found := recent()) is not None:
+            return found
         child = self._child
         if child is None:
-            return self.error
-        if child.process.poll() is None and not await self._wait_exited(child, wait_s):
             return None
-        return f"the offline model {child.exit_reason} while answering; it is being restarted"
+        if await self._wait_exited(child, wait_s) and child.was_ready:
+            self._after_crash(child)
+        return recent()
 
     def _kill(self, child: _Child, grace_s: float = 5.0) -> None:
         child.stopping = True

@@ -14,6 +14,7 @@ import contextlib
 import logging
 import re
 import secrets
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,6 +69,8 @@ class TurnState:
     usage: list[TurnUsage] = field(default_factory=list)
     offline: bool = False
     """Whether the role running now runs on the offline model (its crashes are explained)."""
+    started: float = field(default_factory=time.monotonic)
+    """`time.monotonic()` when the turn began: crashes of the offline model since then are its own."""
 
 
 def learner_facing(chunk: dict[str, Any], offline: bool = False) -> dict[str, Any]:
@@ -279,7 +282,7 @@ class TurnService:
             preamble.append(chunk)
             if chunk.get("type") == "error":
                 await _close(chunks)
-                crash = await self.models.offline_failure() if state.offline else None
+                crash = await self.models.offline_failure(state.started) if state.offline else None
                 if crash:
                     raise TurnRejected(
                         503,
@@ -309,7 +312,7 @@ class TurnService:
             try:
                 async for chunk in chunks:
                     if chunk.get("type") == "error" and state.offline:
-                        crash = await self.models.offline_failure()
+                        crash = await self.models.offline_failure(state.started)
                         if crash:
                             chunk = {**chunk, "errorText": f"{crash}. Send your message again in a moment."}
                     state.fold.add(chunk)

@@ -1,0 +1,107 @@
+"""A scripted stand-in for llama.cpp's server child, for the offline model's crash paths.
+
+Run as `python tests/fakes/llama_child.py --port N --script A,B,... --starts FILE [--env-out FILE]`.
+Each start appends a line to FILE; the child of the k-th start (1-based) plays `script[k-1]` (the
+last entry when there are fewer). Behaviours:
+
+- `ok`: answers `/v1/models`, the self-check completion, and chat completions (a one-word reply);
+- `crash-check`: answers `/v1/models`, then dies by SIGSEGV on the self-check completion;
+- `crash-chat`: passes the self-check, then dies by SIGSEGV on the first chat completion;
+- `exit1`: writes a reason to stderr and exits with status 1 at once;
+- `hang`: never answers (accepts nothing);
+- `bad-check`: answers the self-check with HTTP 500.
+
+A real process with a real socket and a real signal: the server under test must reap it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import sys
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+
+def segfault() -> None:
+    """A real segmentation fault, synchronous in the calling thread (as llama.cpp's was)."""
+    ctypes.string_at(0)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--script", required=True)
+    parser.add_argument("--starts", required=True)
+    parser.add_argument("--env-out")
+    args, _ = parser.parse_known_args()
+    starts = Path(args.starts)
+    with starts.open("a") as handle:
+        handle.write(f"{os.getpid()}\n")
+    index = len(starts.read_text().splitlines())
+    script = args.script.split(",")
+    behaviour = script[min(index, len(script)) - 1]
+    if args.env_out:
+        Path(args.env_out).write_text(json.dumps(sorted(os.environ)))
+
+    if behaviour == "exit1":
+        print("error: the scripted child refuses to start", file=sys.stderr, flush=True)
+        return 1
+    if behaviour == "hang":
+        time.sleep(3600)
+        return 0
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *_: object) -> None:
+            pass
+
+        def answer(self, status: int, body: dict) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            self.answer(200, {"object": "list", "data": [{"id": "SmolLM2-135M-Instruct", "object": "model"}]})
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            if self.path.endswith("/completions") and "chat" not in self.path:
+                if behaviour == "crash-check":
+                    segfault()
+                if behaviour == "bad-check":
+                    self.answer(500, {"error": "scripted"})
+                    return
+                self.answer(200, {"choices": [{"text": " it", "index": 0, "finish_reason": "length"}]})
+                return
+            if behaviour == "crash-chat":
+                segfault()
+            self.answer(
+                200,
+                {
+                    "id": "c1",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": "SmolLM2-135M-Instruct",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": "Hello."},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4},
+                },
+            )
+
+    ThreadingHTTPServer(("127.0.0.1", args.port), Handler).serve_forever()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""The offline model's failures as the learner meets them: in the turn's answer and in settings (issue 9).
+
+The whole app over real HTTP with the real engine (`default_model_factory`: the OpenAI wire) and a
+scripted stand-in for llama.cpp's server child (tests/fakes/llama_child.py) that passes its
+self-check and then dies by a segmentation fault on the first chat completion.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from pydantic_ai import models
+from pydantic_ai.models.function import FunctionModel
+
+from server.api.app import create_app
+from server.config import DataPaths
+from server.services.container import build_services
+from server.services.models import default_model_factory
+from server.services.offline_model import OfflineModelServer
+from tests.fakes import FakeSecrets
+from tests.flows.conftest import COMPATIBLE_SLOT, Script, sse_chunks, turn_body
+from tests.livehttp import serve
+from tests.unit.test_offline_model import Scripted, assert_reaped
+
+
+@pytest.fixture(autouse=True)
+def _loopback_model_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real OpenAI-wire model may call out here: its only peer is the scripted child on loopback."""
+    monkeypatch.setattr(models, "ALLOW_MODEL_REQUESTS", True)
+
+
+@pytest.fixture
+def crashing(tmp_path: Path, data_dir: Path) -> Iterator[tuple[httpx.Client, Scripted, OfflineModelServer]]:
+    scripted = Scripted(tmp_path, "crash-chat,crash-chat,ok")
+    offline = scripted.server()
+    services = build_services(
+        DataPaths(data_dir),
+        secrets=FakeSecrets(),
+        offline_server=offline,
+        model_factory=default_model_factory,
+    )
+    with serve(create_app(services)) as url, httpx.Client(base_url=url, timeout=60) as client:
+        yield client, scripted, offline
+
+
+def wait_for(predicate, timeout_s: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_a_crash_mid_turn_reaches_the_learner_in_plain_words(crashing) -> None:
+    client, scripted, _ = crashing
+    chat = client.post("/api/chats", json={}).json()
+    assert chat["model"]["provider"] == "local"
+    response = client.post("/api/chat", json=turn_body(chat["id"], "Teach me fractions."))
+    assert response.status_code == 503, response.text
+    detail = response.json()["detail"]
+    assert detail.startswith("the offline model crashed (signal 11) while answering"), detail
+    assert "Connection error" not in detail
+    assert_reaped(scripted.pids[0])
+
+    settings = client.get("/api/settings").json()["offline"]
+    assert settings["lastCrash"] == "the offline model crashed (signal 11) while answering"
+    # restarted once by itself; the restart answers the next turn... and crashes as scripted
+    wait_for(lambda: client.get("/api/settings").json()["offline"]["running"])
+    assert client.get("/api/settings").json()["offline"]["restarts"] == 1
+    again = client.post("/api/chat", json=turn_body(chat["id"], "Teach me fractions.", mid="u2"))
+    assert again.status_code == 503 and "crashed (signal 11)" in again.json()["detail"]
+    # third child is healthy: the lesson goes on, nothing of the record was lost
+    wait_for(lambda: client.get("/api/settings").json()["offline"]["running"])
+    third = client.post("/api/chat", json=turn_body(chat["id"], "Teach me fractions.", mid="u3"))
+    assert third.status_code == 200, third.text
+    texts = [c["delta"] for c in sse_chunks(third.text) if isinstance(c, dict) and c["type"] == "text-delta"]
+    assert "".join(texts) == "Hello."
+    record = client.get(f"/api/chats/{chat['id']}").json()
+    assert [m["id"] for m in record["messages"] if m["role"] == "user"] == ["u1", "u2", "u3"]
+
+
+def test_a_failed_offline_model_shows_in_settings_and_answers_503(tmp_path: Path, data_dir: Path) -> None:
+    scripted = Scripted(tmp_path, "crash-check")
+    offline = scripted.server()
+    services = build_services(DataPaths(data_dir), secrets=FakeSecrets(), offline_server=offline)
+    with serve(create_app(services)) as url, httpx.Client(base_url=url, timeout=60) as client:
+        chat = client.post("/api/chats", json={}).json()
+        response = client.post("/api/chat", json=turn_body(chat["id"]))
+        assert response.status_code == 503
+        body = response.json()
+        assert body["error"] == "model_unreachable"
+        assert "crashed (signal 11) during its self-check, and again after one restart" in body["detail"]
+        assert "add an API key in Settings" in body["detail"]
+        offline_state = client.get("/api/settings").json()["offline"]
+        assert offline_state["running"] is False
+        assert "crashed (signal 11) during its self-check" in offline_state["error"]
+        assert client.get("/api/health").json()["status"] == "ok"
+        record = client.get(f"/api/chats/{chat['id']}").json()
+        # refused before anything is written (decision 0001): no half-turn, the learner resends
+        assert record["messages"] == []
+
+
+def test_keyed_models_keep_working_whatever_the_offline_model_does(tmp_path: Path, data_dir: Path) -> None:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    (data_dir / "settings.json").write_text(json.dumps({"models": {"strong": COMPATIBLE_SLOT}}))
+    scripted = Scripted(tmp_path, "crash-check")
+    offline = scripted.server()
+    script = Script()
+    services = build_services(
+        DataPaths(data_dir),
+        secrets=FakeSecrets(),
+        offline_server=offline,
+        model_factory=lambda resolved, key, url: FunctionModel(stream_function=script.stream),
+    )
+    with serve(create_app(services)) as url, httpx.Client(base_url=url, timeout=60) as client:
+        chat = client.post("/api/chats", json={}).json()
+        response = client.post("/api/chat", json=turn_body(chat["id"]))
+        assert response.status_code == 200
+        assert scripted.pids == [], "a keyed lesson never starts the offline model"
