@@ -7,8 +7,11 @@ Usage (from the repo root, with the project venv):
     .venv/bin/python build/freeze.py --measure-only --runs 9
 
 Prints a summary and writes it as JSON to dist/learning-harness-server.report.json:
-freeze time, bundle size, and cold start to health (spawn -> `LH_READY` -> `GET /api/health` 200),
-median/min/max over the runs. Exits non-zero if the freeze or the smoke test fails.
+freeze time, bundle size, cold start to health (spawn -> `LH_READY` -> `GET /api/health` 200),
+and cold start to the offline model's first token (spawn -> offline model running -> the first
+content chunk of a lesson's first turn, no key), median/min/max over the runs. The smoke test runs
+one offline turn: a bundle whose offline model cannot answer fails the freeze.
+Exits non-zero if the freeze or the smoke test fails.
 """
 
 from __future__ import annotations
@@ -144,8 +147,52 @@ def _pump(stream: IO[str] | None, lines: queue.Queue[str]) -> None:
     lines.put("")
 
 
-def cold_start(command: list[str], timeout: float = 30.0) -> tuple[float, float]:
-    """One run on a fresh data dir. Returns (seconds to LH_READY, seconds to health 200)."""
+def first_offline_token(port: int, started: float, timeout: float = 180.0) -> tuple[float, float]:
+    """With no key, time the offline model from the spawn at `started` (a `time.monotonic()`):
+    returns (seconds until `/api/settings` says it runs, seconds until the first content chunk
+    of a lesson's first turn). Raises RuntimeError when the model fails or answers no content."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/settings", timeout=10) as response:
+            offline = json.loads(response.read())["offline"]
+        if offline.get("running"):
+            break
+        if offline.get("error"):
+            raise RuntimeError(f"offline model: {offline['error']}")
+        if time.monotonic() > deadline:
+            raise RuntimeError("the offline model did not start in time")
+        time.sleep(0.05)
+    model_ready = time.monotonic() - started
+
+    def post(path: str, body: dict[str, object]) -> urllib.request.Request:
+        data = json.dumps(body).encode()
+        headers = {"content-type": "application/json"}
+        return urllib.request.Request(f"http://127.0.0.1:{port}{path}", data, headers)
+
+    with urllib.request.urlopen(post("/api/chats", {}), timeout=10) as response:  # noqa: S310 - loopback http
+        chat = json.loads(response.read())["id"]
+    message = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Teach me fractions."}]}
+    request = post("/api/chat", {"id": chat, "messages": [message]})
+    with urllib.request.urlopen(request, timeout=timeout) as turn:  # noqa: S310 - loopback http
+        for raw in turn:
+            line = raw.decode("utf-8").strip()
+            if not line.startswith("data: {"):
+                continue
+            chunk = json.loads(line[len("data: ") :])
+            if chunk["type"] in ("text-delta", "tool-input-start", "tool-input-delta"):
+                first = time.monotonic() - started
+                turn.read()  # let the turn finish before the server is stopped
+                return model_ready, first
+            if chunk["type"] == "error":
+                raise RuntimeError(f"the offline turn failed: {chunk.get('errorText')}")
+    raise RuntimeError("the offline turn streamed no content")
+
+
+def cold_start(
+    command: list[str], timeout: float = 30.0, offline_token: bool = False
+) -> tuple[float, float, tuple[float, float] | None]:
+    """One run on a fresh data dir. Returns (seconds to LH_READY, seconds to health 200, and with
+    `offline_token` the seconds to the offline model running and to a lesson turn's first chunk)."""
     with tempfile.TemporaryDirectory(prefix="lh-freeze-") as tmp:
         data = Path(tmp) / "data"
         stderr_path = Path(tmp) / "stderr.log"
@@ -190,7 +237,8 @@ def cold_start(command: list[str], timeout: float = 30.0) -> tuple[float, float]
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as response:
                 if b"<" not in response.read(200):
                     raise RuntimeError("/ did not serve the frontend's index.html")
-            return ready, healthy
+            offline = first_offline_token(port, started) if offline_token else None
+            return ready, healthy, offline
         finally:
             if process.poll() is None:
                 process.terminate()  # SIGTERM on POSIX (graceful); TerminateProcess on Windows
@@ -210,6 +258,12 @@ def cold_start(command: list[str], timeout: float = 30.0) -> tuple[float, float]
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="cold-start runs to measure (0: smoke test only)")
+    parser.add_argument(
+        "--offline-runs",
+        type=int,
+        default=1,
+        help="runs measuring cold start to the offline model's first token (besides the smoke test)",
+    )
     parser.add_argument(
         "--measure-only", action="store_true", help="measure the existing bundle, do not freeze"
     )
@@ -247,13 +301,36 @@ def main(argv: list[str] | None = None) -> int:
     report["bundle_mib"] = round(size / 2**20, 1)
     report["bundle_files"] = sum(1 for p in BUNDLE.rglob("*") if p.is_file())
 
-    # Smoke test (also warms the OS file cache, as on a user's second launch).
-    ready, healthy = cold_start([str(exe)])
-    report["first_run_s"] = {"ready": round(ready, 3), "health": round(healthy, 3)}
+    # Smoke test, the offline model's first turn included (also warms the OS file cache, as on a
+    # user's second launch).
+    ready, healthy, offline = cold_start([str(exe)], offline_token=True)
+    assert offline is not None
+    report["first_run_s"] = {
+        "ready": round(ready, 3),
+        "health": round(healthy, 3),
+        "offline_model_running": round(offline[0], 3),
+        "first_offline_token": round(offline[1], 3),
+    }
     runs = [cold_start([str(exe)]) for _ in range(max(args.runs, 0))]
+    offline_runs = [cold_start([str(exe)], offline_token=True)[2] for _ in range(max(args.offline_runs, 0))]
+    if offline_runs:
+        running = [o[0] for o in offline_runs if o]
+        first = [o[1] for o in offline_runs if o]
+        report["cold_start_to_offline_model_running_s"] = {
+            "runs": len(running),
+            "median": round(statistics.median(running), 3),
+            "min": round(min(running), 3),
+            "max": round(max(running), 3),
+        }
+        report["cold_start_to_first_offline_token_s"] = {
+            "runs": len(first),
+            "median": round(statistics.median(first), 3),
+            "min": round(min(first), 3),
+            "max": round(max(first), 3),
+        }
     if runs:
-        health = [h for _, h in runs]
-        ready_times = [r for r, _ in runs]
+        health = [h for _, h, _ in runs]
+        ready_times = [r for r, _, _ in runs]
         report["cold_start_to_health_s"] = {
             "runs": len(runs),
             "median": round(statistics.median(health), 3),

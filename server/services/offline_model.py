@@ -363,7 +363,7 @@ class OfflineModelServer:
         except StartFailed:
             self._kill(child)
             raise
-        log.info("offline model ready in %.1f s at %s", time.monotonic() - started, self.base_url)
+        log.info("offline model ready in %.1f s on port %s", time.monotonic() - started, port)
 
     async def _await_answer(self, child: _Child) -> None:
         url = f"http://127.0.0.1:{child.port}/v1/models"

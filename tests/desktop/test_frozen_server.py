@@ -18,6 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.flows.test_offline_smoke import assert_streamed_reply
 from tests.procs import ROOT, server_env, start_server, wait_ready, write_settings
 
 BUNDLE = ROOT / "dist" / "learning-harness-server"
@@ -113,12 +114,59 @@ def test_health_and_the_bundled_frontend(frozen: Frozen, data_dir: Path) -> None
     assert httpx.get(f"{frozen.url}/api/nope").status_code == 404
 
 
-def test_ships_without_the_offline_model(frozen: Frozen) -> None:
+def children_of(pid: int) -> list[tuple[int, str]]:
+    """(pid, command line) of each live child process of `pid` (Linux /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid and fields[0] != "Z":
+                cmdline = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                found.append((int(stat.parent.name), cmdline))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+def test_ships_the_offline_model(frozen: Frozen) -> None:
     settings = httpx.get(f"{frozen.url}/api/settings").json()
-    assert settings["offline"]["available"] is False
-    assert not list(BUNDLE.rglob("llama_cpp")), "the local extra must not be bundled"
+    assert settings["offline"]["available"] is True, settings["offline"]
+    assert settings["resolved"]["strong"]["offline"] is True
+    assert list(BUNDLE.rglob("offline-model/SmolLM2-135M-Instruct.Q4_1.gguf"))
+    assert list(BUNDLE.rglob("llama_cpp/lib/*llama*")), "llama.cpp's libraries are in the bundle"
     # Prompts are package data in the bundle (the teacher cannot run without them).
     assert list(BUNDLE.rglob("server/agent/prompts/teacher.md"))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_the_frozen_build_answers_an_offline_turn(data_dir: Path) -> None:
+    """No key: the frozen executable serves the offline model itself (re-invoked with
+    --serve-offline-model) and a lesson's first turn streams its reply; stopping the server stops it."""
+    server = start_frozen(data_dir)
+    try:
+        with httpx.Client(base_url=server.url, timeout=120) as client:
+            chat = client.post("/api/chats", json={}).json()
+            assert chat["model"]["provider"] == "local"
+            body = {
+                "id": chat["id"],
+                "messages": [
+                    {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Teach me fractions."}]}
+                ],
+            }
+            response = client.post("/api/chat", json=body)
+            assert response.status_code == 200, response.text
+            assert_streamed_reply(response.text)
+            offline = client.get("/api/settings").json()["offline"]
+            assert offline["running"] is True and offline["error"] is None
+        children = [c for c in children_of(server.process.pid) if "--serve-offline-model" in c[1]]
+        assert len(children) == 1 and children[0][1].startswith(str(FROZEN)), children
+    finally:
+        assert server.stop() == 0
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{children[0][0]}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not Path(f"/proc/{children[0][0]}").exists(), "the offline model stops with the server"
 
 
 def test_token_mode(data_dir: Path) -> None:
