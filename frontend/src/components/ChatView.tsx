@@ -1,4 +1,4 @@
-import { useCallback, useLayoutEffect, useMemo, useRef } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef } from 'react';
 import type { ChatRecord } from '../api';
 import { useAppState } from '../appState';
 import { describeError } from '../core/errors';
@@ -17,9 +17,14 @@ import SessionHeader from './SessionHeader';
 const NO_RETRY = new Set(['bad_answer', 'not_pending', 'already_answered']);
 
 export default function ChatView({ record }: { record: ChatRecord }) {
-  const { chats } = useAppState();
+  const { chats, refreshSettings } = useAppState();
   const lesson = useLessonChat(record);
   const { messages, status, busy, error, usage } = lesson;
+  // A failed turn may mean the model itself failed (e.g. the offline model crashed and is being
+  // restarted): the banner reads the model's state from settings, so read it again.
+  useEffect(() => {
+    if (error) void refreshSettings();
+  }, [error, refreshSettings]);
 
   const title = chats?.find((c) => c.id === record.id)?.title || record.title || 'Untitled lesson';
   const phase = useMemo(() => phaseOf(messages), [messages]);

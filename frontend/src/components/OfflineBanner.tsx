@@ -15,10 +15,18 @@ export default function OfflineBanner() {
     );
   }
   if (!banner) return null;
+  if (banner.kind === 'offline' && banner.error) {
+    return (
+      <div className="banner banner-warn" role="status" data-testid="offline-banner">
+        <strong>The offline demo model is not working:</strong> {banner.error}. Send your message again to retry,
+        or add your own API key in <Link to="/settings">Settings</Link>.
+      </div>
+    );
+  }
   if (banner.kind === 'offline') {
     return (
       <div className="banner banner-info" role="status" data-testid="offline-banner">
-        You are using a tiny offline demo model (SmolLM2-135M). Its answers will be weak. Add your own API key in{' '}
+        You are using a tiny offline demo model ({banner.model}). Its answers will be weak. Add your own API key in{' '}
         <Link to="/settings">Settings</Link> for real lessons.
       </div>
     );

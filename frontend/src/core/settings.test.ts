@@ -39,7 +39,15 @@ describe('bannerFor', () => {
   });
 
   it('reports the offline demo model', () => {
-    expect(bannerFor(settings())).toEqual({ kind: 'offline', model: 'SmolLM2-135M-Instruct' });
+    expect(bannerFor(settings())).toEqual({ kind: 'offline', model: 'SmolLM2-135M-Instruct', error: null });
+  });
+
+  it('says what is wrong with the offline model when it failed', () => {
+    const error = 'the offline model crashed (signal 11) during its self-check, and again after one restart';
+    const s = settings({ offline: { available: true, running: false, model: 'SmolLM2-135M-Instruct', error } });
+    expect(bannerFor(s)).toEqual({ kind: 'offline', model: 'SmolLM2-135M-Instruct', error });
+    const blank = settings({ offline: { available: true, running: true, model: 'SmolLM2-135M-Instruct', error: '  ' } });
+    expect(bannerFor(blank)).toEqual({ kind: 'offline', model: 'SmolLM2-135M-Instruct', error: null });
   });
 
   it('lists problems when strong cannot run', () => {

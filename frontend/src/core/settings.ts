@@ -4,7 +4,7 @@ import { SLOTS, type ModelRef, type Settings, type SettingsUpdate, type Slot } f
 // Banner shown on every page
 
 export type Banner =
-  | { kind: 'offline'; model: string }
+  | { kind: 'offline'; model: string; error: string | null }
   | { kind: 'problems'; problems: string[] }
   | null;
 
@@ -18,7 +18,10 @@ export function bannerFor(settings: Settings | null | undefined): Banner {
       problems: problems.length ? problems : ['No model is set up for lessons.'],
     };
   }
-  if (strong.offline === true) return { kind: 'offline', model: strong.model };
+  if (strong.offline === true) {
+    const error = settings.offline?.error;
+    return { kind: 'offline', model: strong.model, error: typeof error === 'string' && error.trim() ? error : null };
+  }
   return null;
 }
 

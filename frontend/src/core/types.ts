@@ -29,6 +29,11 @@ export interface OfflineInfo {
   available: boolean;
   running: boolean;
   model: string | null;
+  /** What is wrong with the offline model now, in plain words (e.g. "the offline model crashed (signal 11) ..."). */
+  error?: string | null;
+  /** The last crash of a child that had been answering, in plain words. */
+  lastCrash?: string | null;
+  restarts?: number;
 }
 
 export interface Settings {
