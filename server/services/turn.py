@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from pydantic_ai.models import Model
 
 from server.agent.lesson import RunUsage, build_prober, build_teacher, stream_turn
+from server.agent.ui_messages import message_problem, usable_for_model
 from server.core.contracts.chat import ChatRecord, ChatRequest, TurnUsage
 from server.core.contracts.models import ResolvedModel
 from server.core.phases import Role, phase_of, role_for
@@ -148,6 +149,11 @@ class TurnService:
         """
         request = parse_request(body)
         incoming = request.messages[-1]
+        problem = message_problem(incoming.model_dump(mode="python"))
+        if problem is not None:  # checked whole before anything is written (issue 10, defect 1)
+            raise TurnRejected(
+                400, "bad_request", f"the message is malformed ({problem}); nothing was saved, send it again"
+            )
         message = learner_message(request) if incoming.role == "user" else None
         record = self.chats.get(request.id)
         if record is None:
@@ -259,7 +265,7 @@ class TurnService:
         stream = stream_turn(
             agent,
             chat_id=record.id,
-            messages=for_model(transcript),
+            messages=usable_for_model(for_model(transcript)),
             reply_id=state.fold.message_id,
             on_usage=record_usage,
             graph=graph,

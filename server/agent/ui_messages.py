@@ -1,0 +1,118 @@
+"""UIMessages checked against the AI SDK schema the agent runs on (pydantic-ai's Vercel AI types).
+
+Issue 10, defect 1: a learner message with a part `{"type": "text", "text": null}` was saved by the
+write-ahead and then failed validation when the history was rebuilt for the model, on that turn and
+every later one. Two guards:
+
+- `message_problem(message)`: the whole incoming message, checked before anything is written (the
+  turn answers 400 with the first problem in words);
+- `usable_for_model(messages)`: a record that somehow holds an invalid message (an older build,
+  an edited file) still opens and continues: invalid parts are left out of what the model sees,
+  a message with no valid part is skipped, and the log says so. The record itself is not changed.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+from pydantic_ai.ui.vercel_ai.request_types import UIMessage
+
+log = logging.getLogger("lh.turn")
+
+SAFE_INTEGER = 2**53 - 1
+"""Largest integer a browser's JSON (IEEE double) keeps exactly; larger ones are refused."""
+MAX_DEPTH = 64
+"""Deepest nesting of objects and lists accepted inside a message."""
+
+_MESSAGE = TypeAdapter(UIMessage)
+
+
+def _numbers_problem(value: Any, where: str, depth: int = 0) -> str | None:
+    """The first non-finite or out-of-range number (or too deep a nesting) inside `value`."""
+    if depth > MAX_DEPTH:
+        return f"{where} is nested more than {MAX_DEPTH} levels deep"
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and abs(value) > SAFE_INTEGER:
+        return f"{where} holds the integer {str(value)[:20]}…, beyond ±2^53"
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{where} holds {value}, which is not a finite number"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _numbers_problem(item, f"{where}.{key}", depth + 1)
+            if found:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _numbers_problem(item, f"{where}[{index}]", depth + 1)
+            if found:
+                return found
+    return None
+
+
+def _describe(error: ValidationError, message: dict[str, Any]) -> str:
+    """The most telling error of a union validation, as "part 1 (text): text: Input should be …".
+
+    pydantic reports every variant of the part union; the useful errors are those of the variant
+    whose `type` matched, so errors about the `type` literal itself are passed over first.
+    """
+    errors = error.errors(include_url=False)
+
+    def variant(e: Any) -> tuple[Any, ...]:
+        return tuple(e["loc"][:3])  # ("parts", index, "<PartClass>")
+
+    about_type = ("literal_error", "union_tag_invalid", "string_pattern_mismatch")
+    wrong_variant = {variant(e) for e in errors if e["type"] in about_type and e["loc"][-1:] == ("type",)}
+    telling = [e for e in errors if variant(e) not in wrong_variant]
+    first = (telling or errors)[0]
+    loc = list(first["loc"])
+    if len(loc) >= 2 and loc[0] == "parts" and isinstance(loc[1], int):
+        index = loc[1]
+        parts = message.get("parts") or []
+        kind = parts[index].get("type") if index < len(parts) and isinstance(parts[index], dict) else None
+        field = ".".join(str(p) for p in loc[2:] if not (isinstance(p, str) and p[:1].isupper())) or "part"
+        return f"part {index} ({kind}): {field}: {first['msg']}"
+    return f"{'.'.join(str(p) for p in loc) or 'message'}: {first['msg']}"
+
+
+def message_problem(message: dict[str, Any]) -> str | None:
+    """None when `message` is a valid AI SDK UIMessage the agent can run on, else its first problem
+    in words (e.g. "part 1 (text): text: Input should be a valid string")."""
+    found = _numbers_problem(message, "the message")
+    if found:
+        return found
+    try:
+        _MESSAGE.validate_python(message)
+    except ValidationError as exc:
+        return _describe(exc, message)
+    return None
+
+
+def usable_for_model(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages the model can be given: each valid message as it is; an invalid one with its
+    invalid parts left out (skipped whole when none remains). Logs every repair."""
+    usable: list[dict[str, Any]] = []
+    for message in messages:
+        problem = message_problem(message)
+        if problem is None:
+            usable.append(message)
+            continue
+        parts = [
+            part
+            for part in message.get("parts") or []
+            if message_problem({**message, "parts": [part]}) is None
+        ]
+        if parts and message_problem({**message, "parts": parts}) is None:
+            log.warning(
+                "message %s: %d invalid part(s) left out for the model (%s)",
+                message.get("id"),
+                len(message.get("parts") or []) - len(parts),
+                problem,
+            )
+            usable.append({**message, "parts": parts})
+        else:
+            log.warning("message %s skipped for the model: %s", message.get("id"), problem)
+    return usable
