@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx2
 import orjson
+from openai import AsyncOpenAI
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import CompletedStreamedResponse, Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.openai import OpenAIChatModel
@@ -21,8 +22,9 @@ from pydantic_ai.providers.openrouter import OpenRouterProvider
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import RunContext
 
+from server.agent.model_guard import GuardedModel, GuardedTransport, guarded_client
 from server.config import PROVIDER_BASE_URLS
-from server.core.contracts.models import ResolvedModel
+from server.core.contracts.models import ModelCallSettings, ResolvedModel
 
 KEYLESS_PLACEHOLDER = "not-needed"
 """Sent as the API key to local OpenAI-compatible servers that need none (the SDK requires one)."""
@@ -51,17 +53,18 @@ class WholeResponseModel(WrapperModel):
         )
 
 
-class LlamaCppCompatTransport(httpx2.AsyncHTTPTransport):
+class LlamaCppCompatTransport(GuardedTransport):
     """Rewrites chat-completion requests into the shape llama-cpp-python's server accepts.
 
     Its request schema requires an assistant message's `content` to be a string, while the
     OpenAI wire (and pydantic-ai) sends `null` for a message that only calls tools; the server
-    then answers 500 and the turn dies on its first tool retry. `null` becomes `""`.
+    then answers 500 and the turn dies on its first tool retry. `null` becomes `""`. Deadlines and
+    retries are the guarded transport's.
     """
 
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+    def prepare(self, request: httpx2.Request) -> httpx2.Request:
         if request.method == "POST" and request.url.path.endswith("/chat/completions"):
-            body = orjson.loads(await request.aread())
+            body = orjson.loads(request.read())
             for message in body.get("messages", []):
                 if message.get("role") == "assistant" and message.get("content") is None:
                     message["content"] = ""
@@ -71,39 +74,61 @@ class LlamaCppCompatTransport(httpx2.AsyncHTTPTransport):
             request = httpx2.Request(
                 request.method, request.url, headers=headers, content=content, extensions=request.extensions
             )
-        return await super().handle_async_request(request)
+        return request
 
 
-def build_model(resolved: ResolvedModel, *, api_key: str | None, base_url: str | None = None) -> Model:
-    """A pydantic-ai chat model for a resolved slot.
+def _openai_client(base_url: str, api_key: str, client: httpx2.AsyncClient) -> AsyncOpenAI:
+    """The SDK client with its own retries off: the guarded transport retries (honouring
+    `Retry-After`) and its deadlines are the only timeouts."""
+    return AsyncOpenAI(base_url=base_url, api_key=api_key, http_client=client, max_retries=0)
+
+
+def build_model(
+    resolved: ResolvedModel,
+    *,
+    api_key: str | None,
+    base_url: str | None = None,
+    limits: ModelCallSettings | None = None,
+) -> Model:
+    """A pydantic-ai chat model for a resolved slot, guarded: deadlines, retries and plain-words
+    failures (`server.agent.model_guard`).
 
     Args:
         resolved: provider and model id (from core.model_slots).
         api_key: the provider key (from env or keychain); None for keyless local servers.
         base_url: overrides the endpoint (the offline model's loopback URL, known once it runs).
+        limits: deadlines and retries (settings' `modelCalls`; defaults when None).
 
     Raises:
         ValueError: a keyed provider without a key, or an OpenAI-compatible provider without a URL.
     """
+    limits = limits or ModelCallSettings()
     if resolved.provider == "openrouter":
         if not api_key:
             raise ValueError("openrouter needs an API key")
-        return OpenRouterModel(resolved.model, provider=OpenRouterProvider(api_key=api_key))
+        url = base_url or PROVIDER_BASE_URLS["openrouter"]
+        router = OpenRouterProvider(openai_client=_openai_client(url, api_key, guarded_client(limits)))
+        return GuardedModel(OpenRouterModel(resolved.model, provider=router), _where(url), [api_key])
     if resolved.provider == "openai":
         if not api_key:
             raise ValueError("openai needs an API key")
-        openai_url = base_url or PROVIDER_BASE_URLS["openai"]
-        return OpenAIChatModel(resolved.model, provider=OpenAIProvider(base_url=openai_url, api_key=api_key))
+        url = base_url or PROVIDER_BASE_URLS["openai"]
+        provider = OpenAIProvider(openai_client=_openai_client(url, api_key, guarded_client(limits)))
+        return GuardedModel(OpenAIChatModel(resolved.model, provider=provider), _where(url), [api_key])
     compatible_url = base_url or resolved.base_url
     if not compatible_url:
         raise ValueError(f"{resolved.provider} needs a base URL")
     if resolved.offline:
-        client = httpx2.AsyncClient(
-            transport=LlamaCppCompatTransport(), timeout=httpx2.Timeout(600, connect=5)
-        )
-        provider = OpenAIProvider(base_url=compatible_url, api_key=KEYLESS_PLACEHOLDER, http_client=client)
-        return WholeResponseModel(OpenAIChatModel(resolved.model, provider=provider))
-    return OpenAIChatModel(
-        resolved.model,
-        provider=OpenAIProvider(base_url=compatible_url, api_key=api_key or KEYLESS_PLACEHOLDER),
-    )
+        client = guarded_client(limits, LlamaCppCompatTransport(limits))
+        provider = OpenAIProvider(openai_client=_openai_client(compatible_url, KEYLESS_PLACEHOLDER, client))
+        guarded = GuardedModel(OpenAIChatModel(resolved.model, provider=provider), _where(compatible_url))
+        return WholeResponseModel(guarded)
+    sdk = _openai_client(compatible_url, api_key or KEYLESS_PLACEHOLDER, guarded_client(limits))
+    model = OpenAIChatModel(resolved.model, provider=OpenAIProvider(openai_client=sdk))
+    return GuardedModel(model, _where(compatible_url), [api_key])
+
+
+def _where(url: str) -> str:
+    """host:port of a base URL, for connection failures."""
+    parsed = httpx2.URL(url)
+    return f"{parsed.host}:{parsed.port}" if parsed.port else str(parsed.host)

@@ -38,7 +38,9 @@ class AssistantMessageFold:
         self.saved = False
         """Set by the owner once the reply was persisted (or found empty), so it is saved once."""
         self.interrupted = False
-        """Set by the owner when the turn was aborted or failed: the saved reply says so."""
+        """Set by the owner when the turn was aborted, failed or ended without `finish`: the saved
+        reply says so (`metadata.interrupted`). An `error` chunk implies it, and its text is kept
+        as `metadata.error`."""
         self._text_index: dict[str, int] = {}
         self._reasoning_index: dict[str, int] = {}
         self._tool_index: dict[str, int] = {
@@ -154,7 +156,11 @@ class AssistantMessageFold:
         while parts and parts[-1].get("type") == "step-start":
             parts.pop()
         message: JsonObj = {"id": self.message_id, "role": "assistant", "parts": parts}
-        metadata = {**self.metadata, "interrupted": True} if self.interrupted else self.metadata
+        metadata = dict(self.metadata)
+        if self.interrupted or self.error_text is not None:  # cut short: never saved as complete
+            metadata["interrupted"] = True
+        if self.error_text:
+            metadata["error"] = self.error_text
         if metadata:
             message["metadata"] = metadata
         return message

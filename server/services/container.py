@@ -12,7 +12,7 @@ from server.services.extraction import ExtractionService
 from server.services.graph import GraphService
 from server.services.library import LibraryService
 from server.services.liveness import TurnRegistry
-from server.services.models import ModelFactory, ModelService, default_model_factory
+from server.services.models import ModelFactory, ModelService
 from server.services.offline_model import OfflineModelServer
 from server.services.stores import Stores, build_stores
 from server.services.turn import TurnService
@@ -59,7 +59,7 @@ class Services:
 def build_services(
     paths: DataPaths,
     *,
-    model_factory: ModelFactory = default_model_factory,
+    model_factory: ModelFactory | None = None,
     offline: bool = True,
     secrets: SecretStore | None = None,
     offline_server: OfflineModelServer | None = None,

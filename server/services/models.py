@@ -35,6 +35,8 @@ ModelFactory = Callable[[ResolvedModel, "str | None", "str | None"], Model]
 
 
 def default_model_factory(resolved: ResolvedModel, api_key: str | None, base_url: str | None) -> Model:
+    """The real engine with the default deadlines (a `ModelService` without a factory of its own
+    builds with the deadlines of `settings.json` instead)."""
     return build_model(resolved, api_key=api_key, base_url=base_url)
 
 
@@ -45,7 +47,8 @@ class ModelService:
         settings: the settings port.
         secrets: the key store port.
         offline: the offline model server (None when not wanted, e.g. in tests).
-        model_factory: builds the model client; tests pass one returning a FunctionModel.
+        model_factory: builds the model client; tests pass one returning a FunctionModel. None:
+            the real engine, with the deadlines and retries of settings' `modelCalls`.
         environ: where environment keys are read (defaults to os.environ).
     """
 
@@ -54,14 +57,22 @@ class ModelService:
         settings: SettingsStore,
         secrets: SecretStore,
         offline: OfflineModelServer | None,
-        model_factory: ModelFactory = default_model_factory,
+        model_factory: ModelFactory | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> None:
         self.settings = settings
         self.secrets = secrets
         self.offline = offline
-        self.model_factory = model_factory
+        self.model_factory: ModelFactory = model_factory or self._build
         self.environ = os.environ if environ is None else environ
+
+    def _build(self, resolved: ResolvedModel, api_key: str | None, base_url: str | None) -> Model:
+        """The real engine with settings' deadlines (defaults when settings.json is unreadable)."""
+        try:
+            limits = self.settings.load().model_calls
+        except Exception:
+            limits = None
+        return build_model(resolved, api_key=api_key, base_url=base_url, limits=limits)
 
     # -- keys -----------------------------------------------------------------------------------
     def key_source(self, provider: KeyedProvider) -> str | None:

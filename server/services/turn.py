@@ -74,6 +74,12 @@ class TurnState:
     """`time.monotonic()` when the turn began: crashes of the offline model since then are its own."""
 
 
+EARLY_END = (
+    "the model's reply ended early (its stream closed without finishing); what arrived is kept, "
+    "marked as cut short. Send your message again to continue"
+)
+
+
 def learner_facing(chunk: dict[str, Any], offline: bool = False) -> dict[str, Any]:
     """An `error` chunk in words a learner can act on (the framework's text stays in the log)."""
     if chunk.get("type") != "error":
@@ -171,18 +177,64 @@ class TurnService:
                 messages = apply_answers(record.messages, incoming.model_dump(mode="json", exclude_none=True))
                 continued = messages[-1]
             role = role_for(phase_of(messages))
+        except BaseException:
+            self.registry.end(record.id)
+            raise
+        # From here on the turn is a task the registry holds, so an abort reaches it at every
+        # moment: while the model is resolved (the offline model starting), before the first
+        # token, and after (issue 10, defect 2). This request waits for the turn's opening.
+        opened: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        opened.add_done_callback(lambda f: None if f.cancelled() else f.exception())  # retrieved
+        turn.task = asyncio.get_running_loop().create_task(
+            self._open_and_run(turn, record, messages, continued, role, opened), name=f"turn {record.id}"
+        )
+        await asyncio.shield(opened)
+        return turn
+
+    async def _open_and_run(
+        self,
+        turn: RunningTurn,
+        record: ChatRecord,
+        messages: list[dict[str, Any]],
+        continued: dict[str, Any] | None,
+        role: Role,
+        opened: asyncio.Future[None],
+    ) -> None:
+        """Resolve the model (503 before anything is written), write the input ahead, read up to
+        the first content (503 when the model fails before it), then run the rest of the turn.
+        A refusal or an abort before the opening is handed to `start` through `opened`."""
+        state: TurnState | None = None
+        try:
             first = await self.models.model_for(record.model, role)  # 503 before anything is written
             record = self._save_input(record, messages)
             state = TurnState(record.id, AssistantMessageFold(self.new_id(), initial=continued))
             chunks = self._chunks(record, role, state, first)
             preamble = await self._prime(chunks, state)
-        except BaseException:
+        except asyncio.CancelledError:  # aborted before its first token: the learner's input stays
+            if state is not None:
+                await _close(chunks)
+                state.fold.interrupted = True
+                try:  # the run's usage is unknown, not zero (seed §5), and is kept
+                    self._persist_reply(state)
+                except Exception:
+                    log.exception("saving the usage of aborted session %s failed", record.id)
             self.registry.end(record.id)
+            turn.publish(sse({"type": "abort"}))
+            turn.publish("data: [DONE]\n\n")
+            turn.finish()
+            if not opened.done():
+                opened.set_result(None)
             raise
-        turn.task = asyncio.get_running_loop().create_task(
-            self._run(turn, state, preamble, chunks), name=f"turn {record.id}"
-        )
-        return turn
+        except BaseException as exc:
+            self.registry.end(record.id)
+            turn.finish()
+            if not opened.done():
+                opened.set_exception(exc)
+            if isinstance(exc, Exception):
+                return
+            raise
+        opened.set_result(None)
+        await self._run(turn, state, preamble, chunks)
 
     def _save_input(self, record: ChatRecord, messages: list[dict[str, Any]]) -> ChatRecord:
         """Write-ahead: the learner's input is durable before any model starts."""
@@ -324,10 +376,15 @@ class TurnService:
                     state.fold.add(chunk)
                     turn.publish(sse(learner_facing(chunk, state.offline)))
             except TurnRejected as exc:  # e.g. the teacher's model cannot run after the handoff
-                turn.publish(sse({"type": "error", "errorText": exc.detail}))
+                self._fail(turn, state, exc.detail)
             except Exception as exc:
                 log.exception("turn of session %s failed", state.chat_id)
-                turn.publish(sse({"type": "error", "errorText": f"the turn failed: {exc}"}))
+                self._fail(turn, state, f"the turn failed: {exc}")
+            if not state.fold.finished and state.fold.error_text is None:
+                # the stream ended without `finish` and without an error: say so, live and saved
+                self._fail(turn, state, EARLY_END)
+            if not state.fold.finished:
+                state.fold.interrupted = True
             try:
                 saved = self._persist_reply(state)
             except Exception as exc:
@@ -348,6 +405,13 @@ class TurnService:
                 await _close(chunks)
                 self.registry.end(state.chat_id)
                 turn.finish()
+
+    @staticmethod
+    def _fail(turn: RunningTurn, state: TurnState, text: str) -> None:
+        """An error the learner sees live and finds again in the saved reply (`metadata.error`)."""
+        chunk = {"type": "error", "errorText": text}
+        state.fold.add(chunk)
+        turn.publish(sse(chunk))
 
     def _persist_reply(self, state: TurnState) -> ChatRecord | None:
         """Canonical write of the reply and its usage; raises loudly (OSError, StoreCorrupt).

@@ -11,6 +11,7 @@ import os
 import signal
 import socket
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -109,10 +110,11 @@ async def test_a_child_that_dies_mid_request_is_reaped_reported_and_restarted_on
         assert server.last_crash == "the offline model crashed (signal 11) while answering"
         assert server.error is None
         # it dies again: one more restart, which works (script: ok)
+        since = time.monotonic()
         async with httpx.AsyncClient(timeout=10) as client:
             with pytest.raises(httpx.HTTPError):
                 await client.post(f"{url2}/chat/completions", json={"messages": []})
-        await server.failure_report(wait_s=5)
+        assert await server.failure_report(since, wait_s=5)
         await server.wait_ready(20)
         assert server.restarts == 2 and len(scripted.pids) == 3
         async with httpx.AsyncClient(timeout=10) as client:

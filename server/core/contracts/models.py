@@ -101,6 +101,28 @@ class AgentSettings(Camel):
     graph_tools: bool = True
 
 
+class ModelCallSettings(Camel):
+    """`modelCalls` section: deadlines and retries of every model request (issue 10).
+
+    Attributes:
+        connect_s: seconds to open a connection to the model's server.
+        first_token_s: seconds from sending a request until its first streamed bytes (or its
+            whole answer, for a request that does not stream).
+        idle_s: seconds allowed between two streamed chunks once the answer has begun.
+        retries: further attempts after a rate limit (429), a server error (5xx) or a refused
+            connection, before anything streamed; a `Retry-After` is honoured up to `max_wait_s`.
+        max_wait_s: the longest `Retry-After` waited for; a longer one fails at once, saying when.
+    """
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+    connect_s: float = Field(default=15.0, gt=0, le=600)
+    first_token_s: float = Field(default=120.0, gt=0, le=3600)
+    idle_s: float = Field(default=60.0, gt=0, le=3600)
+    retries: int = Field(default=2, ge=0, le=10)
+    max_wait_s: float = Field(default=60.0, ge=0, le=3600)
+
+
 class Settings(Camel):
     """The whole `settings.json`. Unknown top-level sections are kept for later issues."""
 
@@ -110,6 +132,7 @@ class Settings(Camel):
     roles: RoleOverrides = Field(default_factory=RoleOverrides)
     graph: GraphSettings = Field(default_factory=GraphSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
+    model_calls: ModelCallSettings = Field(default_factory=ModelCallSettings)
 
 
 class ModelRef(Camel):

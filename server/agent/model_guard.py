@@ -1,0 +1,365 @@
+"""Deadlines, retries and plain-words failures for every model request (issue 10, deliver 2).
+
+Two layers, both provider-agnostic (every provider goes through the OpenAI wire):
+
+- `GuardedTransport`, the HTTP transport of the model's client: a connect timeout; a first-token
+  deadline (from sending the request to the first streamed bytes, or to a whole answer); an idle
+  deadline between streamed chunks; a streamed answer must end with `data: [DONE]` (else it
+  "ended early"); and, before anything streamed, retries of 429 / 5xx / refused connections with
+  backoff that honours `Retry-After` (up to `max_wait_s`; a longer wait fails at once, saying
+  when). The SDK's own retries are off, so a hang costs one deadline, not three.
+- `GuardedModel`, a pydantic-ai `WrapperModel` around the chat model: any failure of a request
+  (before or during its stream) becomes a `ModelFailure` whose text is one plain sentence
+  (`server.core.model_failures`); the raw error, with keys redacted, goes to the server log only.
+
+Cancelling the task that awaits a request (an abort) cancels it at any moment, the wait for the
+first token included: nothing here shields a request from cancellation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import re
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx2
+from pydantic_ai import exceptions as pe
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models import ModelRequestParameters, StreamedResponse
+from pydantic_ai.models.wrapper import WrapperModel
+from pydantic_ai.settings import ModelSettings
+from pydantic_ai.tools import RunContext
+
+from server.core.contracts.models import ModelCallSettings
+from server.core.model_failures import RETRYABLE_STATUSES, FailureKind, failure_sentence, parse_retry_after
+
+log = logging.getLogger("lh.model")
+
+KEY_PATTERN = re.compile(r"(sk-[A-Za-z0-9_\-]{8,}|Bearer\s+[A-Za-z0-9_\-.]{8,})")
+"""Things that look like keys in a provider's error text."""
+
+
+class ModelDeadline(Exception):
+    """A deadline of `ModelCallSettings` passed. `kind` says which; `limit_s` is its length."""
+
+    def __init__(self, kind: FailureKind, limit_s: float) -> None:
+        super().__init__(f"{kind.value} after {limit_s:g} s")
+        self.kind = kind
+        self.limit_s = limit_s
+
+
+class StreamEndedEarly(Exception):
+    """A streamed answer closed without its `data: [DONE]` terminator."""
+
+
+class ModelFailure(pe.ModelAPIError):
+    """A failed model request in plain words: `str()` is the sentence for the learner.
+
+    Attributes:
+        kind: the classified failure.
+        status: the HTTP status when one came back.
+        retry_after_s: when the provider said to retry.
+    """
+
+    def __init__(
+        self, kind: FailureKind, sentence: str, model: str, status: int | None, retry_after_s: float | None
+    ) -> None:
+        super().__init__(model_name=model, message=sentence)
+        self.kind = kind
+        self.status = status
+        self.retry_after_s = retry_after_s
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """`text` with the given secrets and anything shaped like a key replaced by `[redacted]`."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "[redacted]")
+    return KEY_PATTERN.sub("[redacted]", text)
+
+
+# -- the transport ----------------------------------------------------------------------------------
+class _DeadlineStream(httpx2.AsyncByteStream):
+    """A response body read under the first-token and idle deadlines; checks the SSE terminator."""
+
+    def __init__(
+        self, inner: httpx2.AsyncByteStream, limits: ModelCallSettings, started: float, expect_done: bool
+    ) -> None:
+        self.inner = inner
+        self.limits = limits
+        self.started = started
+        self.expect_done = expect_done
+        self.iterated = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        if self.iterated:  # drained again after an early stop (the SDK does): nothing to check
+            async for chunk in self.inner:
+                yield chunk
+            return
+        self.iterated = True
+        iterator = self.inner.__aiter__()
+        first = True
+        tail = b""
+        while True:
+            if first:
+                kind, limit = FailureKind.FIRST_TOKEN_TIMEOUT, self.limits.first_token_s
+                budget = max(0.001, self.started + limit - time.monotonic())
+            else:
+                kind, limit = FailureKind.IDLE_TIMEOUT, self.limits.idle_s
+                budget = limit
+            try:
+                chunk = await asyncio.wait_for(iterator.__anext__(), budget)
+            except StopAsyncIteration:
+                break
+            except TimeoutError:
+                raise ModelDeadline(kind, limit) from None
+            if chunk:
+                first = False
+                tail = (tail + chunk)[-256:]
+            yield chunk
+        if self.expect_done and b"[DONE]" not in tail:
+            raise StreamEndedEarly(f"the event stream closed without data: [DONE] (it ended: {tail[-60:]!r})")
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class GuardedTransport(httpx2.AsyncHTTPTransport):
+    """The model client's transport: deadlines and retries (see the module docstring).
+
+    Args:
+        limits: the deadlines and retry policy.
+        sleep: how to wait between attempts (tests pass a recorder).
+    """
+
+    def __init__(
+        self,
+        limits: ModelCallSettings,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.limits = limits
+        self.sleep = sleep
+
+    def prepare(self, request: httpx2.Request) -> httpx2.Request:
+        """A hook for subclasses that rewrite requests (the llama.cpp transport)."""
+        return request
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        request = self.prepare(request)
+        attempt = 0
+        while True:
+            started = time.monotonic()
+            try:
+                response = await asyncio.wait_for(
+                    super().handle_async_request(request), self.limits.first_token_s
+                )
+            except TimeoutError:
+                raise ModelDeadline(FailureKind.FIRST_TOKEN_TIMEOUT, self.limits.first_token_s) from None
+            except httpx2.ConnectError:
+                if attempt >= self.limits.retries:
+                    raise
+                attempt += 1
+                await self.sleep(_backoff(attempt))
+                continue
+            if response.status_code in RETRYABLE_STATUSES and attempt < self.limits.retries:
+                wait = _retry_after(response)
+                if wait is None or wait <= self.limits.max_wait_s:
+                    await response.aclose()
+                    attempt += 1
+                    log.info("model answered %s; attempt %d in %.1f s", response.status_code, attempt + 1,
+                             wait if wait is not None else _backoff(attempt))  # fmt: skip
+                    await self.sleep(wait if wait is not None else _backoff(attempt))
+                    continue
+            if response.status_code < 400:
+                streamed = "text/event-stream" in response.headers.get("content-type", "")
+                assert isinstance(response.stream, httpx2.AsyncByteStream)
+                response.stream = _DeadlineStream(response.stream, self.limits, started, expect_done=streamed)
+            return response
+
+
+def _retry_after(response: httpx2.Response) -> float | None:
+    milliseconds = response.headers.get("retry-after-ms")
+    if milliseconds is not None:
+        parsed = parse_retry_after(milliseconds)
+        if parsed is not None:
+            return parsed / 1000
+    return parse_retry_after(response.headers.get("retry-after"))
+
+
+def _backoff(attempt: int) -> float:
+    """0.5 s, 1 s, 2 s, … (capped at 8 s) with a little jitter."""
+    return float(min(8.0, 0.5 * 2 ** (attempt - 1)) * (1 + random.random() / 4))  # noqa: S311 - jitter
+
+
+def guarded_client(
+    limits: ModelCallSettings, transport: GuardedTransport | None = None
+) -> httpx2.AsyncClient:
+    """An HTTP client for a model: the guarded transport, the connect timeout, and reads bounded by
+    the transport's deadlines (the client's own read timeout is only a backstop)."""
+    backstop = max(limits.first_token_s, limits.idle_s) + 5
+    return httpx2.AsyncClient(
+        transport=transport or GuardedTransport(limits),
+        timeout=httpx2.Timeout(backstop, connect=limits.connect_s),
+    )
+
+
+# -- the model --------------------------------------------------------------------------------------
+def _chain(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen and len(seen) < 12:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def classify(exc: BaseException, model: str, where: str | None = None) -> ModelFailure | None:
+    """The plain-words failure for an exception raised by a model request, or None when the
+    exception is not a model failure (it is then re-raised unchanged)."""
+    chain = _chain(exc)
+    status: int | None = None
+    retry_after: float | None = None
+    for link in chain:
+        if isinstance(link, ModelFailure):
+            return link
+        if isinstance(link, pe.ModelHTTPError):
+            status = link.status_code
+            retry_after = link.retry_after
+            break
+    kind: FailureKind | None = None
+    limit: float | None = None
+    for link in chain:  # first pass: what happened on the wire, the most specific cause
+        if isinstance(link, ModelDeadline):
+            kind, limit = link.kind, link.limit_s
+        elif isinstance(link, StreamEndedEarly):
+            kind = FailureKind.ENDED_EARLY
+        elif isinstance(link, httpx2.ConnectError | httpx2.ConnectTimeout):
+            kind = FailureKind.CONNECTION_FAILED
+        elif isinstance(link, httpx2.TimeoutException):
+            kind = FailureKind.TIMED_OUT
+        elif isinstance(link, httpx2.RemoteProtocolError | httpx2.ReadError | httpx2.WriteError):
+            kind = FailureKind.CONNECTION_LOST
+        elif isinstance(link, json.JSONDecodeError):
+            kind = FailureKind.MALFORMED
+        if kind is not None:
+            break
+    for link in chain if kind is None else ():  # second pass: what the provider said
+        if isinstance(link, pe.ModelRateLimitError):
+            kind = FailureKind.RATE_LIMITED
+        elif isinstance(link, pe.ModelQuotaExceededError):
+            kind = FailureKind.QUOTA
+        elif isinstance(link, pe.ModelAuthenticationError):
+            kind = FailureKind.AUTH
+        elif isinstance(link, pe.ModelNotFoundError):
+            kind = FailureKind.NOT_FOUND
+        elif isinstance(link, pe.ModelServerError | pe.ModelUnavailableError):
+            kind = FailureKind.SERVER_ERROR
+        elif isinstance(link, pe.ModelHTTPError):
+            kind = _by_status(link.status_code)
+        elif isinstance(link, pe.ModelTimeoutError):
+            kind = FailureKind.TIMED_OUT
+        elif isinstance(link, pe.ModelConnectionError):
+            kind = FailureKind.CONNECTION_FAILED
+        elif isinstance(link, pe.UnexpectedModelBehavior):
+            kind = FailureKind.MALFORMED
+        elif isinstance(link, pe.ModelAPIError):
+            kind = _by_status(status) if status else FailureKind.MALFORMED
+        if kind is not None:
+            break
+    if kind is None:
+        return None
+    if kind is FailureKind.RATE_LIMITED and retry_after is None:
+        retry_after = _header_retry_after(exc)
+    sentence = failure_sentence(kind, model=model, status=status, retry_after_s=retry_after, limit_s=limit,
+                                where=where)  # fmt: skip
+    return ModelFailure(kind, sentence, model, status, retry_after)
+
+
+def _by_status(status: int | None) -> FailureKind:
+    if status == 429:
+        return FailureKind.RATE_LIMITED
+    if status in (401, 403):
+        return FailureKind.AUTH
+    if status == 404:
+        return FailureKind.NOT_FOUND
+    if status is not None and status >= 500:
+        return FailureKind.SERVER_ERROR
+    return FailureKind.REJECTED
+
+
+def _header_retry_after(exc: BaseException) -> float | None:
+    for link in _chain(exc):
+        headers = getattr(getattr(link, "response", None), "headers", None)
+        if headers is not None:
+            value = parse_retry_after(headers.get("retry-after"))
+            if value is not None:
+                return value
+    return None
+
+
+class GuardedModel(WrapperModel):
+    """Turns every failure of the wrapped model's requests into a `ModelFailure` (plain words).
+
+    Args:
+        wrapped: the chat model.
+        where: the server's host:port, named in connection failures.
+        secrets: the API key(s) to redact from anything logged.
+    """
+
+    def __init__(self, wrapped: Any, where: str | None = None, secrets: Iterable[str | None] = ()) -> None:
+        super().__init__(wrapped)
+        self.where = where
+        self.secrets = tuple(secrets)
+
+    def _failure(self, exc: BaseException) -> ModelFailure | None:
+        failure = classify(exc, self.wrapped.model_name, self.where)
+        if failure is not None and failure is not exc:
+            log.warning(
+                "model %s failed (%s): %s", self.wrapped.model_name, failure.kind.value,
+                redact(f"{type(exc).__name__}: {exc}", self.secrets),
+            )  # fmt: skip
+        return failure
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        try:
+            return await self.wrapped.request(messages, model_settings, model_request_parameters)
+        except Exception as exc:
+            failure = self._failure(exc)
+            if failure is None:
+                raise
+            raise failure from exc
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: RunContext[Any] | None = None,
+    ) -> AsyncIterator[StreamedResponse]:
+        try:
+            async with self.wrapped.request_stream(
+                messages, model_settings, model_request_parameters, run_context
+            ) as response:
+                yield response
+        except Exception as exc:
+            failure = self._failure(exc)
+            if failure is None:
+                raise
+            raise failure from exc

@@ -1,0 +1,119 @@
+"""Model failures in plain words (issue 10, defect 7; seed §5: provider errors reach the learner in
+plain words, never as raw bodies).
+
+Pure: the agent layer classifies an exception into a `FailureKind` and the facts it knows (HTTP
+status, `Retry-After`, the model, the host, the deadline), and this module says it. The provider's
+own body is never part of the sentence (it is logged server-side, keys redacted).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import re
+from datetime import UTC, datetime
+from enum import StrEnum
+
+
+class FailureKind(StrEnum):
+    """What went wrong with a model request, as a learner can act on it."""
+
+    RATE_LIMITED = "rate_limited"
+    QUOTA = "quota_exhausted"
+    AUTH = "auth_refused"
+    NOT_FOUND = "model_not_found"
+    REJECTED = "request_rejected"
+    SERVER_ERROR = "server_error"
+    FIRST_TOKEN_TIMEOUT = "first_token_timeout"  # noqa: S105 - not a password
+    IDLE_TIMEOUT = "idle_timeout"
+    TIMED_OUT = "timed_out"
+    CONNECTION_FAILED = "connection_failed"
+    CONNECTION_LOST = "connection_lost"
+    ENDED_EARLY = "ended_early"
+    MALFORMED = "malformed_response"
+
+
+RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504, 529})
+"""HTTP statuses worth another attempt before anything has streamed."""
+
+
+def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a `Retry-After` (delta-seconds or an HTTP date) or `retry-after-ms`
+    value; None when absent or unreadable. Never negative."""
+    if value is None:
+        return None
+    text = value.strip()
+    if re.fullmatch(r"\d+(\.\d+)?", text):
+        seconds = float(text)
+        return seconds if math.isfinite(seconds) else None
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def _seconds(value: float) -> str:
+    whole = max(1, math.ceil(value))
+    return f"{whole} s" if whole < 120 else f"{math.ceil(whole / 60)} minutes"
+
+
+def failure_sentence(
+    kind: FailureKind,
+    *,
+    model: str,
+    status: int | None = None,
+    retry_after_s: float | None = None,
+    limit_s: float | None = None,
+    where: str | None = None,
+) -> str:
+    """One sentence, no trailing period, saying what failed and what to do.
+
+    Args:
+        kind: the classified failure.
+        model: the model id, as the learner chose it.
+        status: the HTTP status, when one came back.
+        retry_after_s: when the provider said to retry, in seconds.
+        limit_s: the deadline that passed, in seconds (timeouts).
+        where: the server's host:port (connection failures).
+    """
+    code = f" (HTTP {status})" if status else ""
+    if kind is FailureKind.RATE_LIMITED:
+        when = (
+            f"try again in {_seconds(retry_after_s)}"
+            if retry_after_s is not None
+            else "wait a minute and try again"
+        )
+        return f"the provider is rate limiting requests to {model}{code}; {when}"
+    if kind is FailureKind.QUOTA:
+        return (
+            f"the provider says the account's credits or quota for {model} are used up{code}; check your plan"
+        )
+    if kind is FailureKind.AUTH:
+        return f"the provider refused the API key{code}; check the key for this provider in Settings"
+    if kind is FailureKind.NOT_FOUND:
+        return f"the provider does not know the model '{model}'{code}; check the model name in Settings"
+    if kind is FailureKind.REJECTED:
+        return f"the provider refused the request to {model}{code}; try again, or choose another model"
+    if kind is FailureKind.SERVER_ERROR:
+        return f"the provider's server failed{code}; try again in a moment"
+    if kind is FailureKind.FIRST_TOKEN_TIMEOUT:
+        limit = f" within {_seconds(limit_s)}" if limit_s else ""
+        return f"the model did not start answering{limit}; try again, or choose another model in Settings"
+    if kind is FailureKind.IDLE_TIMEOUT:
+        limit = f" for {_seconds(limit_s)}" if limit_s else ""
+        return f"the model stopped sending{limit} in the middle of its answer; what arrived is kept"
+    if kind is FailureKind.TIMED_OUT:
+        return f"the request to {model} timed out; try again"
+    if kind is FailureKind.CONNECTION_FAILED:
+        at = f" at {where}" if where else ""
+        return f"could not connect to the model's server{at}; check that it runs and its address in Settings"
+    if kind is FailureKind.CONNECTION_LOST:
+        return (
+            "the connection to the model's server broke off in the middle of its answer; what arrived is kept"
+        )
+    if kind is FailureKind.ENDED_EARLY:
+        return "the model's answer ended before it was finished; what arrived is kept"
+    return "the model's server sent an answer that could not be read; try again, or choose another model"

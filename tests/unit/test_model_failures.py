@@ -1,0 +1,49 @@
+"""Model failures in plain words, and the retry-after arithmetic (issue 10, defect 7)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from server.agent.model_guard import redact
+from server.core.model_failures import FailureKind, failure_sentence, parse_retry_after
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [("1", 1.0), ("2.5", 2.5), (" 30 ", 30.0), (None, None), ("soon", None), ("-3", None)],
+)
+def test_retry_after_seconds(value: str | None, seconds: float | None) -> None:
+    assert parse_retry_after(value) == seconds
+
+
+def test_retry_after_http_date_is_seconds_from_now_never_negative() -> None:
+    now = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
+    assert parse_retry_after("Tue, 01 Dec 2026 12:00:45 GMT", now) == 45.0
+    assert parse_retry_after("Tue, 01 Dec 2026 11:00:00 GMT", now) == 0.0
+
+
+@pytest.mark.parametrize("kind", list(FailureKind))
+def test_every_sentence_is_plain_one_sentence_without_a_trailing_period(kind: FailureKind) -> None:
+    text = failure_sentence(kind, model="m", status=500, retry_after_s=3, limit_s=2, where="h:1")
+    assert text and not text.endswith(".") and ".." not in text
+    assert text[0].islower(), "it continues a sentence the caller starts"
+    for jargon in ("body", "status_code", "Exception", "Error:"):
+        assert jargon not in text
+
+
+def test_rate_limits_say_when() -> None:
+    assert failure_sentence(FailureKind.RATE_LIMITED, model="m", retry_after_s=0.2).endswith(
+        "try again in 1 s"
+    )
+    assert failure_sentence(FailureKind.RATE_LIMITED, model="m", retry_after_s=3600).endswith("in 60 minutes")
+    assert failure_sentence(FailureKind.RATE_LIMITED, model="m").endswith("wait a minute and try again")
+
+
+def test_keys_are_redacted_from_what_is_logged() -> None:
+    text = "bad request from Bearer sk-live-abcdefgh12345678 for key my-own-secret-key"
+    cleaned = redact(text, ["my-own-secret-key"])
+    assert (
+        "sk-live" not in cleaned and "my-own-secret-key" not in cleaned and cleaned.count("[redacted]") == 2
+    )
