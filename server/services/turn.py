@@ -348,12 +348,10 @@ class TurnService:
                         f"{crash}. Send your message again in a moment, or add an API key in Settings "
                         "to use a hosted model.",
                     )
-                raise TurnRejected(
-                    503,
-                    "model_unreachable",
-                    f"the model failed before replying: {chunk.get('errorText')}. "
-                    "Check the model server or your key in Settings, then send again.",
-                )
+                # the guarded engine's errors are one plain sentence that says what to do
+                # (server.core.model_failures); nothing is appended to it
+                text = str(chunk.get("errorText") or "the model gave no reason").strip().rstrip(".")
+                raise TurnRejected(503, "model_unreachable", f"the model failed before replying: {text}")
             if chunk.get("type") not in _PREAMBLE_TYPES:
                 break
         return preamble
