@@ -34,8 +34,20 @@ interface AssistantProps {
   usage: string;
 }
 
+/** A saved reply the turn did not finish (aborted, or the model failed mid-answer): what it says. */
+export function cutShortNote(message: UIMessage): string | null {
+  const metadata = message.metadata;
+  if (typeof metadata !== 'object' || metadata === null) return null;
+  const { interrupted, error } = metadata as { interrupted?: unknown; error?: unknown };
+  if (interrupted !== true) return null;
+  return typeof error === 'string' && error.trim()
+    ? `This reply was cut short: ${error.trim().replace(/\.+$/, '')}.`
+    : 'This reply was cut short (stopped before it finished).';
+}
+
 function AssistantMessage({ message, streaming, pendingIds, usage }: AssistantProps) {
   const pending = new Set(pendingIds.split(' ').filter(Boolean));
+  const cutShort = streaming ? null : cutShortNote(message);
   return (
     <div
       className={streaming ? 'msg msg-assistant streaming' : 'msg msg-assistant'}
@@ -58,6 +70,11 @@ function AssistantMessage({ message, streaming, pendingIds, usage }: AssistantPr
         if (tool) return <ToolPartView key={tool.toolCallId} part={tool} pending={pending.has(tool.toolCallId)} />;
         return null;
       })}
+      {cutShort && (
+        <div className="message-cut-short" role="note" data-testid="message-cut-short">
+          {cutShort}
+        </div>
+      )}
       {usage && !streaming && (
         <div className="message-usage" data-testid="message-usage">
           {usage}
