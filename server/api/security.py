@@ -9,6 +9,8 @@ Two modes, chosen at start:
   (127.0.0.1, localhost or [::1]), which defeats DNS rebinding, and no foreign `Origin`: an
   `Origin` must be the server's own (loopback host, same port) or listed in
   `LH_ALLOWED_ORIGINS` (comma-separated, e.g. the Vite dev server `http://localhost:5173`).
+  `Origin: null` (sandboxed frames, `file:` pages, some redirects) and malformed origins or
+  hosts (a port that is not a number in 0..65535) are foreign too.
 
 In both modes the Host and Origin checks apply. Refusals are 403
 `{"error": "forbidden", "detail": why}`. Pure ASGI middleware: streaming responses pass through.
@@ -32,13 +34,27 @@ TOKEN_HEADER = "x-lh-token"  # noqa: S105 - a header name, not a secret
 LOOPBACK_NAMES = {"127.0.0.1", "localhost", "::1", "[::1]"}
 
 
-def _split_host(value: str) -> tuple[str, int | None]:
-    parsed = urlsplit("//" + value)
+def _split_host(value: str) -> tuple[str, int | None] | None:
+    """`(lower-cased host, port or None)` of a `host[:port]`, or None when it is malformed
+    (a port that is not a number in 0..65535, an unclosed IPv6 bracket)."""
     try:
+        parsed = urlsplit("//" + value)
         port = parsed.port
     except ValueError:
-        return value, None
+        return None
     return (parsed.hostname or "").lower(), port
+
+
+def _origin_parts(origin: str) -> tuple[str, str, int | None] | None:
+    """`(scheme, lower-cased host, port or None)` of an Origin, or None when it is malformed."""
+    try:
+        parsed = urlsplit(origin)
+        port = parsed.port
+    except ValueError:
+        return None
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        return None
+    return parsed.scheme, parsed.hostname.lower(), port
 
 
 def refusal_reason(
@@ -53,14 +69,21 @@ def refusal_reason(
         allowed_origins: extra origins accepted besides the server's own.
     """
     host_header = headers.get("host", "")
-    host, port = _split_host(host_header)
-    if host not in LOOPBACK_NAMES:
+    split = _split_host(host_header)
+    if split is None or split[0] not in LOOPBACK_NAMES:
         return f"Host '{host_header}' is not a loopback address; open the app at http://127.0.0.1:<port>/"
+    port = split[1]
     origin = headers.get("origin")
-    if origin and origin != "null" and origin.rstrip("/") not in allowed_origins:
-        parsed = urlsplit(origin)
-        same = (parsed.hostname or "").lower() in LOOPBACK_NAMES and parsed.port == port
-        if not same:
+    if origin is not None and origin.rstrip("/") not in allowed_origins:
+        if origin == "null":
+            return (
+                "Origin 'null' (a sandboxed frame, a file: page or a redirect) is not this app; "
+                "open the app at http://127.0.0.1:<port>/"
+            )
+        parts = _origin_parts(origin)
+        if parts is None:
+            return f"Origin '{origin}' is malformed; requests from other sites are refused"
+        if parts[1] not in LOOPBACK_NAMES or parts[2] != port:
             return f"Origin '{origin}' is not this app; requests from other sites are refused"
     if token is not None and (path == "/api" or path.startswith("/api/")):
         supplied = headers.get(TOKEN_HEADER, "")

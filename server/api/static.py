@@ -34,9 +34,26 @@ def mount_frontend(app: FastAPI, root: Path | None = None) -> None:
                 status_code=404,
                 media_type="application/json",
             )
-        candidate = (root / path).resolve()
-        if path and candidate.is_file() and candidate.is_relative_to(root.resolve()):
-            return FileResponse(candidate)
+        if "\x00" in path:
+            return HTMLResponse(
+                '{"error":"bad_request","detail":"the path holds a NUL byte; no such page"}',
+                status_code=400,
+                media_type="application/json",
+            )
+        served = _served_file(root, path) if path else None
+        if served is not None:
+            return FileResponse(served)
         if index.is_file():
             return FileResponse(index, headers={"cache-control": "no-cache"})
         return HTMLResponse(MISSING_FRONTEND, status_code=503)
+
+
+def _served_file(root: Path, path: str) -> Path | None:
+    """`root/path` resolved when it is a regular file inside `root`; None otherwise (also for an
+    over-long or otherwise unusable name)."""
+    try:
+        candidate = (root / path).resolve()
+        inside = candidate.is_file() and candidate.is_relative_to(root.resolve())
+    except (OSError, ValueError):
+        return None
+    return candidate if inside else None
