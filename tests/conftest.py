@@ -24,9 +24,11 @@ settings.load_profile("lh")
 
 @pytest.fixture(autouse=True)
 def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point the data-dir seam at tmp_path, hide real keys, and disable the OS keychain."""
+    """Point the data-dir seam at tmp_path, hide real keys, disable the OS keychain, and let
+    folder imports read tmp_path (instead of the real home folder)."""
     data = tmp_path / "data"
     monkeypatch.setenv("LH_DATA_DIR", str(data))
+    monkeypatch.setenv("LH_IMPORT_ROOTS", str(tmp_path))
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
     monkeypatch.setenv("LH_KEYRING", "off")
     for name in list(os.environ):

@@ -7,13 +7,22 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI
+from starlette.types import ASGIApp
 
 from server import __version__
+from server.api.bodies import DEFAULT_MAX_BODY, JsonTooLarge
 from server.api.errors import install_error_handlers
 from server.api.routes import chats, graph, health, library, settings
 from server.api.security import LoopbackGuard
 from server.api.static import mount_frontend
 from server.services.container import Services
+
+
+class HarnessApp(FastAPI):
+    """FastAPI with the body limiter's own 413 rewritten as a JSON refusal (`JsonTooLarge`)."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return JsonTooLarge(super().build_middleware_stack())
 
 
 def create_app(
@@ -43,7 +52,9 @@ def create_app(
         finally:
             await services.shutdown()
 
-    app = FastAPI(title="Learning Harness", version=__version__, lifespan=lifespan)
+    app = HarnessApp(
+        title="Learning Harness", version=__version__, lifespan=lifespan, max_body_size=DEFAULT_MAX_BODY
+    )
     app.state.services = services
     install_error_handlers(app)
     for module in (health, settings, chats, library, graph):

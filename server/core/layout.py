@@ -115,10 +115,18 @@ def sanitize_positions(raw: object, known: set[str], limit: float = 1e6) -> dict
             pair = (value[0], value[1])
         else:
             continue
-        if not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in pair
-        ):
+        if not all(_finite_number(v) for v in pair):
             continue
         x, y = (max(-limit, min(limit, float(v))) for v in pair)  # type: ignore[arg-type]
         out[key] = (x, y)
     return out
+
+
+def _finite_number(value: object) -> bool:
+    """A finite int or float (not a bool); an int too large for a double is not."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond the double range
+        return False

@@ -8,7 +8,9 @@ too). Broken front matter is just text. Source ids are deterministic in the file
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import PurePath, PurePosixPath, PureWindowsPath
 
 from server.core.coverage import check_budget, estimate_tokens
 
@@ -103,3 +105,93 @@ def chunk_note(text: str, budget_tokens: int) -> list[NoteChunk]:
 def _chunk(lines: list[tuple[int, str]]) -> NoteChunk:
     text = "\n".join(piece for _, piece in lines)
     return NoteChunk(text, lines[0][0], lines[-1][0], estimate_tokens(text))
+
+
+# -- the folder policy (issue 10, defect 6) ---------------------------------------------------------
+
+SYSTEM_FOLDERS: tuple[PurePath, ...] = (
+    *(
+        PurePosixPath(p)
+        for p in (
+            "/bin",
+            "/boot",
+            "/dev",
+            "/etc",
+            "/lib",
+            "/lib32",
+            "/lib64",
+            "/libx32",
+            "/proc",
+            "/run",
+            "/sbin",
+            "/snap",
+            "/srv",
+            "/sys",
+            "/usr",
+            "/var",
+            "/opt",
+            "/System",
+            "/Library",
+            "/private",
+            "/cores",
+            "/Applications",
+        )
+    ),
+    *(
+        PureWindowsPath(p)
+        for p in ("C:/Windows", "C:/Program Files", "C:/Program Files (x86)", "C:/ProgramData")
+    ),
+)
+"""Folders of the operating system: never imported from, whatever the allow-list says (unless
+an allowed root itself lies inside one)."""
+
+SKIPPED_DIRECTORIES = frozenset(
+    {"node_modules", "__pycache__", "$RECYCLE.BIN", "System Volume Information", "lost+found"}
+)
+"""Directory names a folder walk never enters (besides hidden ones, whose names start with '.')."""
+
+
+class FolderRefused(NoteRefused):
+    """A folder import refused as a whole: `status` and `code` for the answer, the message says
+    why and what to do."""
+
+    def __init__(self, status: int, code: str, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.code = code
+
+
+def skipped_name(name: str) -> bool:
+    """Whether a walk skips this directory or file name (hidden, or a system directory)."""
+    return name.startswith(".") or name in SKIPPED_DIRECTORIES
+
+
+def _inside(path: PurePath, folder: PurePath) -> bool:
+    """Whether `path` is `folder` or below it (same path flavour; Windows paths ignore case)."""
+    windows = isinstance(path, PureWindowsPath)
+    if windows != isinstance(folder, PureWindowsPath):
+        return False
+    pure = PureWindowsPath if windows else PurePosixPath
+    return pure(path).is_relative_to(pure(folder))
+
+
+def folder_refusal(path: PurePath, roots: Sequence[PurePath]) -> str | None:
+    """Why a resolved (absolute, symlink-free) folder may not be imported, or None.
+
+    A folder may be imported when it lies inside one of `roots` (the learner's home, or the
+    allow-list), is not the filesystem's root, and is not inside a system folder (unless the
+    root that admits it itself lies inside that system folder).
+    """
+    if path.parent == path:
+        return f"{path} is the whole filesystem; choose the folder that holds your notes"
+    admitting = [root for root in roots if _inside(path, root)]
+    for system in SYSTEM_FOLDERS:
+        if _inside(path, system) and not any(_inside(root, system) for root in admitting):
+            return f"{path} is a system folder ({system}); choose the folder that holds your notes"
+    if not admitting:
+        shown = ", ".join(str(r) for r in roots) or "none"
+        return (
+            f"{path} is outside the folders notes may be imported from ({shown}); choose a folder "
+            "there, or add its parent to library.importRoots in settings.json"
+        )
+    return None

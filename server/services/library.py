@@ -4,6 +4,8 @@ the read-only views the teacher's graph tools and the UI use."""
 from __future__ import annotations
 
 import logging
+import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,11 +15,15 @@ from server.core.contracts.chat import ChatRecord
 from server.core.contracts.graph import SourceLine
 from server.core.coverage import batch_uncovered, message_views, uncovered
 from server.core.notes import (
+    MAX_NOTE_BYTES,
     NOTE_SUFFIXES,
+    FolderRefused,
     NoteRefused,
     chunk_note,
     content_fingerprint,
     decode_note,
+    folder_refusal,
+    skipped_name,
     source_id,
 )
 from server.core.ports import GraphStore, SettingsStore
@@ -26,6 +32,25 @@ from server.services.extraction import ExtractionService, JobSpec
 
 log = logging.getLogger("lh.library")
 MAX_FOLDER_FILES = 500
+MAX_FOLDER_DIRS = 5_000
+"""Most directories one folder import walks; a bigger tree is refused (choose a smaller folder)."""
+
+IMPORT_ROOTS_ENV = "LH_IMPORT_ROOTS"
+"""Folders notes may be imported from (os.pathsep-separated absolute paths); replaces the default,
+the learner's home folder. `library.importRoots` in settings.json adds more."""
+
+
+def import_roots(settings: SettingsStore, env: dict[str, str] | None = None) -> list[Path]:
+    """The folders a folder import may read: `$LH_IMPORT_ROOTS`, else the home folder; plus the
+    absolute paths listed under `library.importRoots` in settings.json. Each is resolved."""
+    environ = os.environ if env is None else env
+    raw = [p for p in environ.get(IMPORT_ROOTS_ENV, "").split(os.pathsep) if p.strip()]
+    roots = [Path(p).expanduser() for p in raw] if raw else [Path.home()]
+    library = (settings.load().model_extra or {}).get("library")
+    extra = library.get("importRoots") if isinstance(library, dict) else None
+    if isinstance(extra, list):
+        roots += [Path(p).expanduser() for p in extra if isinstance(p, str) and p.strip()]
+    return [r.resolve() for r in roots if r.is_absolute()]
 
 
 @dataclass
@@ -87,23 +112,88 @@ class LibraryService:
             results.append(self._import_text(name, text, budget, sources))
         return results
 
-    def import_folder(self, folder: str) -> list[ImportResult]:
-        """Import every .md/.markdown/.txt file under a folder (the desktop case).
+    def collect_folder(self, folder: str) -> tuple[list[tuple[str, bytes]], list[ImportResult]]:
+        """Read the notes files of a folder the learner chose: blocking file I/O, so call it off
+        the event loop. Returns (path, bytes) of each readable notes file, and a refused result
+        for each one that could not be read (a link out of the folder, not a regular file,
+        permission denied).
+
+        The folder must be an absolute path inside the import roots (`import_roots`) and not a
+        system folder; hidden and system directories are skipped, links are never followed out
+        of the folder, a linked directory is not entered.
 
         Raises:
-            NoteRefused: the path is not a readable folder, or holds no notes files.
+            FolderRefused: not an absolute folder (400), outside the roots or a system folder
+                (403), unreadable (403), too big or holding no notes (400).
         """
-        root = Path(folder).expanduser()
-        if not root.is_absolute() or not root.is_dir():
-            raise NoteRefused(f"{folder}: not a folder on this computer; give an absolute folder path")
-        paths = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in NOTE_SUFFIXES)
-        if not paths:
-            raise NoteRefused(f"{folder}: holds no .md, .markdown or .txt files")
-        if len(paths) > MAX_FOLDER_FILES:
-            raise NoteRefused(
-                f"{folder}: {len(paths)} notes files; import at most {MAX_FOLDER_FILES} at once"
+        given = Path(folder).expanduser()
+        if not given.is_absolute():
+            raise FolderRefused(
+                400, "refused", f"{folder}: not an absolute path; give an absolute folder path"
             )
-        return self.import_files([(str(p), p.read_bytes()) for p in paths])
+        try:
+            root = given.resolve(strict=True)
+        except (OSError, RuntimeError, ValueError) as exc:
+            raise FolderRefused(
+                400, "refused", f"{folder}: not a folder on this computer ({_reason(exc)}); check the path"
+            ) from exc
+        reason = folder_refusal(root, import_roots(self.settings))
+        if reason is not None:
+            raise FolderRefused(403, "folder_not_allowed", reason)
+        if not root.is_dir():
+            raise FolderRefused(
+                400, "refused", f"{folder}: not a folder; give the folder that holds your notes"
+            )
+        try:
+            with os.scandir(root):
+                pass
+        except OSError as exc:
+            raise FolderRefused(
+                403, "folder_unreadable", f"{folder}: cannot be read ({_reason(exc)}); check its permissions"
+            ) from exc
+        files, refused = self._walk(root, folder)
+        if not files and not refused:
+            raise FolderRefused(400, "refused", f"{folder}: holds no .md, .markdown or .txt files")
+        return files, refused
+
+    def _walk(self, root: Path, folder: str) -> tuple[list[tuple[str, bytes]], list[ImportResult]]:
+        files: list[tuple[str, bytes]] = []
+        refused: list[ImportResult] = []
+        dirs = 0
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+            dirs += 1
+            if dirs > MAX_FOLDER_DIRS:
+                raise FolderRefused(
+                    400,
+                    "refused",
+                    f"{folder}: more than {MAX_FOLDER_DIRS:,} folders; choose a smaller folder",
+                )
+            dirnames[:] = sorted(d for d in dirnames if not skipped_name(d))
+            for name in sorted(filenames):
+                if skipped_name(name) or not name.lower().endswith(NOTE_SUFFIXES):
+                    continue
+                if len(files) + len(refused) >= MAX_FOLDER_FILES:
+                    raise FolderRefused(
+                        400,
+                        "refused",
+                        f"{folder}: more than {MAX_FOLDER_FILES} notes files; import at most "
+                        f"{MAX_FOLDER_FILES} at once",
+                    )
+                path = Path(dirpath) / name
+                try:
+                    files.append((str(path), _read_inside(path, root)))
+                except NoteRefused as exc:
+                    refused.append(ImportResult(str(path), None, "refused", str(exc)))
+        return files, refused
+
+    def import_folder(self, folder: str) -> list[ImportResult]:
+        """`collect_folder` then `import_files` (blocking; the API runs the walk in a thread).
+
+        Raises:
+            FolderRefused: see `collect_folder`.
+        """
+        files, refused = self.collect_folder(folder)
+        return refused + self.import_files(files)
 
     def _import_text(self, name: str, text: str, budget: int, sources: dict[str, SourceLine]) -> ImportResult:
         src = source_id(name)
@@ -186,3 +276,35 @@ class LibraryService:
             for n in self.graph.nodes().values()
             if session in n.sources
         ]
+
+
+def _reason(exc: BaseException) -> str:
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+
+
+def _read_inside(path: Path, root: Path) -> bytes:
+    """A notes file's bytes (at most 2 MB + 1, so an oversized file is refused unread).
+
+    Raises:
+        NoteRefused: a link leading out of `root`, not a regular file, or unreadable.
+    """
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise NoteRefused(f"{path}: a broken link or unreadable ({_reason(exc)}); not imported") from exc
+    if not target.is_relative_to(root):
+        raise NoteRefused(
+            f"{path}: a link to {target}, outside the chosen folder; links out are not followed"
+        )
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(target, flags)
+    except OSError as exc:
+        raise NoteRefused(f"{path}: cannot be read ({_reason(exc)}); check its permissions") from exc
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise NoteRefused(f"{path}: not a regular file; only notes files are imported")
+        try:
+            return handle.read(MAX_NOTE_BYTES + 1)
+        except OSError as exc:
+            raise NoteRefused(f"{path}: cannot be read ({_reason(exc)}); check its permissions") from exc

@@ -40,9 +40,11 @@ def test_dragged_positions_persist_and_are_sanitized(library: Library) -> None: 
     first = view["nodes"][0]["id"]
     saved = library.client.put(
         "/api/graph/positions",
-        json={first: {"x": 12.5, "y": -3}, "n_unknown": [1, 2], view["nodes"][1]["id"]: {"x": "NaN", "y": 1}},
+        json={first: {"x": 12.5, "y": -3}, "n_unknown": [1, 2], view["nodes"][1]["id"]: {"x": None, "y": 1}},
     )
     assert saved.json() == {"saved": 1}
+    bad = library.client.put("/api/graph/positions", json={view["nodes"][1]["id"]: {"x": "NaN", "y": 1}})
+    assert bad.status_code == 400 and "x" in bad.json()["detail"]
     again = {n["id"]: n for n in library.client.get("/api/graph").json()["nodes"]}
     assert (again[first]["x"], again[first]["y"]) == (12.5, -3.0)
     assert library.client.put("/api/graph/positions", json=[1, 2]).status_code == 400

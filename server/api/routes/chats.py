@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 
+from server.api.bodies import StrictRoute, inline_schema, request_body
 from server.api.deps import ServicesDep
-from server.core.contracts.chat import CreateChat, RenameChat
+from server.core.contracts.chat import ChatRequest, CreateChat, RenameChat
 from server.core.contracts.models import ModelSlot
 from server.services.turn import STREAM_HEADERS
 
@@ -20,10 +21,11 @@ class SessionSettings(BaseModel):
     model: ModelSlot
 
 
-router = APIRouter()
+router = APIRouter(route_class=StrictRoute)
 
 MAX_BODY_BYTES = 2_000_000
-"""Largest `POST /api/chat` body accepted (the client sends the whole transcript)."""
+"""Largest `POST /api/chat` body accepted (the client sends the whole transcript); enforced while
+the body streams in, so a larger one is refused (413) before it is read whole."""
 
 
 @router.get("/api/chats")
@@ -83,17 +85,18 @@ async def abort_turn(chat_id: str, services: ServicesDep) -> dict[str, Any]:
     return {"aborted": await services.turns.abort(chat_id)}
 
 
-@router.post("/api/chat", response_model=None)
-async def chat_turn(request: Request, services: ServicesDep) -> StreamingResponse | JSONResponse:
+@router.post(
+    "/api/chat",
+    response_model=None,
+    max_body_size=MAX_BODY_BYTES,
+    openapi_extra=request_body({"application/json": inline_schema(ChatRequest)}),
+)
+async def chat_turn(request: Request, services: ServicesDep) -> StreamingResponse:
     """Run one lesson turn and stream the AI SDK UI message stream (SSE, ends with `data: [DONE]`).
 
     Refusals (nothing written): 400 malformed, 404 unknown session, 409 turn running,
-    413 body too large, 503 model not configured or unreachable.
+    413 body too large, 503 model not configured or unreachable. The body is parsed by the turn
+    service itself (the record's own messages may hold what a strict parse refuses).
     """
-    body = await request.body()
-    if len(body) > MAX_BODY_BYTES:
-        return JSONResponse(
-            {"error": "too_large", "detail": f"the request is over {MAX_BODY_BYTES} bytes"}, status_code=413
-        )
-    turn = await services.turns.start(body)
+    turn = await services.turns.start(await request.body())
     return StreamingResponse(turn.follow(), media_type="text/event-stream", headers=dict(STREAM_HEADERS))

@@ -3,28 +3,64 @@ and deletion."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request, Response
-from pydantic import BaseModel, Field
+from fastapi import APIRouter, Response
+from pydantic import BaseModel, ConfigDict, Field, RootModel, StrictBool, model_validator
 
+from server.api.bodies import StrictRoute
 from server.api.deps import ServicesDep
-from server.core.turns import TurnRejected
 
-router = APIRouter()
+router = APIRouter(route_class=StrictRoute)
+
+MAX_POSITIONS_BODY = 32_000_000
+"""Largest `PUT /api/graph/positions` body (about 400,000 dragged nodes)."""
+
+Coordinate = Annotated[float, Field(allow_inf_nan=False, ge=-1e15, le=1e15)]
+"""A finite coordinate (the service clamps it to ±1e6)."""
+NodeId = Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class Point(BaseModel):
+    """A node's position; a null coordinate (what a browser's `JSON.stringify` makes of NaN)
+    drops the entry."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    x: Coordinate | None
+    y: Coordinate | None
+
+
+class Positions(RootModel[dict[NodeId, Point | tuple[Coordinate | None, Coordinate | None]]]):
+    """`PUT /api/graph/positions` body: `{id: {x, y}}` (or `{id: [x, y]}`); unknown ids and
+    entries with a null coordinate are skipped, coordinates clamped to ±1e6."""
+
+
+class RenderSettingsUpdate(BaseModel):
+    """`PUT /api/graph/settings` body: only the keys that change (null is not a value)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    labels: StrictBool | None = None
+    hulls: StrictBool | None = None
+    labelZoom: float | None = Field(default=None, ge=0, le=1000, description="zoom at which labels are full")
+    nodeSize: float | None = Field(default=None, ge=0, le=1000, description="node radius in pixels")
+    linkOpacity: float | None = Field(default=None, ge=0, le=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nulls(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            nulls = sorted(str(k) for k, v in data.items() if v is None)
+            if nulls:
+                raise ValueError(f"{', '.join(nulls)}: null is not a setting; leave the key out instead")
+        return data
 
 
 class DeleteRequest(BaseModel):
     """`POST /api/graph/delete`: proposition (`n_`) and implication (`arg_`) ids."""
 
     ids: list[str] = Field(min_length=1, max_length=10_000)
-
-
-async def _json(request: Request) -> Any:
-    try:
-        return await request.json()
-    except ValueError as exc:
-        raise TurnRejected(400, "bad_request", "the body must be JSON") from exc
 
 
 @router.get("/api/graph")
@@ -41,10 +77,11 @@ async def graph_clusters(services: ServicesDep) -> dict[str, Any]:
     return {"clusters": services.graph.clusters()}
 
 
-@router.put("/api/graph/positions")
-async def put_positions(request: Request, services: ServicesDep) -> dict[str, Any]:
+@router.put("/api/graph/positions", max_body_size=MAX_POSITIONS_BODY)
+async def put_positions(body: Positions, services: ServicesDep) -> dict[str, Any]:
     """Commit dragged positions `{id: {x, y}}` (sanitized); `{"saved": n}`."""
-    return {"saved": services.graph.put_positions(await _json(request))}
+    raw = {key: (p.x, p.y) if isinstance(p, Point) else p for key, p in body.root.items()}
+    return {"saved": services.graph.put_positions(raw)}
 
 
 @router.get("/api/graph/settings")
@@ -53,9 +90,9 @@ async def get_render_settings(services: ServicesDep) -> dict[str, Any]:
 
 
 @router.put("/api/graph/settings")
-async def put_render_settings(request: Request, services: ServicesDep) -> dict[str, Any]:
+async def put_render_settings(body: RenderSettingsUpdate, services: ServicesDep) -> dict[str, Any]:
     """Render settings persisted on the server (labels, hulls, labelZoom, nodeSize, linkOpacity)."""
-    return {"settings": services.graph.put_render_settings(await _json(request))}
+    return {"settings": services.graph.put_render_settings(body.model_dump(exclude_unset=True))}
 
 
 @router.post("/api/graph/delete")

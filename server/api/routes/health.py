@@ -8,9 +8,10 @@ from typing import Any
 from fastapi import APIRouter
 
 from server import __version__
+from server.api.bodies import StrictRoute
 from server.api.deps import ServicesDep
 
-router = APIRouter()
+router = APIRouter(route_class=StrictRoute)
 
 
 @router.get("/api/health")

@@ -7,19 +7,34 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
+from server.api.bodies import StrictRoute, inline_schema, json_body, request_body
 from server.api.deps import ServicesDep
-from server.core.notes import MAX_NOTE_BYTES, NoteRefused
+from server.core.notes import MAX_NOTE_BYTES, FolderRefused
 
-router = APIRouter()
+router = APIRouter(route_class=StrictRoute)
 MAX_FILES = 200
+MAX_IMPORT_BODY = MAX_FILES * MAX_NOTE_BYTES + 1_000_000
+"""Largest multipart import body: every file at its limit plus the framing (files over 1 MB are
+spooled to disk while the body streams in, so memory stays low)."""
+MAX_FOLDER_BODY = 64_000
+"""Largest JSON import body (`{"path": folder}`), counted while it streams in."""
 
 
 class FolderImport(BaseModel):
-    """`POST /api/graph/import` JSON body (the desktop case): an absolute folder path."""
+    """`POST /api/graph/import` JSON body: an absolute path to a folder of notes inside the
+    learner's home (or `library.importRoots`); system folders are refused."""
 
-    path: str = Field(min_length=1)
+    path: str = Field(min_length=1, max_length=4096, pattern=r"^[^\x00]*$")
+
+
+class FilesImport(BaseModel):
+    """`POST /api/graph/import` multipart body: one or more `files` (.md/.markdown/.txt, ≤ 2 MB
+    each, at most 200); each file's name (or relative path) names its source."""
+
+    files: list[bytes] = Field(min_length=1, max_length=MAX_FILES)
 
 
 class AbortRequest(BaseModel):
@@ -28,11 +43,20 @@ class AbortRequest(BaseModel):
     source: str = Field(min_length=1)
 
 
-@router.post("/api/graph/import", response_model=None)
+@router.post(
+    "/api/graph/import",
+    response_model=None,
+    max_body_size=MAX_IMPORT_BODY,
+    openapi_extra=request_body(
+        {"multipart/form-data": inline_schema(FilesImport), "application/json": inline_schema(FolderImport)}
+    ),
+)
 async def import_notes(request: Request, services: ServicesDep) -> JSONResponse:
     """Import notes: multipart `files` (.md/.markdown/.txt; the filename, or its relative path,
     names the source), or JSON `{"path": "/abs/folder"}`. 202 `{"files": [...]}` with each file's
-    status (queued / unchanged / refused + why); 400 when every file is refused."""
+    status (queued / unchanged / refused + why); 400 when every file is refused or the request is
+    malformed; 403 `folder_not_allowed` for a folder outside the import roots or a system folder,
+    403 `folder_unreadable` for one that cannot be read."""
     content_type = request.headers.get("content-type", "")
     if content_type.startswith("multipart/form-data"):
         form = await request.form(max_files=MAX_FILES)
@@ -45,11 +69,12 @@ async def import_notes(request: Request, services: ServicesDep) -> JSONResponse:
             files.append((upload.filename or "untitled.md", data))
         results = services.library.import_files(files)
     elif content_type.startswith("application/json"):
-        body = FolderImport.model_validate_json(await request.body())
+        body = FolderImport.model_validate(await json_body(request, MAX_FOLDER_BODY))
         try:
-            results = services.library.import_folder(body.path)
-        except NoteRefused as exc:
-            return _refused(str(exc), [])
+            read, refused = await run_in_threadpool(services.library.collect_folder, body.path)
+        except FolderRefused as exc:
+            return JSONResponse({"error": exc.code, "detail": str(exc), "files": []}, status_code=exc.status)
+        results = refused + services.library.import_files(read)
     else:
         return _refused("send multipart/form-data with 'files', or JSON {\"path\": folder}", [])
     views = [r.view() for r in results]

@@ -7,10 +7,11 @@ from typing import Any
 from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
 
+from server.api.bodies import StrictRoute
 from server.api.deps import ServicesDep
 from server.core.contracts.models import KeyedProvider, ModelSlots, RoleOverrides
 
-router = APIRouter()
+router = APIRouter(route_class=StrictRoute)
 
 
 class SettingsUpdate(BaseModel):
