@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from server.config import KEYRING_SERVICE, DataPaths
 from server.core.ports import ChatStore, GraphStore, SecretStore, SettingsStore
+from server.store.atomic import sweep_temp_files
 from server.store.chats import FileChatStore
 from server.store.graph import FileGraphStore
 from server.store.lock import DataDirLock, DataDirLocked
@@ -26,13 +27,15 @@ class Stores:
 
 
 def build_stores(paths: DataPaths, *, secrets: SecretStore | None = None) -> Stores:
-    """Build the file adapters for a data dir.
+    """Build the file adapters for a data dir, first removing the temp files an interrupted
+    atomic write left (the caller holds the data-dir lock, so none is in flight).
 
     Args:
         paths: the data dir's paths.
         secrets: overrides the key store; by default the OS keychain when a backend exists,
             else an owner-only file in the data dir.
     """
+    sweep_temp_files(paths.root)  # what a crash (kill -9) mid-write left behind
     if secrets is None:
         secrets = KeyringSecrets(KEYRING_SERVICE) if keychain_available() else FileSecrets(paths.secrets)
     return Stores(

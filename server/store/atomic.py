@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import orjson
+
+log = logging.getLogger("lh.store")
+
+TEMP_NAME = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")
+"""The name `write_bytes_atomic` gives its temp file: `.<target name>.<8 random chars>.tmp`."""
 
 
 def write_json_atomic(path: Path, data: Any, *, mode: int | None = None) -> None:
@@ -54,3 +61,23 @@ def write_bytes_atomic(path: Path, payload: bytes, *, mode: int | None = None) -
 def read_json(path: Path) -> Any:
     """Parse a JSON file. Raises FileNotFoundError, or ValueError (orjson.JSONDecodeError)."""
     return orjson.loads(path.read_bytes())
+
+
+def sweep_temp_files(root: Path) -> list[Path]:
+    """Remove the temp files a crashed atomic write left under `root` (call at start, holding the
+    data-dir lock, so no write is in flight). Only names of `write_bytes_atomic`'s pattern are
+    removed; links are not followed. Returns the removed paths."""
+    removed: list[Path] = []
+    for dirpath, _, filenames in os.walk(root, followlinks=False):
+        for name in filenames:
+            path = Path(dirpath) / name
+            if TEMP_NAME.match(name) and not path.is_symlink():
+                try:
+                    path.unlink()
+                except OSError as exc:
+                    log.warning("could not remove the leftover temp file %s: %s", path, exc)
+                    continue
+                removed.append(path)
+    if removed:
+        log.info("removed %d temp file(s) left by an interrupted write: %s", len(removed), removed)
+    return sorted(removed)
