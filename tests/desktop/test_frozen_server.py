@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.flows.test_offline_smoke import assert_streamed_reply
+from tests.flows.test_offline_smoke import first_offline_turn
 from tests.procs import ROOT, server_env, start_server, wait_ready, write_settings
 
 BUNDLE = ROOT / "dist" / "learning-harness-server"
@@ -146,17 +146,7 @@ def test_the_frozen_build_answers_an_offline_turn(data_dir: Path) -> None:
     server = start_frozen(data_dir)
     try:
         with httpx.Client(base_url=server.url, timeout=120) as client:
-            chat = client.post("/api/chats", json={}).json()
-            assert chat["model"]["provider"] == "local"
-            body = {
-                "id": chat["id"],
-                "messages": [
-                    {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Teach me fractions."}]}
-                ],
-            }
-            response = client.post("/api/chat", json=body)
-            assert response.status_code == 200, response.text
-            assert_streamed_reply(response.text)
+            first_offline_turn(client)
             offline = client.get("/api/settings").json()["offline"]
             assert offline["running"] is True and offline["error"] is None
         children = [c for c in children_of(server.process.pid) if "--serve-offline-model" in c[1]]

@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from server.config import OFFLINE_MODEL_NAME
 from server.services.offline_model import offline_installed
 from tests.flows.conftest import sse_chunks
 from tests.procs import start_server
@@ -23,6 +24,18 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not offline_installed(), reason="the 'local' extra is not installed"),
 ]
+
+
+def first_offline_turn(client: httpx.Client, text: str = "Teach me fractions.") -> dict:
+    """A new lesson (stamped with the offline model) and its first turn, which must stream a
+    reply from the offline model (issue 9: a 503 is a failure). Returns the created session."""
+    created = client.post("/api/chats", json={}).json()
+    assert created["model"]["provider"] == "local", created
+    message = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": text}]}
+    response = client.post("/api/chat", json={"id": created["id"], "messages": [message]})
+    assert response.status_code == 200, response.text
+    assert_streamed_reply(response.text)
+    return created
 
 
 def assert_streamed_reply(body: str) -> None:
@@ -41,22 +54,8 @@ def test_a_real_lesson_turn_on_the_offline_model(data_dir: Path) -> None:
     server = start_server(data_dir)
     try:
         with httpx.Client(base_url=server.url, timeout=600) as client:
-            created = client.post("/api/chats", json={}).json()
-            assert created["model"] == {
-                "provider": "local",
-                "model": "SmolLM2-135M-Instruct",
-                "baseUrl": None,
-            }
-            body = {
-                "id": created["id"],
-                "messages": [
-                    {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Teach me fractions."}]}
-                ],
-            }
-            response = client.post("/api/chat", json=body)
-            # issue 9: the first turn streams a reply from the offline model (a 503 is a failure)
-            assert response.status_code == 200, response.text
-            assert_streamed_reply(response.text)
+            created = first_offline_turn(client)
+            assert created["model"] == {"provider": "local", "model": OFFLINE_MODEL_NAME, "baseUrl": None}
             record = client.get(f"/api/chats/{created['id']}").json()
             assert record["messages"][0]["id"] == "u1"
             for part in (p for m in record["messages"][1:] for p in m["parts"]):
