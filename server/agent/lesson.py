@@ -8,22 +8,33 @@ UI message stream chunks. Agents are built fresh each turn (stateless).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, replace
+from typing import Any, Final, Literal
 
 import orjson
-from pydantic_ai import Agent, DeferredToolRequests, ToolOutput
+from pydantic_ai import Agent, DeferredToolRequests, RunContext, ToolOutput
 from pydantic_ai.agent import AgentRunResult
+from pydantic_ai.capabilities import PrepareOutputTools, PrepareTools
 from pydantic_ai.messages import ModelResponse
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
+from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.ui.vercel_ai import VercelAIAdapter
 from pydantic_ai.ui.vercel_ai.request_types import SubmitMessage, UIMessage
 
+from server.agent.engine import WholeResponseModel
 from server.agent.prompts import load_prompt
-from server.agent.tools import LessonDeps, graph_toolset, question_toolset, teacher_toolset
+from server.agent.tools import (
+    LessonDeps,
+    graph_toolset,
+    offline_tool_schema,
+    question_toolset,
+    teacher_toolset,
+)
+from server.core.contracts.plan import PlanTree
 from server.core.contracts.probe import ProbeAssessment
 from server.core.ports import GraphReader
+from server.core.transcript import INTERRUPTED, has_plan, tool_name
 
 SDK_VERSION: Literal[6] = 6
 """The AI SDK major the browser speaks (frontend pins ai@6 / @ai-sdk/react@3)."""
@@ -55,11 +66,131 @@ DEFAULT_RETRIES = 3
 """How often a role may retry a refused tool call or output before the turn fails."""
 
 
+# -- fitting the agents to the offline model (issue 9) ------------------------------------------------
+@dataclass(frozen=True)
+class OfflineTuning:
+    """How the lesson agents are fitted to the tiny offline model.
+
+    Attributes:
+        force_tool: each model request names the one tool the lesson's state calls for, so
+            llama.cpp's `chatml-function-calling` handler writes that call with its arguments
+            constrained by a grammar compiled from the tool's schema (with a free choice it picks
+            between a message and a tool at temperature 0, and mostly picks wrong).
+        short_schemas: the model sees lean tool schemas (`tools.offline_tool_schema`).
+    """
+
+    force_tool: bool = True
+    short_schemas: bool = True
+
+
+OFFLINE_TUNING = OfflineTuning()
+"""What the offline model gets (measured in tests/bench/bench_offline_tools.py, docs/benchmarks.md)."""
+
+OFFLINE_PROBE_QUIZZES = 2
+"""Answered placement quizzes after which the offline prober files `probe_done`."""
+
+_DETECT: Final = "detect"
+
+
+def _tool_parts(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        part
+        for message in messages
+        if message.get("role") == "assistant"
+        for part in message.get("parts", [])
+        if tool_name(part) is not None
+    ]
+
+
+def _answered(part: dict[str, Any]) -> bool:
+    return part.get("state") == "output-available" and part.get("output") != INTERRUPTED
+
+
+def prober_next_tool(messages: list[dict[str, Any]]) -> str:
+    """The tool the offline prober calls next: ask the goal first, then placement quizzes, then
+    `probe_done`."""
+    parts = _tool_parts(messages)
+    if not any(tool_name(p) in ("ask_user_question", "quiz") for p in parts):
+        return "ask_user_question"
+    answered = sum(1 for p in parts if tool_name(p) == "quiz" and _answered(p))
+    return "quiz" if answered < OFFLINE_PROBE_QUIZZES else "probe_done"
+
+
+def plan_node_ids(messages: list[dict[str, Any]]) -> list[str]:
+    """The node ids of the transcript's plan (the first successful `plan_init`), or []."""
+    for part in _tool_parts(messages):
+        output = part.get("output")
+        if tool_name(part) == "plan_init" and _answered(part) and isinstance(output, dict):
+            try:
+                return [node.id for node in PlanTree.model_validate(output.get("plan")).nodes]
+            except ValueError:
+                continue
+    return []
+
+
+def _offline_settings(
+    tuning: OfflineTuning, base: ModelSettings | None, next_tool: Callable[[LessonDeps], str]
+) -> ModelSettings | Callable[[RunContext[LessonDeps]], ModelSettings] | None:
+    if not tuning.force_tool:
+        return base
+
+    def settings(ctx: RunContext[LessonDeps]) -> ModelSettings:
+        return ModelSettings(**(base or {}), tool_choice=[next_tool(ctx.deps)])
+
+    return settings
+
+
+def _offline_capabilities(tuning: OfflineTuning) -> list[Any]:
+    if not tuning.short_schemas:
+        return []
+
+    async def lean(ctx: RunContext[LessonDeps], defs: list[ToolDefinition]) -> list[ToolDefinition]:
+        nodes = ctx.deps.plan_nodes or plan_node_ids(ctx.deps.messages)
+        out = []
+        for tool in defs:
+            short = offline_tool_schema(tool.name, nodes)
+            out.append(
+                tool
+                if short is None
+                else replace(tool, description=short[0], parameters_json_schema=short[1], strict=None)
+            )
+        return out
+
+    return [PrepareTools(lean), PrepareOutputTools(lean)]
+
+
+def is_offline_model(model: Model) -> bool:
+    """Whether `model` is the offline model as `engine.build_model` makes it (the only model
+    served whole); every other model gets the agents unchanged."""
+    return isinstance(model, WholeResponseModel)
+
+
+def _tuning_for(model: Model, offline: OfflineTuning | str | None) -> OfflineTuning | None:
+    if offline == _DETECT:
+        return OFFLINE_TUNING if is_offline_model(model) else None
+    assert offline is None or isinstance(offline, OfflineTuning)
+    return offline
+
+
+def _teacher_next_tool(deps: LessonDeps) -> str:
+    return "quiz" if deps.plan_authored or has_plan(deps.messages) else "plan_init"
+
+
 def build_prober(
-    model: Model, *, max_tokens: int | None = None, retries: int | None = None
+    model: Model,
+    *,
+    max_tokens: int | None = None,
+    retries: int | None = None,
+    offline: OfflineTuning | str | None = _DETECT,
 ) -> Agent[LessonDeps, Any]:
-    """The prober: asks the goal, probes floor and ceiling, ends its run by calling `probe_done`."""
+    """The prober: asks the goal, probes floor and ceiling, ends its run by calling `probe_done`.
+
+    `offline`: how the agent is fitted to the offline model; by default `OFFLINE_TUNING` for the
+    offline model (`engine.is_offline_model`) and nothing for any other.
+    """
     tries = DEFAULT_RETRIES if retries is None else retries
+    tuning = _tuning_for(model, offline)
+    settings = _settings(max_tokens)
     return Agent(
         model,
         deps_type=LessonDeps,
@@ -75,7 +206,12 @@ def build_prober(
             ),
             DeferredToolRequests,
         ],
-        model_settings=_settings(max_tokens),
+        model_settings=(
+            _offline_settings(tuning, settings, lambda deps: prober_next_tool(deps.messages))
+            if tuning
+            else settings
+        ),
+        capabilities=_offline_capabilities(tuning) if tuning else None,
         retries={"tools": tries, "output": tries},
     )
 
@@ -99,10 +235,14 @@ def build_teacher(
     max_tokens: int | None = None,
     retries: int | None = None,
     graph_tools: bool = False,
+    offline: OfflineTuning | str | None = _DETECT,
 ) -> Agent[LessonDeps, Any]:
     """The teacher: authors the plan once (`plan_init`), then teaches with tagged quizzes; with
-    `graph_tools` it may read the learner's knowledge graph (`list_sessions`, `list_propositions`)."""
+    `graph_tools` it may read the learner's knowledge graph (`list_sessions`, `list_propositions`).
+    `offline` as for `build_prober`."""
     tries = DEFAULT_RETRIES if retries is None else retries
+    tuning = _tuning_for(model, offline)
+    settings = _settings(max_tokens)
     toolsets = [question_toolset(tries), teacher_toolset(tries)]
     if graph_tools:
         toolsets.append(graph_toolset())
@@ -113,7 +253,8 @@ def build_teacher(
         name="teacher",
         toolsets=toolsets,
         output_type=[str, DeferredToolRequests],
-        model_settings=_settings(max_tokens),
+        model_settings=_offline_settings(tuning, settings, _teacher_next_tool) if tuning else settings,
+        capabilities=_offline_capabilities(tuning) if tuning else None,
         retries={"tools": tries, "output": tries},
     )
 

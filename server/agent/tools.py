@@ -29,11 +29,13 @@ class LessonDeps:
     Attributes:
         messages: the record's transcript as of this turn (read-only for the tools).
         plan_authored: set when `plan_init` succeeds in this run (author-once within a run too).
+        plan_nodes: the node ids of the plan authored in this run.
         graph: the knowledge graph's read side, when the teacher may use its graph tools.
     """
 
     messages: list[dict[str, Any]] = field(default_factory=list)
     plan_authored: bool = False
+    plan_nodes: list[str] = field(default_factory=list)
     graph: GraphReader | None = None
 
 
@@ -62,6 +64,7 @@ async def plan_init(ctx: RunContext[LessonDeps], plan: PlanInitInput) -> dict[st
     except PlanError as exc:
         raise ModelRetry(f"plan_init failed: {exc}. Fix the mermaid and call plan_init again.") from exc
     ctx.deps.plan_authored = True
+    ctx.deps.plan_nodes = [node.id for node in tree.nodes]
     return {"ok": True, "plan": tree.model_dump(mode="json")}
 
 
@@ -96,3 +99,70 @@ async def list_propositions(ctx: RunContext[LessonDeps], session: str) -> list[d
 def graph_toolset() -> FunctionToolset[LessonDeps]:
     """The teacher's read-only graph tools, offered when `agent.graphTools` is on."""
     return FunctionToolset([list_sessions, list_propositions], max_retries=2)
+
+
+# -- the offline model's tool schemas (issue 9) -------------------------------------------------------
+# The tiny offline model reads every schema in its prompt and fills the arguments under a grammar
+# llama.cpp compiles from the schema. These lean stand-ins (no docstrings, short bounds, three
+# options, `correct` an index that exists, `node` one of the plan's ids) keep its prompt small and
+# its arguments inside what the tools accept. Validation is unchanged: the tools' own models check
+# every call. Hosted models never see these. The bounds keep a whole call within the offline reply
+# cap (`services.turn.OFFLINE_MAX_TOKENS`): a call cut off there is not JSON.
+
+_SHORT = {"type": "string", "minLength": 1, "maxLength": 100}
+_WORD = {"type": "string", "minLength": 1, "maxLength": 40}
+OFFLINE_QUIZ_OPTIONS = 3
+_PLAN_NODE = r"[a-z][a-z0-9_]{0,15}(\[[A-Za-z0-9][A-Za-z0-9 ,'-]{0,29}\])?"
+_PLAN_PATTERN = rf"^graph TD(\\n  {_PLAN_NODE} --> {_PLAN_NODE}){{2,6}}$"
+"""A plan as the grammar lets the offline model write it: `graph TD`, then 2-6 edge lines (a JSON
+`\\n` escape between them), each `id[Label] --> id[Label]` or with a bare id on either side."""
+
+
+def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+def offline_tool_schema(name: str, plan_nodes: list[str]) -> tuple[str, dict[str, Any]] | None:
+    """(description, JSON schema) of a lesson tool for the offline model, or None to keep its own.
+
+    Args:
+        name: the tool's name.
+        plan_nodes: the plan's node ids when a plan exists (a teacher quiz must name one).
+    """
+    if name == "quiz":
+        properties: dict[str, Any] = {
+            "question": _SHORT,
+            "options": {
+                "type": "array",
+                "items": _WORD,
+                "minItems": OFFLINE_QUIZ_OPTIONS,
+                "maxItems": OFFLINE_QUIZ_OPTIONS,
+            },
+            "correct": {"enum": list(range(OFFLINE_QUIZ_OPTIONS))},
+            "explanation": _SHORT,
+        }
+        required = ["question", "options", "correct", "explanation"]
+        if plan_nodes:
+            properties["node"] = {"enum": plan_nodes}
+            required.append("node")
+        return "Ask one multiple-choice question; `correct` is the index of the right option.", _object(
+            properties, required
+        )
+    if name == "ask_user_question":
+        options = {"type": "array", "items": _WORD, "maxItems": 4}
+        return "Ask the learner an open question.", _object(
+            {"question": _SHORT, "options": options}, ["question", "options"]
+        )
+    if name == "probe_done":
+        level = {"enum": ["none", "beginner", "intermediate", "advanced", "expert"]}
+        return "Hand the learner over to the teacher.", _object(
+            {"topic": _WORD, "goal": _SHORT, "floor": _SHORT, "ceiling": _SHORT, "level": level},
+            ["topic", "goal", "floor", "ceiling", "level"],
+        )
+    if name == "plan_init":
+        mermaid = {"type": "string", "pattern": _PLAN_PATTERN}
+        return (
+            "Author the plan: `graph TD`, then one `a[Label] --> b[Label]` edge per line.",
+            _object({"title": _WORD, "mermaid": mermaid}, ["title", "mermaid"]),
+        )
+    return None
