@@ -112,3 +112,44 @@ def batch_uncovered(views: list[MessageView], budget_tokens: int) -> list[list[M
     if current:
         batches.append(current)
     return batches
+
+
+@dataclass(frozen=True)
+class CoverageSummary:
+    """How much of a lesson's teacher prose the graph has read (the session header's ring).
+
+    Attributes:
+        covered_tokens / uncovered_tokens: estimated tokens of covered / uncovered teacher prose.
+        covered_messages / uncovered_messages: teacher-prose messages of each kind.
+    """
+
+    covered_tokens: int
+    uncovered_tokens: int
+    covered_messages: int
+    uncovered_messages: int
+
+    @property
+    def total_tokens(self) -> int:
+        return self.covered_tokens + self.uncovered_tokens
+
+    def view(self) -> dict[str, int]:
+        return {
+            "coveredTokens": self.covered_tokens,
+            "uncoveredTokens": self.uncovered_tokens,
+            "coveredMessages": self.covered_messages,
+            "uncoveredMessages": self.uncovered_messages,
+            "totalTokens": self.total_tokens,
+        }
+
+
+def summarize(views: list[MessageView], covered: Mapping[str, set[str]]) -> CoverageSummary:
+    """Covered and uncovered teacher prose of a transcript's views (same diff as `uncovered`)."""
+    open_ = {v.message_id for v in uncovered(views, covered)}
+    done = [v for v in views if v.message_id not in open_]
+    todo = [v for v in views if v.message_id in open_]
+    return CoverageSummary(
+        covered_tokens=sum(v.tokens for v in done),
+        uncovered_tokens=sum(v.tokens for v in todo),
+        covered_messages=len(done),
+        uncovered_messages=len(todo),
+    )

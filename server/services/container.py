@@ -51,6 +51,7 @@ class Services:
         """Cancel running turns (each persists what streamed) and extraction runs (a cancelled job
         checkpoints nothing), then stop the offline model."""
         await self.turns.shutdown()
+        self.library.shutdown()
         await self.extraction.shutdown()
         if self.offline is not None:
             self.offline.stop()
@@ -79,7 +80,9 @@ def build_services(
     models = ModelService(stores.settings, stores.secrets, offline_server, model_factory)
     registry = TurnRegistry()
     extraction = ExtractionService(stores.graph, lambda: models.model_for_slot("cheap"))
-    library = LibraryService(stores.graph, extraction, stores.settings)
+    library = LibraryService(
+        stores.graph, extraction, stores.settings, chats=stores.chats, turn_running=registry.running
+    )
     graph = GraphService(stores.graph, stores.chats, extraction)
     extraction.after_merge = graph.settle_layout
     turns = TurnService(stores.chats, models, registry, graph_reader=library)

@@ -81,7 +81,9 @@ class JobRow:
     output_tokens: int | None = None
     requests: int = 0
     cost_usd: float | None = None
-    started_at: str = ""
+    queued_at: str = ""
+    started_at: str | None = None
+    """When the job got a model-call permit and began extracting (None while queued)."""
     ended_at: str | None = None
     stats: dict[str, int] = field(default_factory=dict)
 
@@ -99,6 +101,7 @@ class JobRow:
                 "requests": self.requests,
                 "costUsd": self.cost_usd,
             },
+            "queuedAt": self.queued_at,
             "startedAt": self.started_at,
             "endedAt": self.ended_at,
             "stats": self.stats,
@@ -134,7 +137,7 @@ class ExtractionService:
     # -- the activity feed ----------------------------------------------------------------------
     def activity(self) -> list[dict[str, Any]]:
         """Every job row, newest first."""
-        return [row.view() for row in sorted(self.rows.values(), key=lambda r: r.started_at, reverse=True)]
+        return [row.view() for row in sorted(self.rows.values(), key=lambda r: r.queued_at, reverse=True)]
 
     def running(self, source: str) -> bool:
         task = self.tasks.get(source)
@@ -180,7 +183,7 @@ class ExtractionService:
                 label=label,
                 index=index,
                 total=len(jobs),
-                started_at=self.clock(),
+                queued_at=self.clock(),
             )
             self.rows[row.id] = row
             rows.append(row)
@@ -237,11 +240,12 @@ class ExtractionService:
         try:
             resolved, model = await self.model_for()
             cap = OFFLINE_MAX_TOKENS if resolved.offline else None
-            self._phase(row, "extracting")
             nodes, chains = self.graph.nodes(), self.graph.chains()
             extractor = build_extractor(model, door=door, existing=nodes, max_tokens=cap)
             prompt = extractor_prompt(spec.text, digest(nodes, chains, row.source))
-            async with self.permits:
+            async with self.permits:  # "queued" until a permit is free
+                row.started_at = self.clock()
+                self._phase(row, "extracting")
                 findings = await run_extractor(extractor, prompt, usage)
             self._phase(row, "waiting")
             async with self.merge_section:

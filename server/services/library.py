@@ -3,17 +3,20 @@ the read-only views the teacher's graph tools and the UI use."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import stat
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from server.core.contracts.chat import ChatRecord
 from server.core.contracts.graph import SourceLine
-from server.core.coverage import batch_uncovered, message_views, uncovered
+from server.core.coverage import MessageView, batch_uncovered, message_views, summarize, uncovered
 from server.core.notes import (
     MAX_NOTE_BYTES,
     NOTE_SUFFIXES,
@@ -26,7 +29,7 @@ from server.core.notes import (
     skipped_name,
     source_id,
 )
-from server.core.ports import GraphStore, SettingsStore
+from server.core.ports import ChatStore, GraphStore, SettingsStore
 from server.services.chats import utc_now
 from server.services.extraction import ExtractionService, JobSpec
 
@@ -53,6 +56,19 @@ def import_roots(settings: SettingsStore, env: dict[str, str] | None = None) -> 
     return [r.resolve() for r in roots if r.is_absolute()]
 
 
+FlushTrigger = Literal["explicit", "leave", "idle", "queued"]
+
+
+@dataclass
+class FlushOutcome:
+    """What a flush did: started (a run began), running (one is going; the rest follows it),
+    deferred (a turn is running; it happens when the turn settles), covered (nothing uncovered),
+    empty (no teacher prose yet), missing (no such lesson)."""
+
+    status: Literal["started", "running", "deferred", "covered", "empty", "missing"]
+    detail: str
+
+
 @dataclass
 class ImportResult:
     """One file's outcome: queued (its jobs started), unchanged (a true no-op), refused (why)."""
@@ -77,8 +93,12 @@ class LibraryService:
     """Args:
     graph: the ledgers (read here; written only through `extraction`).
     extraction: the job runner.
-    settings: for `graph.extractionChunkTokens`.
+    settings: for `graph.extractionChunkTokens` and `graph.lessonIdleSeconds`.
     clock: ISO timestamp source.
+    chats: the lesson records (an idle or explicit flush re-reads the lesson).
+    turn_running: whether a lesson has a turn running (a flush then waits for it to settle).
+    idle_delay_s: overrides `graph.lessonIdleSeconds` (tests use a fraction of a second).
+    wall_clock: epoch seconds, for the `flushAt` times shown to the learner.
     """
 
     def __init__(
@@ -87,11 +107,24 @@ class LibraryService:
         extraction: ExtractionService,
         settings: SettingsStore,
         clock: Callable[[], str] = utc_now,
+        *,
+        chats: ChatStore | None = None,
+        turn_running: Callable[[str], bool] = lambda _chat_id: False,
+        idle_delay_s: float | None = None,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.graph = graph
         self.extraction = extraction
         self.settings = settings
         self.clock = clock
+        self.chats = chats
+        self.turn_running = turn_running
+        self.idle_delay_s = idle_delay_s
+        self.wall_clock = wall_clock
+        self._idle: dict[str, asyncio.TimerHandle] = {}
+        self._idle_due: dict[str, tuple[float, str]] = {}
+        self._flush_after: set[str] = set()
+        self._titles: dict[str, str] = {}
 
     def budget(self) -> int:
         return self.settings.load().graph.extraction_chunk_tokens
@@ -196,8 +229,8 @@ class LibraryService:
         return refused + self.import_files(files)
 
     def _import_text(self, name: str, text: str, budget: int, sources: dict[str, SourceLine]) -> ImportResult:
-        src = source_id(name)
         fingerprint = content_fingerprint(text)
+        src = source_id(name, fingerprint)
         known = sources.get(src)
         if known is not None and known.fingerprint == fingerprint:
             return ImportResult(name, src, "unchanged", "already imported with this content")
@@ -230,17 +263,143 @@ class LibraryService:
         return ImportResult(name, src, "queued", "", len(chunks))
 
     # -- the lesson trigger seam ----------------------------------------------------------------
+    # Four triggers, one seam (seed §6: "session end, idle, explicit flush"): a settled turn whose
+    # uncovered teacher prose reaches the budget; the lesson going idle (no turn for
+    # `graph.lessonIdleSeconds`); the learner leaving it; the learner's "Add to my graph now".
+    # The last three extract whatever is uncovered, even below the budget. Single-flight per
+    # lesson: a flush asked for while a turn or a run is going happens when it ends.
+
+    def idle_delay(self) -> float:
+        """Seconds without a settled turn before a lesson's uncovered prose is extracted."""
+        if self.idle_delay_s is not None:
+            return self.idle_delay_s
+        return self.settings.load().graph.lesson_idle_seconds
+
     def lesson_settled(self, record: ChatRecord) -> bool:
-        """The trigger seam: when a lesson's uncovered teacher prose reaches the chunk budget,
-        start its extraction (single-flight per lesson). Returns whether a run started."""
-        budget = self.budget()
-        views = uncovered(message_views(record.messages), self.graph.covered(record.id))
-        if sum(v.tokens for v in views) < budget or self.extraction.running(record.id):
+        """After each settled turn: extract at once when the uncovered teacher prose reaches the
+        budget (or a flush was asked for during the turn), else wait for the lesson to go idle.
+        Returns whether a run started."""
+        self._cancel_idle(record.id)
+        views = self._uncovered(record)
+        if not views:
+            self._flush_after.discard(record.id)
             return False
-        if record.id not in self.graph.sources():
-            self.graph.record_source(
-                SourceLine(id=record.id, kind="chat", title=record.title, at=self.clock())
+        if record.id in self._flush_after or sum(v.tokens for v in views) >= self.budget():
+            return self._extract(record, views) == "started"
+        self._arm_idle(record)
+        return False
+
+    def flush(self, chat_id: str, trigger: FlushTrigger = "explicit") -> FlushOutcome:
+        """Extract a lesson's uncovered teacher prose now, whatever its size (the learner left
+        the lesson, asked for it, or the lesson went idle). While a turn runs, the flush happens
+        when it settles; while the lesson's extraction runs, when that run has merged."""
+        record = self.chats.get(chat_id) if self.chats is not None else None
+        if record is None:
+            return FlushOutcome("missing", "no such lesson")
+        self._titles[chat_id] = record.title
+        if self.turn_running(chat_id):
+            self._cancel_idle(chat_id)
+            self._flush_after.add(chat_id)
+            return FlushOutcome("deferred", "it is added to your graph when the reply being written ends")
+        self._cancel_idle(chat_id)
+        views = self._uncovered(record)
+        if not views:
+            self._flush_after.discard(chat_id)
+            if message_views(record.messages):
+                return FlushOutcome("covered", "everything this lesson taught is already in your graph")
+            return FlushOutcome(
+                "empty", "nothing to add yet: the teacher has not taught anything in this lesson"
             )
+        status = self._extract(record, views)
+        log.info("lesson %s flushed (%s): %s", chat_id, trigger, status)
+        if status == "running":
+            return FlushOutcome(
+                "running", "this lesson is being read into your graph; the rest follows when it ends"
+            )
+        return FlushOutcome("started", "this lesson is being read into your graph")
+
+    def coverage(self, chat_id: str) -> dict[str, Any]:
+        """The session header's coverage: covered / uncovered teacher prose, the lesson's running
+        jobs, and when (or after what) its uncovered prose is extracted."""
+        record = self.chats.get(chat_id) if self.chats is not None else None
+        views = message_views(record.messages) if record is not None else []
+        summary = summarize(views, self.graph.covered(chat_id))
+        jobs = [
+            {"id": r["id"], "label": r["label"], "phase": r["phase"]}
+            for r in self.extraction.activity()
+            if r["source"] == chat_id and r["phase"] not in ("done", "error", "aborted")
+        ]
+        return {
+            **summary.view(),
+            "budgetTokens": self.budget(),
+            "running": self.extraction.running(chat_id),
+            "jobs": jobs,
+            "pending": self._pending_view(chat_id),
+        }
+
+    def pending(self) -> list[dict[str, Any]]:
+        """Lessons whose uncovered prose waits for a trigger (the activity feed's `pending`)."""
+        ids = [*self._idle_due, *sorted(self._flush_after - set(self._idle_due))]
+        return [view for cid in ids if (view := self._pending_view(cid)) is not None]
+
+    def shutdown(self) -> None:
+        for handle in self._idle.values():
+            handle.cancel()
+        self._idle.clear()
+        self._idle_due.clear()
+
+    def _pending_view(self, chat_id: str) -> dict[str, Any] | None:
+        if chat_id in self._idle_due:
+            due, title = self._idle_due[chat_id]
+            when = datetime.fromtimestamp(due, UTC).isoformat().replace("+00:00", "Z")
+            return {"source": chat_id, "label": title, "waitingFor": "idle", "flushAt": when}
+        if chat_id in self._flush_after:
+            waiting = "turn" if self.turn_running(chat_id) else "run"
+            label = self._titles.get(chat_id, chat_id)
+            return {"source": chat_id, "label": label, "waitingFor": waiting, "flushAt": None}
+        return None
+
+    def _uncovered(self, record: ChatRecord) -> list[MessageView]:
+        return uncovered(message_views(record.messages), self.graph.covered(record.id))
+
+    def _arm_idle(self, record: ChatRecord) -> None:
+        try:
+            delay = self.idle_delay()
+        except Exception:  # unreadable settings: the settings page says so; no timer
+            log.warning("settings unreadable; lesson %s waits for its next trigger", record.id)
+            return
+        loop = asyncio.get_running_loop()
+        self._idle[record.id] = loop.call_later(delay, self._idle_fired, record.id)
+        self._idle_due[record.id] = (self.wall_clock() + delay, record.title)
+
+    def _cancel_idle(self, chat_id: str) -> None:
+        handle = self._idle.pop(chat_id, None)
+        if handle is not None:
+            handle.cancel()
+        self._idle_due.pop(chat_id, None)
+
+    def _idle_fired(self, chat_id: str) -> None:
+        self._idle.pop(chat_id, None)
+        self._idle_due.pop(chat_id, None)
+        if self.turn_running(chat_id):
+            return  # the turn's settlement re-arms the timer
+        try:
+            self.flush(chat_id, "idle")
+        except Exception:  # a side channel: contained
+            log.exception("the idle flush of lesson %s failed", chat_id)
+
+    def _extract(self, record: ChatRecord, views: list[MessageView]) -> Literal["started", "running"]:
+        """Start the lesson's run over `views` in greedy budgeted batches; when one is already
+        running, flush again after it."""
+        self._titles[record.id] = record.title
+        if self.extraction.running(record.id):
+            self._flush_after.add(record.id)
+            return "running"
+        self._flush_after.discard(record.id)
+        budget = self.budget()
+        if record.id not in self.graph.sources():
+            source = SourceLine(id=record.id, kind="chat", title=record.title, at=self.clock())
+            self.graph.record_source(source)
         jobs = [
             JobSpec(
                 text="\n\n".join(v.text for v in batch),
@@ -249,7 +408,25 @@ class LibraryService:
             )
             for batch in batch_uncovered(views, budget)
         ]
-        return self.extraction.start(record.id, "chat", record.title, "session", jobs)
+        chat_id = record.id
+
+        def ended(all_merged: bool) -> None:
+            if chat_id in self._flush_after and all_merged:
+                # after this task is done, so the single-flight check lets the next run start
+                asyncio.get_running_loop().call_soon(self._flush_queued, chat_id)
+            elif not all_merged:
+                self._flush_after.discard(chat_id)
+
+        started = self.extraction.start(record.id, "chat", record.title, "session", jobs, on_complete=ended)
+        return "started" if started else "running"
+
+    def _flush_queued(self, chat_id: str) -> None:
+        if chat_id not in self._flush_after:
+            return
+        try:
+            self.flush(chat_id, "queued")
+        except Exception:
+            log.exception("the queued flush of lesson %s failed", chat_id)
 
     # -- reads for the teacher's graph tools ------------------------------------------------------
     def sessions(self) -> list[dict[str, Any]]:

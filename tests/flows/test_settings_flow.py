@@ -27,7 +27,8 @@ def test_slots_round_trip_and_other_sections_survive(live: Live) -> None:
     assert status["models"]["strong"]["model"] == "anthropic/claude-sonnet-4"
     assert status["resolved"]["strong"] is None
     assert any("LH_OPENROUTER_API_KEY" in p for p in status["problems"])
-    assert json.loads(settings_path.read_text())["graph"] == {"extractionChunkTokens": 8192}
+    graph = json.loads(settings_path.read_text())["graph"]
+    assert graph["extractionChunkTokens"] == 8192  # kept (defaults of newer keys are written beside it)
 
 
 def test_new_session_without_a_resolvable_model_is_503_saying_what_to_set(live: Live) -> None:

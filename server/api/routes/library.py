@@ -1,18 +1,21 @@
-"""The Library's HTTP surface: the notes front door and the activity feed (seed §6)."""
+"""The Library's HTTP surface: the notes front door, the activity feed, a lesson's coverage and
+its explicit flush, and the Library's settings (seed §6)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from server.api.bodies import StrictRoute, inline_schema, json_body, request_body
 from server.api.deps import ServicesDep
+from server.core.contracts.models import CHUNK_TOKENS_FLOOR, IDLE_SECONDS_FLOOR
 from server.core.notes import MAX_NOTE_BYTES, FolderRefused
+from server.services.container import Services
 
 router = APIRouter(route_class=StrictRoute)
 MAX_FILES = 200
@@ -90,8 +93,97 @@ def _refused(detail: str, files: list[dict[str, Any]]) -> JSONResponse:
 
 @router.get("/api/activity")
 async def activity(services: ServicesDep) -> dict[str, Any]:
-    """Background jobs, one row each: phase, `source · i/N` label, usage, error."""
-    return {"rows": services.extraction.activity()}
+    """Background jobs, one row each: phase, `source · i/N` label, usage, error; and `pending`:
+    lessons whose new prose waits for a trigger (`flushAt` when they go idle, or `waitingFor` a
+    turn or a run)."""
+    return {"rows": services.extraction.activity(), "pending": services.library.pending()}
+
+
+class FlushRequest(BaseModel):
+    """`POST /api/chats/{id}/graph` body (optional): why the lesson is added now — the learner
+    asked (`explicit`, the default) or left the lesson (`leave`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    trigger: Literal["explicit", "leave"] = "explicit"
+
+
+class LibrarySettingsUpdate(BaseModel):
+    """`PUT /api/library/settings` body: any of the Library's settings (omitted ones are kept).
+
+    - `extractionChunkTokens`: a lesson is read into the graph at once when this much of its
+      teacher prose is new; also the size of each extraction job (500 to 200,000 tokens).
+    - `lessonIdleSeconds`: after this long without a turn a lesson's new prose is read anyway
+      (30 s to a week).
+    - `graphTools`: whether the teacher may look at your graph (`agent.graphTools`).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    extraction_chunk_tokens: int | None = Field(
+        default=None, alias="extractionChunkTokens", ge=CHUNK_TOKENS_FLOOR, le=200_000
+    )
+    lesson_idle_seconds: float | None = Field(
+        default=None, alias="lessonIdleSeconds", ge=IDLE_SECONDS_FLOOR, le=7 * 24 * 3600
+    )
+    graph_tools: bool | None = Field(default=None, alias="graphTools")
+
+
+@router.get("/api/chats/{chat_id}/coverage")
+async def lesson_coverage(chat_id: str, services: ServicesDep) -> dict[str, Any]:
+    """How much of the lesson's teacher prose is in the graph: covered / uncovered tokens and
+    messages, the budget, the lesson's running jobs, and its pending flush (`flushAt` when it goes
+    idle, or `waitingFor` a turn or a run); 404 chat_not_found."""
+    services.chats.get(chat_id)
+    return services.library.coverage(chat_id)
+
+
+@router.post("/api/chats/{chat_id}/graph", response_model=None)
+async def add_lesson_to_graph(
+    chat_id: str, services: ServicesDep, body: FlushRequest | None = None
+) -> JSONResponse:
+    """Read the lesson's uncovered teacher prose into the graph now, whatever its size. 202
+    `{"status": "started" | "running" | "deferred", "detail", "coverage"}` (running: a run is going,
+    the rest follows it; deferred: a turn is running, it happens when the reply ends); 200 with
+    `covered` (nothing new) or `empty` (no teacher prose yet); 404 chat_not_found."""
+    services.chats.get(chat_id)
+    outcome = services.library.flush(chat_id, body.trigger if body else "explicit")
+    status = 202 if outcome.status in ("started", "running", "deferred") else 200
+    return JSONResponse(
+        {"status": outcome.status, "detail": outcome.detail, "coverage": services.library.coverage(chat_id)},
+        status_code=status,
+    )
+
+
+@router.get("/api/library/settings")
+async def library_settings(services: ServicesDep) -> dict[str, Any]:
+    """`{"extractionChunkTokens", "lessonIdleSeconds", "graphTools"}` as they apply now."""
+    return _library_view(services)
+
+
+@router.put("/api/library/settings")
+async def put_library_settings(body: LibrarySettingsUpdate, services: ServicesDep) -> dict[str, Any]:
+    """Change the Library's settings (`graph.extractionChunkTokens`, `graph.lessonIdleSeconds`,
+    `agent.graphTools`); other settings are kept. Answers the settings as they now apply."""
+    store = services.stores.settings
+    settings = store.load()
+    if body.extraction_chunk_tokens is not None:
+        settings.graph.extraction_chunk_tokens = body.extraction_chunk_tokens
+    if body.lesson_idle_seconds is not None:
+        settings.graph.lesson_idle_seconds = body.lesson_idle_seconds
+    if body.graph_tools is not None:
+        settings.agent.graph_tools = body.graph_tools
+    store.save(settings)
+    return _library_view(services)
+
+
+def _library_view(services: Services) -> dict[str, Any]:
+    settings = services.stores.settings.load()
+    return {
+        "extractionChunkTokens": settings.graph.extraction_chunk_tokens,
+        "lessonIdleSeconds": settings.graph.lesson_idle_seconds,
+        "graphTools": settings.agent.graph_tools,
+    }
 
 
 @router.post("/api/activity/abort")

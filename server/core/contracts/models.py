@@ -76,17 +76,40 @@ class RoleOverrides(Camel):
     teacher: ModelSlot | None = None
 
 
+CHUNK_TOKENS_FLOOR = 500
+"""The smallest extraction budget; a smaller `graph.extractionChunkTokens` is raised to it."""
+IDLE_SECONDS_FLOOR = 30.0
+"""The shortest idle delay a settings file may ask for; a shorter one is raised to it."""
+DEFAULT_IDLE_SECONDS = 300.0
+
+
 class GraphSettings(Camel):
     """`graph` section.
 
     Attributes:
-        extraction_chunk_tokens: a lesson's uncovered teacher prose that triggers extraction, and
-            the per-job budget for batches and notes chunks, in estimated tokens (>= 500).
+        extraction_chunk_tokens: a lesson's uncovered teacher prose that triggers extraction at
+            once, and the per-job budget for batches and notes chunks, in estimated tokens; a value
+            under 500 is floored to 500 (never invalidates the file).
+        lesson_idle_seconds: a lesson whose last turn settled this long ago gets its uncovered
+            teacher prose extracted even below the budget (default 5 minutes; floored to 30 s).
     """
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
 
-    extraction_chunk_tokens: int = Field(default=8192, ge=500)
+    extraction_chunk_tokens: int = 8192
+    lesson_idle_seconds: float = DEFAULT_IDLE_SECONDS
+
+    @field_validator("extraction_chunk_tokens")
+    @classmethod
+    def _floor_tokens(cls, value: int) -> int:
+        return max(value, CHUNK_TOKENS_FLOOR)
+
+    @field_validator("lesson_idle_seconds")
+    @classmethod
+    def _floor_idle(cls, value: float) -> float:
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError("lessonIdleSeconds must be a finite number of seconds")
+        return min(max(value, IDLE_SECONDS_FLOOR), 7 * 24 * 3600.0)
 
 
 class AgentSettings(Camel):
