@@ -17,18 +17,23 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from server.core.contracts.graph import (
     Chain,
     ChainLine,
+    CoverageLine,
     Findings,
     NodeLine,
     Proposition,
     Provenance,
+    RetireLine,
     Verdicts,
 )
+
+L = TypeVar("L", NodeLine, ChainLine)
 
 NODE_PREFIX = "n_"
 CHAIN_PREFIX = "arg_"
@@ -39,8 +44,9 @@ def _digest(text: str) -> str:
 
 
 def node_id(source: str, job: str, local_id: str) -> str:
-    """A new proposition's id, deterministic in (source, job, local id): a rerun of the same job
-    mints the same ids, so it converges instead of duplicating."""
+    """A new proposition's id, derived from (source, job, local id). A job id carries its run's
+    nonce, so two runs never share ids; `plan_merge` still never lets a minted id land on an
+    existing one (that would be a link nobody audited)."""
     return NODE_PREFIX + _digest(f"{source}|{job}|{local_id}")
 
 
@@ -126,6 +132,40 @@ def fold_chains(lines: Iterable[ChainLine], into: Mapping[str, Chain] | None = N
     return {chain.id: chain for chain in by_key.values()}
 
 
+# -- what a read counts: retirement and deletion (docs/decisions/0010-...) -----------------------
+def live_lines(lines: Iterable[L], retired: Collection[str], deleted: Collection[str]) -> Iterator[L]:
+    """The lines a fold counts: not from a retired job, not of a deleted id."""
+    for line in lines:
+        if line.provenance.job not in retired and line.id not in deleted:
+            yield line
+
+
+def live_coverage(lines: Iterable[CoverageLine], retired: Collection[str]) -> Iterator[CoverageLine]:
+    """Coverage a retired job recorded no longer covers anything (its content must run again)."""
+    return (line for line in lines if line.job not in retired)
+
+
+def without_dangling(nodes: Mapping[str, Proposition], chains: Mapping[str, Chain]) -> dict[str, Chain]:
+    """The chains whose every member is a proposition of `nodes`."""
+    return {
+        cid: c for cid, c in chains.items() if c.conclusion in nodes and all(p in nodes for p in c.premises)
+    }
+
+
+def version_jobs(coverage: Iterable[CoverageLine], version: Mapping[str, str]) -> set[str]:
+    """The jobs that merged a part of a source version: those whose coverage line names one of
+    the version's (key, fingerprint) pairs."""
+    return {line.job for line in coverage if version.get(line.message) == line.fingerprint}
+
+
+def retirements(source: str, contributing: Iterable[str], keep: Collection[str], at: str) -> list[RetireLine]:
+    """A changed source replaces its contribution: every job of `source` that still contributes
+    lines and is not one of the new version's jobs (`keep`) is retired. Lines other sources wrote
+    (their links to the same nodes, their assertions of the same chains) are untouched, so such
+    nodes and chains keep those provenances."""
+    return [RetireLine(source=source, job=job, at=at) for job in sorted(set(contributing) - set(keep))]
+
+
 # -- validating the extractor's submit -----------------------------------------------------------
 def findings_problems(findings: Findings, existing: Mapping[str, object]) -> list[str]:
     """What is wrong with a submit, as sentences the extractor can act on (empty: acceptable).
@@ -180,6 +220,7 @@ def plan_merge(
     verdicts: Verdicts,
     provenance: Provenance,
     at: str,
+    reserved: Collection[str] = (),
 ) -> MergePlan:
     """Join findings and verdicts into ledger lines, then simplify (seed §6, the merger).
 
@@ -194,6 +235,11 @@ def plan_merge(
         verdicts: the auditor's identity links.
         provenance: source, job and (for chats) the covered message ids.
         at: ISO timestamp for every line.
+        reserved: ids a new proposition must not take either (deleted ones).
+
+    A proposition the auditor did not link is always a new node: its minted id never equals an
+    existing, reserved or already-minted id (a salt is added until it is free), so a rerun can
+    never weld a new finding onto an old node.
     """
     plan = MergePlan()
     submitted = {p.id for p in findings.propositions}
@@ -202,14 +248,19 @@ def plan_merge(
         if link.finding in submitted and link.node in nodes and link.finding not in links:
             links[link.finding] = link.node
     resolved: dict[str, str] = {}
+    minted: set[str] = set()
     for prop in findings.propositions:
         if prop.id in links:
             target = links[prop.id]
             plan.linked_nodes += 1
         else:
             target = node_id(provenance.source, provenance.job, prop.id)
-            if target not in nodes:
-                plan.added_nodes += 1
+            salt = 0
+            while target in nodes or target in reserved or target in minted:
+                salt += 1
+                target = node_id(provenance.source, provenance.job, f"{prop.id}#{salt}")
+            minted.add(target)
+            plan.added_nodes += 1
         resolved[prop.id] = target
         plan.node_lines.append(
             NodeLine(

@@ -9,7 +9,15 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from server.core.contracts.chat import ChatRecord
-from server.core.contracts.graph import Chain, ChainLine, CoverageLine, Proposition, RunLine, SourceLine
+from server.core.contracts.graph import (
+    Chain,
+    ChainLine,
+    CoverageLine,
+    Proposition,
+    RetireLine,
+    RunLine,
+    SourceLine,
+)
 from server.core.contracts.models import KeyedProvider, Settings
 from server.core.graph import MergePlan
 
@@ -78,7 +86,27 @@ class GraphStore(Protocol):
     def chain_lines(self) -> list[ChainLine]: ...
 
     def covered(self, source: str) -> dict[str, set[str]]:
-        """message id -> fingerprints committed on, for one source."""
+        """message id -> fingerprints committed on, for one source (a retired job's do not count)."""
+        ...
+
+    def coverage(self, source: str) -> list[CoverageLine]:
+        """The source's coverage lines that count."""
+        ...
+
+    def contributors(self, source: str) -> set[str]:
+        """The source's committed jobs that are not retired."""
+        ...
+
+    def contribution(self, jobs: set[str]) -> tuple[dict[str, Proposition], dict[str, Chain]]:
+        """What these jobs' counted lines say, restricted to the graph as it stands."""
+        ...
+
+    def deleted(self) -> frozenset[str]:
+        """Every id the learner deleted (no line of them counts again)."""
+        ...
+
+    def retire(self, lines: list[RetireLine]) -> None:
+        """Append retirement lines: from then on those jobs' lines and coverage do not count."""
         ...
 
     def sources(self) -> dict[str, SourceLine]:
@@ -107,8 +135,9 @@ class GraphStore(Protocol):
 
     def save_render_settings(self, settings: dict[str, Any]) -> None: ...
 
-    def delete(self, node_ids: set[str], chain_ids: set[str]) -> None:
-        """Full death: rewrite the ledgers without them and prune their positions."""
+    def delete(self, node_ids: set[str], chain_ids: set[str], at: str = "") -> None:
+        """Full death: record the deleted ids, rewrite the ledgers without them and prune their
+        positions."""
         ...
 
 

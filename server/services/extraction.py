@@ -10,13 +10,17 @@
 - Abort is source-wide. One job's failure does not stop its siblings; a failed job checkpoints
   nothing (its content stays uncovered and re-runnable).
 - Single-flight per source: a source already running is not started twice.
+- A changed notes file replaces its contribution: when every chunk of the new version merged, the
+  source's other jobs are retired inside the merge section (docs/decisions/0010-...).
+- Deletion takes the same section (`GraphService.delete`), and a merge plans against the graph
+  read inside it, so it never links to, or re-creates, a node deleted before it committed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -39,7 +43,7 @@ from server.agent.pricing import usage_cost
 from server.core.candidates import candidates
 from server.core.contracts.graph import CoverageLine, Provenance, RunLine, Verdicts
 from server.core.contracts.models import ResolvedModel
-from server.core.graph import plan_merge
+from server.core.graph import plan_merge, retirements, version_jobs
 from server.core.ports import GraphStore
 from server.services.chats import utc_now
 
@@ -167,17 +171,22 @@ class ExtractionService:
         door: Door,
         jobs: list[JobSpec],
         on_complete: Callable[[bool], None] | None = None,
+        version: dict[str, str] | None = None,
     ) -> bool:
         """Start a source's run unless one is running (single-flight). Returns whether it started.
 
-        `on_complete(all_merged)` runs after the last job (e.g. to stamp a notes file's fingerprint)."""
-        if self.running(source) or not jobs:
+        `on_complete(all_merged)` runs after the last job (e.g. to stamp a notes file's fingerprint).
+        `version` (notes): every (coverage key -> fingerprint) of the source's new content. The
+        extractor's THE GRAPH SO FAR is then what this version merged so far, and once every job
+        merged, the source's jobs that merged no part of it are retired (so `jobs` may be empty:
+        the version merged in earlier runs and only its completion is left)."""
+        if self.running(source) or (not jobs and version is None):
             return False
         rows = []
-        for index, spec in enumerate(jobs, start=1):
-            fingerprint = hashlib.sha256(spec.text.encode("utf-8")).hexdigest()[:12]
+        run = uuid.uuid4().hex[:12]  # a run's own nonce: ids minted by two runs never collide
+        for index, _spec in enumerate(jobs, start=1):
             row = JobRow(
-                id=f"job_{source}_{fingerprint}_{index}",
+                id=f"job_{source}_{run}_{index}",
                 source=source,
                 kind=kind,
                 label=label,
@@ -189,7 +198,7 @@ class ExtractionService:
             rows.append(row)
         self._changed()
         self.tasks[source] = asyncio.get_running_loop().create_task(
-            self._run_source(source, door, list(zip(rows, jobs, strict=True)), on_complete),
+            self._run_source(source, door, list(zip(rows, jobs, strict=True)), on_complete, version),
             name=f"extraction {source}",
         )
         return True
@@ -211,11 +220,17 @@ class ExtractionService:
         door: Door,
         jobs: list[tuple[JobRow, JobSpec]],
         on_complete: Callable[[bool], None] | None,
+        version: dict[str, str] | None = None,
     ) -> None:
         merged_all = True
         try:
-            for row, spec in jobs:
-                merged_all = await self._run_job(row, spec, door) and merged_all
+            for index, (row, spec) in enumerate(jobs):
+                # The last job swaps the versions in its own merge section: no reader ever sees both.
+                replace = version if merged_all and index == len(jobs) - 1 else None
+                merged_all = await self._run_job(row, spec, door, version, replace) and merged_all
+            if not jobs and version is not None:
+                async with self.merge_section:
+                    merged_all = self._replace(source, version)
         except asyncio.CancelledError:
             merged_all = False
             for row, _ in jobs:
@@ -230,19 +245,54 @@ class ExtractionService:
                 except Exception:
                     log.exception("completing source %s failed", source)
 
+    def _replace(self, source: str, version: dict[str, str]) -> bool:
+        """Retire the source's jobs that merged no part of `version`. Call it holding the merge
+        section. Returns False when the ledger could not be written (the version is then not
+        stamped complete, and the next import of it retries the replacement)."""
+        try:
+            keep = version_jobs(self.graph.coverage(source), version)
+            lines = retirements(source, self.graph.contributors(source), keep, self.clock())
+            if lines:
+                self.graph.retire(lines)
+                self._after_merge(source)
+        except OSError:
+            log.exception("retiring the replaced contribution of %s failed", source)
+            return False
+        return True
+
+    def _after_merge(self, label: str) -> None:
+        if self.after_merge is not None:
+            try:
+                self.after_merge()
+            except Exception:
+                log.exception("after-merge side channel failed for %s", label)
+
     def _phase(self, row: JobRow, phase: Phase) -> None:
         row.phase = phase
         self._changed()
 
-    async def _run_job(self, row: JobRow, spec: JobSpec, door: Door) -> bool:
+    async def _run_job(
+        self,
+        row: JobRow,
+        spec: JobSpec,
+        door: Door,
+        version: dict[str, str] | None = None,
+        replace: dict[str, str] | None = None,
+    ) -> bool:
+        """One job. `replace`: after this merge, in the same section, the version replaces the
+        source's earlier contribution (`_replace`); its failure makes this return False."""
         usage = RunUsage()
         resolved: ResolvedModel | None = None
         try:
             resolved, model = await self.model_for()
             cap = OFFLINE_MAX_TOKENS if resolved.offline else None
             nodes, chains = self.graph.nodes(), self.graph.chains()
+            if version is not None:  # THE GRAPH SO FAR is this version's, never the replaced one's
+                own = self.graph.contribution(version_jobs(self.graph.coverage(row.source), version))
+            else:
+                own = (nodes, chains)
             extractor = build_extractor(model, door=door, existing=nodes, max_tokens=cap)
-            prompt = extractor_prompt(spec.text, digest(nodes, chains, row.source))
+            prompt = extractor_prompt(spec.text, digest(*own, row.source))
             async with self.permits:  # "queued" until a permit is free
                 row.started_at = self.clock()
                 self._phase(row, "extracting")
@@ -267,7 +317,10 @@ class ExtractionService:
                 self._phase(row, "merging")
                 at = self.clock()
                 provenance = Provenance(source=row.source, job=row.id, messages=spec.messages)
-                plan = plan_merge(nodes, chains, findings, verdicts, provenance, at)
+                nodes, chains = self.graph.nodes(), self.graph.chains()  # unchanged while the section is held
+                plan = plan_merge(
+                    nodes, chains, findings, verdicts, provenance, at, reserved=self.graph.deleted()
+                )
                 run = RunLine(
                     source=row.source,
                     job=row.id,
@@ -283,11 +336,8 @@ class ExtractionService:
                     for key, fp in spec.coverage
                 ]
                 self.graph.commit_merge(plan, coverage, run)
-                if self.after_merge is not None:
-                    try:
-                        self.after_merge()
-                    except Exception:
-                        log.exception("after-merge side channel failed for %s", row.id)
+                replaced = self._replace(row.source, replace) if replace is not None else True
+                self._after_merge(row.id)
             row.stats = {
                 "addedNodes": plan.added_nodes,
                 "linkedNodes": plan.linked_nodes,
@@ -295,7 +345,7 @@ class ExtractionService:
                 "droppedChains": len(plan.dropped_chains),
             }
             row.phase = "done"
-            return True
+            return replaced
         except asyncio.CancelledError:
             row.phase = "aborted"
             raise

@@ -117,23 +117,31 @@ class GraphService:
         self.graph.save_render_settings(merged)
         return merged
 
-    def delete(self, ids: list[str]) -> dict[str, Any]:
+    async def delete(self, ids: list[str]) -> dict[str, Any]:
         """Full death: propositions with every chain referencing them; implication ids with exactly
         their chain. Raises TurnRejected(404) when nothing matches, 409 while a source involved is
-        being extracted."""
-        nodes, chains = self.graph.nodes(), self.graph.chains()
-        dead_nodes, dead_chains = deletion(nodes, chains, set(ids))
-        if not dead_nodes and not dead_chains:
-            raise TurnRejected(404, "not_found", "none of these ids is a node of the graph; reload the graph")
-        involved = {s for n in dead_nodes for s in nodes[n].sources} | {
-            s for c in dead_chains for s in chains[c].sources
-        }
-        busy = sorted(s for s in involved if self.extraction.running(s))
-        if busy:
-            raise TurnRejected(
-                409,
-                "extraction_running",
-                f"an extraction of {', '.join(busy)} is running; wait for it, then delete",
-            )
-        self.graph.delete(dead_nodes, dead_chains)
+        being extracted.
+
+        Runs inside the extraction pipeline's audit→merge section, like a merge: no auditor reads
+        the graph while it changes, and a merge planned before it has landed (a merge that comes
+        after plans against the graph without these ids, and the recorded deletion keeps any late
+        line of them from counting)."""
+        async with self.extraction.merge_section:
+            nodes, chains = self.graph.nodes(), self.graph.chains()
+            dead_nodes, dead_chains = deletion(nodes, chains, set(ids))
+            if not dead_nodes and not dead_chains:
+                raise TurnRejected(
+                    404, "not_found", "none of these ids is a node of the graph; reload the graph"
+                )
+            involved = {s for n in dead_nodes for s in nodes[n].sources} | {
+                s for c in dead_chains for s in chains[c].sources
+            }
+            busy = sorted(s for s in involved if self.extraction.running(s))
+            if busy:
+                raise TurnRejected(
+                    409,
+                    "extraction_running",
+                    f"an extraction of {', '.join(busy)} is running; wait for it, then delete",
+                )
+            self.graph.delete(dead_nodes, dead_chains, self.extraction.clock())
         return {"deletedNodes": sorted(dead_nodes), "deletedChains": sorted(dead_chains)}

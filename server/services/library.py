@@ -239,9 +239,11 @@ class LibraryService:
         chunks = chunk_note(text, budget)
         covered = self.graph.covered(src)
         jobs = []
+        version: dict[str, str] = {}  # the whole new content: it replaces the file's contribution
         for index, chunk in enumerate(chunks, start=1):
             key = f"{fingerprint[:16]}:{index}"
             chunk_fp = content_fingerprint(chunk.text)
+            version[key] = chunk_fp
             if chunk_fp in covered.get(key, set()):
                 continue  # merged by an earlier, partly failed import of the same content
             jobs.append(JobSpec(text=chunk.text, coverage=[(key, chunk_fp)]))
@@ -256,10 +258,9 @@ class LibraryService:
                     )
                 )
 
-        if not jobs:
-            complete(True)
+        self.extraction.start(src, "notes", title, "notes", jobs, on_complete=complete, version=version)
+        if not jobs:  # merged by earlier runs: only the replacement and the stamp are left
             return ImportResult(name, src, "unchanged", "every chunk was already merged", len(chunks))
-        self.extraction.start(src, "notes", title, "notes", jobs, on_complete=complete)
         return ImportResult(name, src, "queued", "", len(chunks))
 
     # -- the lesson trigger seam ----------------------------------------------------------------

@@ -1,7 +1,13 @@
 """The graph ledgers in `data/graph/` (implements core.ports.GraphStore).
 
 Files: nodes.jsonl, chains.jsonl, coverage.jsonl, sessions.jsonl (per-run checkpoints),
-sources.jsonl, usage.jsonl. Appends are whole lines; reads skip a torn or invalid line.
+sources.jsonl, usage.jsonl, retired.jsonl (withdrawn jobs), deleted.jsonl (deleted ids). Appends
+are whole lines; reads skip a torn or invalid line.
+
+What a read counts (docs/decisions/0010-a-changed-source-replaces-its-contribution.md): a node or
+chain line counts when its job committed (its run line in sessions.jsonl is written), the job is not
+retired and the id is not deleted; coverage counts unless its job is retired; a chain counts only
+while every member is a counted proposition.
 """
 
 from __future__ import annotations
@@ -17,12 +23,21 @@ from server.core.contracts.graph import (
     Chain,
     ChainLine,
     CoverageLine,
+    DeletionLine,
     NodeLine,
     Proposition,
+    RetireLine,
     RunLine,
     SourceLine,
 )
-from server.core.graph import MergePlan, fold_chains, fold_nodes
+from server.core.graph import (
+    MergePlan,
+    fold_chains,
+    fold_nodes,
+    live_coverage,
+    live_lines,
+    without_dangling,
+)
 from server.store.atomic import read_json, write_json_atomic
 from server.store.ledger import append_ledger, read_ledger, rewrite_ledger
 
@@ -31,6 +46,10 @@ T = TypeVar("T")
 
 class _UsageLine(BaseModel):
     model_config = ConfigDict(extra="allow")
+
+
+_MARKS = ("marks", "sessions", "retired", "deleted")
+"""The ledgers that decide which lines count (the first name is the marks' cache slot)."""
 
 
 class FileGraphStore:
@@ -42,15 +61,15 @@ class FileGraphStore:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._cache: dict[str, tuple[tuple[int, int, int], Any]] = {}
+        self._cache: dict[str, tuple[tuple[tuple[int, int, int], ...], Any]] = {}
 
     def _path(self, name: str) -> Path:
         return self.root / f"{name}.jsonl"
 
-    def _cached(self, name: str, load: Callable[[], T]) -> T:
-        """A fold of a ledger, reused while the file is unchanged (same inode, size, mtime).
-        Callers get a shallow copy of the mapping; the folded objects are read-only by contract."""
-        signature = self._signature(name)
+    def _cached(self, name: str, load: Callable[[], T], *also: str) -> T:
+        """A fold of a ledger, reused while the file (and the `also` ledgers it depends on) are
+        unchanged (same inode, size, mtime). The folded objects are read-only by contract."""
+        signature = self._signatures(name, *also)
         hit = self._cache.get(name)
         if hit is None or hit[0] != signature:
             hit = (signature, load())
@@ -60,37 +79,81 @@ class FileGraphStore:
     def signature(self) -> tuple[tuple[int, int, int], ...]:
         """The state of every file a view is derived from (inode, size, mtime): equal signatures
         mean an equal graph."""
-        out = []
-        for path in (
-            self._path("nodes"),
-            self._path("chains"),
-            self._path("sources"),
-            self.root / "positions.json",
-        ):
-            try:
-                stat = path.stat()
-                out.append((stat.st_ino, stat.st_size, stat.st_mtime_ns))
-            except FileNotFoundError:
-                out.append((0, 0, 0))
+        out = [self._signature(name) for name in ("nodes", "chains", "sources", *_MARKS)]
+        try:
+            stat = (self.root / "positions.json").stat()
+            out.append((stat.st_ino, stat.st_size, stat.st_mtime_ns))
+        except FileNotFoundError:
+            out.append((0, 0, 0))
         return tuple(out)
+
+    # -- what counts: committed, not retired, not deleted ------------------------------------------
+    def _marks(self) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+        """(committed jobs, retired jobs, deleted ids)."""
+
+        def load() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+            retired = frozenset(line.job for line in read_ledger(self._path("retired"), RetireLine))
+            committed = frozenset(r.job for r in self.runs()) - retired
+            deleted = frozenset(
+                i for line in read_ledger(self._path("deleted"), DeletionLine) for i in line.ids
+            )
+            return committed, retired, deleted
+
+        return self._cached("marks", load, *_MARKS[1:])
+
+    def _live(self, lines: list[Any]) -> list[Any]:
+        committed, retired, deleted = self._marks()
+        return [line for line in live_lines(lines, retired, deleted) if line.provenance.job in committed]
+
+    def node_lines(self) -> list[NodeLine]:
+        """The node lines a read counts, in ledger order."""
+        return self._live(list(read_ledger(self._path("nodes"), NodeLine)))
 
     def nodes(self) -> dict[str, Proposition]:
         """Merged propositions (cached per file state; a shallow copy)."""
-        return dict(self._cached("nodes", lambda: fold_nodes(read_ledger(self._path("nodes"), NodeLine))))
+        return dict(self._cached("nodes", lambda: fold_nodes(self.node_lines()), *_MARKS))
 
     def chain_lines(self) -> list[ChainLine]:
         return list(read_ledger(self._path("chains"), ChainLine))
 
+    def _chain_fold(self) -> dict[str, Chain]:
+        return self._cached("chains", lambda: fold_chains(self._live(self.chain_lines())), *_MARKS)
+
     def chains(self) -> dict[str, Chain]:
-        """Merged chains (cached per file state; a shallow copy)."""
-        return dict(self._cached("chains", lambda: fold_chains(self.chain_lines())))
+        """Merged chains whose every member is a proposition (cached folds; a new mapping)."""
+        return without_dangling(self.nodes(), self._chain_fold())
+
+    def coverage(self, source: str) -> list[CoverageLine]:
+        """The source's coverage lines that count (a retired job's coverage does not)."""
+        _, retired, _ = self._marks()
+        lines = read_ledger(self._path("coverage"), CoverageLine)
+        return [line for line in live_coverage(lines, retired) if line.source == source]
 
     def covered(self, source: str) -> dict[str, set[str]]:
         out: dict[str, set[str]] = defaultdict(set)
-        for line in read_ledger(self._path("coverage"), CoverageLine):
-            if line.source == source:
-                out[line.message].add(line.fingerprint)
+        for line in self.coverage(source):
+            out[line.message].add(line.fingerprint)
         return dict(out)
+
+    def contributors(self, source: str) -> set[str]:
+        """The source's committed jobs that are not retired."""
+        committed, _, _ = self._marks()
+        return {r.job for r in self.runs() if r.source == source and r.job in committed}
+
+    def contribution(self, jobs: set[str]) -> tuple[dict[str, Proposition], dict[str, Chain]]:
+        """What these jobs' counted lines say, restricted to the graph as it stands."""
+        nodes = self.nodes()
+        mine = fold_nodes(line for line in self.node_lines() if line.provenance.job in jobs)
+        own = {nid: nodes[nid] for nid in mine if nid in nodes}
+        chains = self.chains()
+        said = {line.id for line in self._live(self.chain_lines()) if line.provenance.job in jobs}
+        return own, {cid: chains[cid] for cid in said if cid in chains}
+
+    def deleted(self) -> frozenset[str]:
+        return self._marks()[2]
+
+    def retire(self, lines: list[RetireLine]) -> None:
+        append_ledger(self._path("retired"), lines)
 
     def sources(self) -> dict[str, SourceLine]:
         return {line.id: line for line in read_ledger(self._path("sources"), SourceLine)}
@@ -99,26 +162,30 @@ class FileGraphStore:
         return list(read_ledger(self._path("sessions"), RunLine))
 
     def commit_merge(self, plan: MergePlan, coverage: list[CoverageLine], run: RunLine) -> None:
-        nodes_before = self._current("nodes")
-        chains_before = self._current("chains")
+        """Nodes, chains, the run line (the commit point: the job's lines count from here),
+        coverage, then the simplification rewrite (a crash before it leaves only redundant chains,
+        which the next merge touching them drops)."""
+        nodes_before = self._current("nodes", *_MARKS)
+        chains_before = self._current("chains", *_MARKS)
         append_ledger(self._path("nodes"), plan.node_lines)
         append_ledger(self._path("chains"), plan.chain_lines)
+        append_ledger(self._path("sessions"), [run])
+        append_ledger(self._path("coverage"), coverage)
         if plan.dropped_chains:
             rewrite_ledger(
                 self._path("chains"),
                 [line for line in self.chain_lines() if line.id not in plan.dropped_chains],
             )
-        append_ledger(self._path("sessions"), [run])
-        append_ledger(self._path("coverage"), coverage)  # last: a crash before it checkpoints nothing
         # This store is the ledgers' only writer: carry its folds forward instead of re-reading.
+        _, retired, deleted = self._marks()  # re-read: the run line just landed
         if nodes_before is not None:
-            folded = fold_nodes(plan.node_lines, into=nodes_before)
-            self._cache["nodes"] = (self._signature("nodes"), folded)
+            folded = fold_nodes(live_lines(plan.node_lines, retired, deleted), into=nodes_before)
+            self._cache["nodes"] = (self._signatures("nodes", *_MARKS), folded)
         if chains_before is not None:
-            folded_chains = fold_chains(plan.chain_lines, into=chains_before)
+            folded_chains = fold_chains(live_lines(plan.chain_lines, retired, deleted), into=chains_before)
             for dropped in plan.dropped_chains:
                 folded_chains.pop(dropped, None)
-            self._cache["chains"] = (self._signature("chains"), folded_chains)
+            self._cache["chains"] = (self._signatures("chains", *_MARKS), folded_chains)
 
     def _signature(self, name: str) -> tuple[int, int, int]:
         try:
@@ -127,10 +194,13 @@ class FileGraphStore:
             return (0, 0, 0)
         return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
 
-    def _current(self, name: str) -> Any | None:
-        """The cached fold when it matches the file as it stands, else None."""
+    def _signatures(self, *names: str) -> tuple[tuple[int, int, int], ...]:
+        return tuple(self._signature(name) for name in names)
+
+    def _current(self, name: str, *also: str) -> Any | None:
+        """The cached fold when it matches the files as they stand, else None."""
         hit = self._cache.get(name)
-        return hit[1] if hit is not None and hit[0] == self._signature(name) else None
+        return hit[1] if hit is not None and hit[0] == self._signatures(name, *also) else None
 
     def record_source(self, line: SourceLine) -> None:
         append_ledger(self._path("sources"), [line])
@@ -167,9 +237,12 @@ class FileGraphStore:
         write_json_atomic(self.root / "render.json", settings)
 
     # -- deletion (full death) --------------------------------------------------------------------
-    def delete(self, node_ids: set[str], chain_ids: set[str]) -> None:
-        """Rewrite the ledgers without these propositions and chains, and prune their positions.
-        Chains first: a crash in between leaves dangling chains, which the view drops."""
+    def delete(self, node_ids: set[str], chain_ids: set[str], at: str = "") -> None:
+        """Record the deletion (`deleted.jsonl`: from then on no line of these ids counts, even one
+        a merge writes later), then rewrite the ledgers without them and prune their positions.
+        Chains first: a crash in between leaves dangling chains, which reads drop."""
+        if node_ids or chain_ids:
+            append_ledger(self._path("deleted"), [DeletionLine(ids=sorted(node_ids | chain_ids), at=at)])
         if chain_ids:
             rewrite_ledger(self._path("chains"), [c for c in self.chain_lines() if c.id not in chain_ids])
         if node_ids:

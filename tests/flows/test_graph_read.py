@@ -80,12 +80,14 @@ def test_deletion_is_full_death(library: Library) -> None:  # noqa: F811
 
 
 def test_deletion_is_refused_while_the_source_is_extracted(library: Library) -> None:  # noqa: F811
-    view = imported(library, "data-structures-heap.en.md")
+    library.upload(NOTES / "data-structures-heap.en.md", names=["notes/heap.md"])
+    library.settle()
+    view = library.client.get("/api/graph").json()
     some = next(n for n in view["nodes"] if n["kind"] == "proposition")
     gate = library.hold_model()
     note = Path(library.data.parent / "heap.md")
     note.write_text((NOTES / "data-structures-heap.en.md").read_text() + "\nA new line.\n")
-    library.upload(note, names=["data-structures-heap.en.md"])  # same path: same source, changed
+    library.upload(note, names=["notes/heap.md"])  # same path (with its folder): same source, changed
     response = library.client.post("/api/graph/delete", json={"ids": [some["id"]]})
     assert response.status_code == 409 and response.json()["error"] == "extraction_running"
     gate.set()

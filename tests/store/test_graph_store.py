@@ -18,7 +18,7 @@ from server.core.contracts.graph import (
     SourceLine,
     Verdicts,
 )
-from server.core.graph import plan_merge
+from server.core.graph import plan_merge, retirements, version_jobs
 from server.store import ledger
 from server.store.graph import FileGraphStore
 
@@ -50,12 +50,13 @@ def run_line(job: str = "job_1") -> RunLine:
     )
 
 
-def commit(store: FileGraphStore) -> None:
-    plan = plan_merge(store.nodes(), store.chains(), findings(), Verdicts(links=[]), PROV, "t1")
+def commit(store: FileGraphStore, job: str = "job_1") -> None:
+    prov = Provenance(source="src_a", job=job)
+    plan = plan_merge(store.nodes(), store.chains(), findings(), Verdicts(links=[]), prov, "t1")
     store.commit_merge(
         plan,
-        [CoverageLine(source="src_a", message="chunk-1", fingerprint="f", job="job_1", at="t1")],
-        run_line(),
+        [CoverageLine(source="src_a", message="chunk-1", fingerprint="f", job=job, at="t1")],
+        run_line(job),
     )
 
 
@@ -77,17 +78,20 @@ def test_torn_and_invalid_lines_are_skipped_and_appends_stay_whole(tmp_path: Pat
         handle.write(b'{"id": "n_torn", "name": "half')  # a crash mid-line
     assert len(store.nodes()) == 3
     store.record_source(SourceLine(id="src_a", kind="notes", title="a.md", at="t2"))
-    commit(store)  # appends after the torn tail
-    assert len(store.nodes()) == 3  # deterministic ids: the rerun converged
+    commit(store, "job_2")  # appends after the torn tail
+    assert len(store.nodes()) == 6  # another run: new nodes, none welded onto the first run's
     assert nodes.read_bytes().count(b"\n") == 7  # 3 + torn + 3, each line ended
     (tmp_path / "graph" / "sources.jsonl").write_text('not json\n{"id": "src_b", "kind": "x"}\n')
     assert store.sources() == {}
 
 
-@pytest.mark.parametrize("fail_at", ["coverage", "sessions", "rewrite"])
+@pytest.mark.parametrize("fail_at", ["chains", "sessions", "coverage", "rewrite"])
 def test_a_merge_killed_midway_leaves_readable_ledgers_and_the_rerun_completes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail_at: str
 ) -> None:
+    """The run line is the commit point: before it, none of the job's lines count (nothing
+    half-merged); after it, the job counts, and a job that never recorded its coverage is retired
+    when its source's version completes without it."""
     store = FileGraphStore(tmp_path / "graph")
     real_append, real_rewrite = ledger.append_ledger, ledger.rewrite_ledger
 
@@ -105,11 +109,18 @@ def test_a_merge_killed_midway_leaves_readable_ledgers_and_the_rerun_completes(
     monkeypatch.setattr("server.store.graph.rewrite_ledger", rewrite)
     with pytest.raises(OSError):
         commit(store)
-    assert store.covered("src_a") == {}  # coverage is written after the graph lines: nothing checkpointed
-    assert store.nodes()  # what was written is readable
+    committed = fail_at in ("coverage", "rewrite")
+    assert len(store.nodes()) == (3 if committed else 0)  # readable; counted only once committed
+    assert store.covered("src_a") == ({"chunk-1": {"f"}} if fail_at == "rewrite" else {})
+    if fail_at == "rewrite":
+        assert len(store.chains()) == 2  # the redundant chain outlived the crash, nothing was lost
+        return
     monkeypatch.setattr("server.store.graph.append_ledger", real_append)
     monkeypatch.setattr("server.store.graph.rewrite_ledger", real_rewrite)
-    commit(store)
+    commit(store, "job_2")  # the rerun is another run
+    keep = version_jobs(store.coverage("src_a"), {"chunk-1": "f"})
+    assert keep == {"job_2"}
+    store.retire(retirements("src_a", store.contributors("src_a"), keep, "t3"))
     assert len(store.nodes()) == 3 and len(store.chains()) == 1
     assert store.covered("src_a") == {"chunk-1": {"f"}}
 
@@ -146,3 +157,57 @@ def test_the_carried_fold_equals_a_fresh_read_and_mutates_nothing_held(tmp_path:
     }
     assert {k: v.model_dump() for k, v in held_nodes.items()} == snapshot  # what callers held is untouched
     assert store.nodes()[first_a].sources == ["src_a", "src_b"]
+
+
+def test_retiring_a_job_keeps_what_other_sources_assert(tmp_path: Path) -> None:
+    """Issue 11, item 2: a replaced job's lines stop counting; a node or chain another source also
+    asserts stays, with that source's provenance only; nothing is rewritten."""
+    store = FileGraphStore(tmp_path / "graph")
+    commit(store)
+    by_name = {n.name: n.id for n in store.nodes().values()}
+    other = Provenance(source="src_b", job="job_b")
+    more = Findings(
+        propositions=[
+            FindingProposition(id="a", name="A too", statement="a holds."),
+            FindingProposition(id="x", name="X", statement="x holds."),
+        ],
+        chains=[FindingChain(premises=["a"], conclusion="x")],
+    )
+    links = Verdicts(links=[IdentityLink(finding="a", node=by_name["A"])])
+    plan = plan_merge(store.nodes(), store.chains(), more, links, other, "t2")
+    store.commit_merge(plan, [], run_line("job_b").model_copy(update={"source": "src_b"}))
+    size = (tmp_path / "graph" / "nodes.jsonl").stat().st_size
+    store.retire(retirements("src_a", store.contributors("src_a"), set(), "t3"))
+    nodes = store.nodes()
+    assert set(nodes) == {by_name["A"], plan.node_lines[1].id}
+    assert nodes[by_name["A"]].sources == ["src_b"] and nodes[by_name["A"]].name == "A too"
+    [kept] = store.chains().values()
+    assert kept.premises == [by_name["A"]] and kept.sources == ["src_b"]
+    assert store.covered("src_a") == {} and store.contributors("src_a") == set()
+    assert (tmp_path / "graph" / "nodes.jsonl").stat().st_size == size  # append-only: folded at read
+    assert FileGraphStore(tmp_path / "graph").nodes().keys() == nodes.keys()
+
+
+def test_a_deleted_id_never_counts_again_even_from_a_stale_plan(tmp_path: Path) -> None:
+    """Issue 11, item 3 (store side): a merge planned before a deletion and committed after it
+    (the race the merge section now prevents) cannot bring the node back."""
+    store = FileGraphStore(tmp_path / "graph")
+    commit(store)
+    by_name = {n.name: n.id for n in store.nodes().values()}
+    stale = plan_merge(
+        store.nodes(),
+        store.chains(),
+        Findings(
+            propositions=[FindingProposition(id="q", name="A", statement="a holds.")],
+            chains=[FindingChain(premises=["q"], conclusion=by_name["B"])],
+        ),
+        Verdicts(links=[IdentityLink(finding="q", node=by_name["A"])]),
+        Provenance(source="src_b", job="job_b"),
+        "t2",
+    )
+    store.delete({by_name["A"]}, {c.id for c in store.chains().values() if by_name["A"] in c.premises}, "t2")
+    assert by_name["A"] not in store.nodes()
+    store.commit_merge(stale, [], run_line("job_b"))
+    assert by_name["A"] not in store.nodes()  # no resurrection
+    assert all(by_name["A"] not in [*c.premises, c.conclusion] for c in store.chains().values())
+    assert by_name["A"] in store.deleted()

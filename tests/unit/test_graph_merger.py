@@ -245,17 +245,50 @@ def test_merge_links_creates_dedupes_and_passes_existing_ids_through() -> None:
     assert folded["n_old"].aliases == ["Limits"] and folded["n_old"].sources == ["c_0", "c_1"]
 
 
-def test_merge_is_deterministic_so_a_rerun_converges() -> None:
-    findings = Findings(
-        propositions=[prop("p1"), prop("p2")], chains=[FindingChain(premises=["p1"], conclusion="p2")]
+def test_a_rerun_of_a_changed_source_welds_nothing_it_was_not_told_to_link() -> None:
+    """Issue 11, item 1: a changed notes file re-runs an unchanged chunk's job; the model now says
+    something else. Nothing of the new run may land on an old id unless the auditor linked it,
+    even when the job id is the same as before (the ids collided before the fix)."""
+    heap = Findings(
+        propositions=[prop("p1", "Binary heap"), prop("p2", "Heap order")],
+        chains=[FindingChain(premises=["p1"], conclusion="p2")],
     )
-    first = plan_merge({}, {}, findings, Verdicts(links=[]), PROV, "t1")
+    first = plan_merge({}, {}, heap, Verdicts(links=[]), PROV, "t1")
+    nodes, chains = fold_nodes(first.node_lines), fold_chains(first.chain_lines)
+    rerun = Findings(
+        propositions=[prop("p1", "Sift-down cost"), prop("p2", "Binary heap")],
+        chains=[FindingChain(premises=["p1"], conclusion="p2")],  # reversed: was Binary heap ⟹ …
+    )
+    again = plan_merge(nodes, chains, rerun, Verdicts(links=[]), PROV, "t2")  # the same job id
+    assert not [line.id for line in again.node_lines if line.id in nodes]  # no silent link
+    assert (again.added_nodes, again.linked_nodes) == (2, 0)
+    merged = fold_nodes([*first.node_lines, *again.node_lines])
+    assert len(merged) == 4 and all(n.aliases == [] for n in merged.values())  # nothing welded
+    graph = fold_chains([*first.chain_lines, *again.chain_lines])
+    assert len(graph) == 2 and not any(  # no chain reversed into a cycle
+        c.premises == [d.conclusion] and d.premises == [c.conclusion]
+        for c in graph.values()
+        for d in graph.values()
+    )
+
+
+def test_only_the_auditors_links_reach_existing_nodes() -> None:
+    first = plan_merge(
+        {}, {}, Findings(propositions=[prop("p1", "Heap")], chains=[]), Verdicts(links=[]), PROV, "t1"
+    )
     nodes = fold_nodes(first.node_lines)
-    chains = fold_chains(first.chain_lines)
-    again = plan_merge(nodes, chains, findings, Verdicts(links=[]), PROV, "t2")
-    assert again.added_nodes == 0 and again.added_chains == 0
-    assert len(fold_nodes([*first.node_lines, *again.node_lines])) == 2
-    assert len(fold_chains([*first.chain_lines, *again.chain_lines])) == 1
+    [old] = nodes
+    rerun = Findings(propositions=[prop("p1", "Heap"), prop("p2", "Sift-down")], chains=[])
+    plan = plan_merge(nodes, {}, rerun, Verdicts(links=[IdentityLink(finding="p1", node=old)]), PROV, "t2")
+    assert [line.id == old for line in plan.node_lines] == [True, False]
+    assert (plan.added_nodes, plan.linked_nodes) == (1, 1)
+
+
+def test_a_new_node_never_takes_a_reserved_id() -> None:
+    findings = Findings(propositions=[prop("p1")], chains=[])
+    taken = node_id(PROV.source, PROV.job, "p1")
+    plan = plan_merge({}, {}, findings, Verdicts(links=[]), PROV, "t1", reserved={taken})
+    assert plan.node_lines[0].id != taken and plan.node_lines[0].id.startswith("n_")
 
 
 def test_merge_simplifies_with_the_new_chains() -> None:

@@ -99,4 +99,4 @@ async def put_render_settings(body: RenderSettingsUpdate, services: ServicesDep)
 async def delete_nodes(body: DeleteRequest, services: ServicesDep) -> dict[str, Any]:
     """Full death: a proposition takes every chain referencing it; an implication id takes exactly
     its chain. 409 while an extraction of an involved source runs; 404 when nothing matches."""
-    return services.graph.delete(body.ids)
+    return await services.graph.delete(body.ids)

@@ -169,6 +169,25 @@ class SourceLine(Wire):
     at: str
 
 
+class RetireLine(Wire):
+    """`retired.jsonl`: a job's contribution is withdrawn (its source's content changed and the new
+    version merged whole). Reads fold every node, chain and coverage line of a retired job away;
+    nothing is rewritten (docs/decisions/0010-a-changed-source-replaces-its-contribution.md)."""
+
+    source: str
+    job: str
+    reason: str = "replaced"
+    at: str
+
+
+class DeletionLine(Wire):
+    """`deleted.jsonl`: ids deleted by the learner (full death). Reads never show a line of these
+    ids again, whatever a merge planned before the deletion wrote afterwards."""
+
+    ids: list[str]
+    at: str
+
+
 # -- merged views (read side) ---------------------------------------------------------------------
 class Proposition(BaseModel):
     """A merged proposition: its first line, plus every later line's aliases and provenance."""

@@ -1,0 +1,196 @@
+"""Issue 11, items 1-3: re-imports weld nothing, an edited note replaces what it said, and a
+deletion is never undone by a merge (the pipeline in-process on real ledgers, scripted model)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from server.core.contracts.graph import NodeLine
+from server.core.notes import content_fingerprint
+from server.core.turns import TurnRejected
+from tests.flows.graph_pipeline import Pipeline, invariants
+
+
+def block(*names: str) -> str:
+    """One chunk's text: exactly 1,990 characters with its line ends, so the budget of 2,000
+    (500 estimated tokens) never takes a line of the next block into it."""
+    head = "".join(f"# {n}\n" for n in names)
+    filler = "".join(f"plain prose line {i} that the scripted extractor ignores.\n" for i in range(40))
+    body = (head + filler)[:1989]
+    return body[: body.rstrip("\n").rfind("\n") + 1].ljust(1989, "x") + "\n"
+
+
+HEAP_V1 = block("Binary heap", "Heap order", "Sift-down cost") + block("Priority queue", "Decrease key")
+HEAP_V2 = block("Binary heap", "Heap order", "Sift-down cost") + block("Heapsort", "In-place sorting")
+
+
+def names(pipe: Pipeline) -> list[str]:
+    return sorted(n.name for n in pipe.graph.nodes().values())
+
+
+def test_an_edited_note_replaces_what_it_said(tmp_path: Path) -> None:
+    pipe = Pipeline(tmp_path / "graph")
+
+    async def scenario() -> None:
+        assert await pipe.import_note("vault/heap.md", HEAP_V1) == "queued"
+        before = names(pipe)
+        assert len(before) == 5
+        assert await pipe.import_note("vault/heap.md", HEAP_V2) == "queued"
+        after = names(pipe)
+        assert after == sorted(
+            ["Binary heap", "Heap order", "Sift-down cost", "Heapsort", "In-place sorting"]
+        )
+        assert len(pipe.graph.nodes()) == 5  # not 10: nothing the old version said is left twice
+        invariants(pipe, set(), {"vault/heap.md": {content_fingerprint(HEAP_V2)}})
+        lines = len(pipe.ledger("nodes", NodeLine))
+        assert await pipe.import_note("vault/heap.md", HEAP_V2) == "unchanged"  # still a true no-op
+        assert len(pipe.ledger("nodes", NodeLine)) == lines
+
+    asyncio.run(scenario())
+
+
+def test_a_replaced_note_leaves_what_another_note_also_says(tmp_path: Path) -> None:
+    pipe = Pipeline(tmp_path / "graph")
+
+    async def scenario() -> None:
+        await pipe.import_note("vault/heap.md", HEAP_V1)
+        await pipe.import_note("vault/queues.md", block("Priority queue", "Scheduling"))
+        await pipe.import_note("vault/heap.md", HEAP_V2)
+        nodes = {n.name: n for n in pipe.graph.nodes().values()}
+        assert "Decrease key" not in nodes  # only the old heap.md said it
+        queues = [s for s in nodes["Priority queue"].sources]
+        assert len(queues) == 1 and queues[0] != nodes["Heapsort"].sources[0]  # queues.md's provenance
+        invariants(
+            pipe,
+            set(),
+            {
+                "vault/heap.md": {content_fingerprint(HEAP_V2)},
+                "vault/queues.md": {content_fingerprint(block("Priority queue", "Scheduling"))},
+            },
+        )
+
+    asyncio.run(scenario())
+
+
+def test_a_rerun_of_an_unchanged_chunk_that_says_something_else_welds_nothing(tmp_path: Path) -> None:
+    """The heap note's first chunk is unchanged, its second edited; the model now names the first
+    chunk's first proposition differently. Before the fix the rerun took the old ids and stored
+    "Binary heap restated" as an alias of "Binary heap" without any audit."""
+    pipe = Pipeline(tmp_path / "graph")
+
+    async def scenario() -> None:
+        await pipe.import_note("vault/heap.md", HEAP_V1)
+        pipe.script.drift = True
+        await pipe.import_note("vault/heap.md", HEAP_V2)
+        invariants(pipe, set(), {"vault/heap.md": {content_fingerprint(HEAP_V2)}})
+        assert all(n.aliases == [] for n in pipe.graph.nodes().values())
+
+    asyncio.run(scenario())
+
+
+def test_a_rerun_failing_half_way_retires_nothing(tmp_path: Path) -> None:
+    pipe = Pipeline(tmp_path / "graph")
+    broken = block("Binary heap", "Heap order", "Sift-down cost") + block("FAIL here", "Heapsort")
+
+    async def scenario() -> None:
+        await pipe.import_note("vault/heap.md", HEAP_V1)
+        before = names(pipe)
+        assert await pipe.import_note("vault/heap.md", broken) == "queued"
+        rows = pipe.extraction.activity()
+        assert sorted(r["phase"] for r in rows[:2]) == ["done", "error"]
+        assert set(before) <= set(names(pipe))  # the old version is all still there
+        assert not pipe.ledger("retired", NodeLine)
+        fps = {content_fingerprint(HEAP_V1), content_fingerprint(broken)}
+        invariants(pipe, set(), {"vault/heap.md": fps})
+        await pipe.import_note("vault/heap.md", HEAP_V2)  # the learner fixes the note
+        invariants(pipe, set(), {"vault/heap.md": {content_fingerprint(HEAP_V2)}})
+        assert len(pipe.graph.nodes()) == 5
+
+    asyncio.run(scenario())
+
+
+def test_a_delete_between_an_audit_and_its_merge_stays_deleted(tmp_path: Path) -> None:
+    """Issue 11, item 3. The auditor of queues.md reads the graph, links "Priority queue" to the
+    heap note's node, and while it works the learner deletes that node. Before the fix the delete
+    ran at once and the merge's link line brought the node back."""
+    pipe = Pipeline(tmp_path / "graph")
+    outcome: list[object] = []
+
+    async def scenario() -> None:
+        await pipe.import_note("vault/heap.md", HEAP_V1)
+        [target] = [n.id for n in pipe.graph.nodes().values() if n.name == "Priority queue"]
+
+        async def delete() -> None:
+            try:
+                result = pipe.service.delete([target])
+                outcome.append(await result if asyncio.iscoroutine(result) else result)
+            except TurnRejected as exc:
+                outcome.append(exc.status)
+
+        tasks: list[asyncio.Task[None]] = []
+        pipe.script.during_audit = lambda: tasks.append(asyncio.get_running_loop().create_task(delete()))
+        await pipe.import_note("vault/queues.md", block("Priority queue", "Scheduling"))
+        await asyncio.gather(*tasks)
+        assert tasks and outcome, "the delete never ran"
+        deleted = {target} if isinstance(outcome[0], dict) else set()
+        assert deleted, outcome  # the merge landed first, then the delete (queues.md had finished)
+        invariants(
+            pipe,
+            deleted,
+            {
+                "vault/heap.md": {content_fingerprint(HEAP_V1)},
+                "vault/queues.md": {content_fingerprint(block("Priority queue", "Scheduling"))},
+            },
+        )
+        await pipe.import_note("vault/queues.md", block("Priority queue", "Scheduling", "Dijkstra"))
+        assert target not in pipe.graph.nodes()  # nor does a later merge bring it back
+
+    asyncio.run(scenario())
+
+
+def test_a_delete_racing_an_import_of_the_same_source_is_refused(tmp_path: Path) -> None:
+    pipe = Pipeline(tmp_path / "graph")
+    outcome: list[object] = []
+
+    async def scenario() -> None:
+        await pipe.import_note("vault/heap.md", HEAP_V1)
+        [target] = [n.id for n in pipe.graph.nodes().values() if n.name == "Decrease key"]
+
+        async def delete() -> None:
+            try:
+                outcome.append(await pipe.service.delete([target]))
+            except TurnRejected as exc:
+                outcome.append(exc.status)
+
+        tasks: list[asyncio.Task[None]] = []
+        pipe.script.during_audit = lambda: tasks.append(asyncio.get_running_loop().create_task(delete()))
+        await pipe.import_note("vault/heap.md", HEAP_V2)
+        await asyncio.gather(*tasks)
+        assert outcome == [409]
+        invariants(pipe, set(), {"vault/heap.md": {content_fingerprint(HEAP_V2)}})
+
+    asyncio.run(scenario())
+
+
+def test_a_version_merged_by_earlier_runs_is_completed_by_a_reimport(tmp_path: Path) -> None:
+    """Every chunk of the new content merged, but the run stopped before the replacement (a crash):
+    the next import of that content merges nothing and completes the replacement."""
+    pipe = Pipeline(tmp_path / "graph")
+
+    async def scenario() -> None:
+        await pipe.import_note("vault/heap.md", HEAP_V1)
+        real = pipe.extraction._replace
+
+        def crashed(source: str, version: dict[str, str]) -> bool:
+            return False  # as when the retirement line could not be written
+
+        pipe.extraction._replace = crashed  # type: ignore[method-assign]
+        await pipe.import_note("vault/heap.md", HEAP_V2)
+        assert len(pipe.graph.nodes()) > 5  # both versions count until the replacement is done
+        pipe.extraction._replace = real  # type: ignore[method-assign]
+        status = await pipe.import_note("vault/heap.md", HEAP_V2)
+        assert status == "unchanged" and len(pipe.graph.nodes()) == 5
+        invariants(pipe, set(), {"vault/heap.md": {content_fingerprint(HEAP_V2)}})
+
+    asyncio.run(scenario())
