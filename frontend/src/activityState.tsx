@@ -1,7 +1,7 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import * as api from './api';
 import { useAppState } from './appState';
-import { countRunning, type ActivityRow } from './core/activity';
+import { countRunning, type ActivityRow, type PendingLesson } from './core/activity';
 import { describeError } from './core/errors';
 import type { Baseline, ImportFileResult } from './core/imports';
 
@@ -31,6 +31,8 @@ export interface ImportEntry {
 
 interface ActivityState {
   rows: ActivityRow[] | null;
+  /** Lessons whose new teaching waits for a trigger (idle, the running reply, the running part). */
+  pending: PendingLesson[];
   error: string | null;
   /** Successful reads so far (and a reader for event handlers, never stale). */
   fetches: number;
@@ -54,6 +56,7 @@ const ActivityContext = createContext<ActivityState | null>(null);
 
 export function ActivityProvider({ children }: { children: ReactNode }) {
   const [rows, setRows] = useState<ActivityRow[] | null>(null);
+  const [pending, setPending] = useState<PendingLesson[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [fetches, setFetches] = useState(0);
   const [dockOpen, setDockOpen] = useState(false);
@@ -68,12 +71,13 @@ export function ActivityProvider({ children }: { children: ReactNode }) {
     const mine = ++seq.current;
     try {
       const next = await api.getActivity();
-      if (mine !== seq.current) return next;
-      setRows(next);
+      if (mine !== seq.current) return next.rows;
+      setRows(next.rows);
+      setPending(next.pending);
       setError(null);
       fetchesRef.current += 1;
       setFetches(fetchesRef.current);
-      return next;
+      return next.rows;
     } catch (err) {
       if (mine === seq.current) setError(describeError(err).detail);
       return null;
@@ -112,6 +116,17 @@ export function ActivityProvider({ children }: { children: ReactNode }) {
       window.clearTimeout(timer);
     };
   }, [interval, refresh]);
+
+  // A lesson waiting for its idle trigger starts being read at `flushAt`: look shortly after.
+  const nextFlush = pending.reduce<number | null>((soonest, p) => {
+    const due = p.flushAt ? Date.parse(p.flushAt) : NaN;
+    return Number.isFinite(due) && (soonest === null || due < soonest) ? due : soonest;
+  }, null);
+  useEffect(() => {
+    if (nextFlush === null) return;
+    const timer = window.setTimeout(() => void refresh(), Math.max(0, nextFlush - Date.now()) + AFTER_TURN_MS);
+    return () => window.clearTimeout(timer);
+  }, [nextFlush, refresh]);
 
   // A lesson turn that ends may have started that lesson's extraction.
   const { chats } = useAppState();
@@ -165,6 +180,7 @@ export function ActivityProvider({ children }: { children: ReactNode }) {
   const value = useMemo(
     () => ({
       rows,
+      pending,
       error,
       fetches,
       fetchCount,
@@ -179,7 +195,7 @@ export function ActivityProvider({ children }: { children: ReactNode }) {
       removeImports,
       requestFastPolling,
     }),
-    [rows, error, fetches, fetchCount, refresh, runningCount, dockOpen, aborting, abort, imports, addImports, removeImports, requestFastPolling],
+    [rows, pending, error, fetches, fetchCount, refresh, runningCount, dockOpen, aborting, abort, imports, addImports, removeImports, requestFastPolling],
   );
   return <ActivityContext.Provider value={value}>{children}</ActivityContext.Provider>;
 }

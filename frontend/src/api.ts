@@ -3,9 +3,11 @@
 // through the AI SDK's DefaultChatTransport, see src/turnClient.ts.
 
 import type { UIMessage } from 'ai';
-import { normalizeActivity, type ActivityRow } from './core/activity';
+import { normalizeActivity, normalizePending, type ActivityRow, type PendingLesson } from './core/activity';
 import { ApiError } from './core/errors';
 import { normalizeGraph, normalizeRenderSettings, type GraphData, type RenderSettings } from './core/graph';
+import { normalizeCoverage, normalizeFlush, type FlushAnswer, type LessonCoverage } from './core/lessonGraph';
+import { normalizeLibrarySettings, type LibrarySettings } from './core/librarySettings';
 import { normalizeImportFiles, normalizeSources, type GraphSource, type ImportFileResult } from './core/imports';
 import { normalizeMessages } from './core/messages';
 import type { ChatModel, ChatSummary, KeyProvider, ModelRef, Settings, SettingsUpdate } from './core/types';
@@ -156,9 +158,37 @@ function safeJson(text: string): unknown {
   }
 }
 
-/** GET /api/activity: background jobs, newest first. */
-export async function getActivity(init?: RequestInit): Promise<ActivityRow[]> {
-  return normalizeActivity(await json<unknown>('/api/activity', init));
+/** GET /api/activity: background jobs (newest first) and lessons waiting to be read into the graph. */
+export async function getActivity(init?: RequestInit): Promise<{ rows: ActivityRow[]; pending: PendingLesson[] }> {
+  const raw = await json<unknown>('/api/activity', init);
+  return { rows: normalizeActivity(raw), pending: normalizePending(raw) };
+}
+
+/** GET /api/chats/{id}/coverage: how much of the lesson's teaching is in the graph, and what runs. */
+export async function getLessonCoverage(id: string, init?: RequestInit): Promise<LessonCoverage> {
+  const coverage = normalizeCoverage(await json<unknown>(chatPath(id, '/coverage'), init));
+  if (!coverage) throw new ApiError(500, 'the coverage answer could not be read');
+  return coverage;
+}
+
+/**
+ * POST /api/chats/{id}/graph: read the lesson's new teaching into the graph now (`explicit`, the
+ * menu's "Add to my graph now"), or because the learner left it (`leave`, sent with keepalive so
+ * it survives the page going away).
+ */
+export async function flushLesson(id: string, trigger: 'explicit' | 'leave' = 'explicit'): Promise<FlushAnswer> {
+  const init: RequestInit = { method: 'POST', body: JSON.stringify({ trigger }), keepalive: trigger === 'leave' };
+  return normalizeFlush(await json<unknown>(chatPath(id, '/graph'), init));
+}
+
+/** GET /api/library/settings. */
+export async function getLibrarySettings(): Promise<LibrarySettings> {
+  return normalizeLibrarySettings(await json<unknown>('/api/library/settings'));
+}
+
+/** PUT /api/library/settings with the keys that change; answers the settings as they now apply. */
+export async function putLibrarySettings(update: Partial<LibrarySettings>): Promise<LibrarySettings> {
+  return normalizeLibrarySettings(await json<unknown>('/api/library/settings', { method: 'PUT', body: JSON.stringify(update) }));
 }
 
 /** POST /api/activity/abort {source}: stops the source's run (every part of it). */

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import { Link } from 'react-router-dom';
 import { useActivity } from '../activityState';
-import { formatRowUsage, formatStats, isRunningRow, type ActivityRow } from '../core/activity';
+import { formatRowUsage, formatStats, isRunningRow, pendingWords, rowKey, type ActivityRow, type PendingLesson } from '../core/activity';
 import { formatFull, formatRelative } from '../core/time';
 import PhasePill from './PhasePill';
 
@@ -9,7 +9,7 @@ const SHOWN = 40;
 
 /** The background-activity panel (opened from the sidebar's Activity button, on every page). */
 export default function ActivityDock() {
-  const { dockOpen, setDockOpen, rows, error, runningCount } = useActivity();
+  const { dockOpen, setDockOpen, rows, pending, error, runningCount } = useActivity();
 
   useEffect(() => {
     if (!dockOpen) return;
@@ -44,15 +44,23 @@ export default function ActivityDock() {
           </p>
         )}
         {rows === null && !error && <p className="muted small">Loading…</p>}
-        {rows !== null && rows.length === 0 && (
-          <p className="muted small">
-            Nothing has run yet. <Link to="/library">Import notes</Link>, or take a lesson: both are read into your graph here.
+        {pending.length > 0 && (
+          <ul className="activity-list" data-testid="activity-pending">
+            {pending.map((p) => (
+              <PendingRowView key={p.source} pending={p} />
+            ))}
+          </ul>
+        )}
+        {rows !== null && rows.length === 0 && pending.length === 0 && (
+          <p className="muted small" data-testid="activity-empty">
+            Nothing has run yet. <Link to="/library">Imported notes</Link> are read into your graph at once. A lesson is read when you leave it,
+            after a few minutes without a turn, or when you choose “Add to my graph now” in its menu (⋯).
           </p>
         )}
         {shown.length > 0 && (
           <ul className="activity-list">
             {shown.map((row) => (
-              <ActivityRowView key={`${row.id}@${row.startedAt}`} row={row} />
+              <ActivityRowView key={rowKey(row)} row={row} />
             ))}
           </ul>
         )}
@@ -67,7 +75,7 @@ function ActivityRowView({ row }: { row: ActivityRow }) {
   const [notice, setNotice] = useState<string | null>(null);
   const running = isRunningRow(row);
   const stats = row.phase === 'done' ? formatStats(row.stats) : '';
-  const when = row.endedAt ?? row.startedAt;
+  const when = row.endedAt ?? row.startedAt ?? row.queuedAt;
   const target = row.kind === 'chat' ? `/chat/${encodeURIComponent(row.source)}` : '/library';
 
   return (
@@ -105,6 +113,30 @@ function ActivityRowView({ row }: { row: ActivityRow }) {
         </p>
       )}
       {notice && <p className="muted small">{notice}</p>}
+    </li>
+  );
+}
+
+/** A lesson whose new teaching waits to be read into the graph, and when it will be. */
+function PendingRowView({ pending }: { pending: PendingLesson }) {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (!pending.flushAt) return;
+    const timer = window.setInterval(() => setNow(Date.now()), 1000);
+    return () => window.clearInterval(timer);
+  }, [pending.flushAt]);
+  return (
+    <li className="activity-row phase-pending" data-testid="pending-row" data-source={pending.source} data-waiting={pending.waitingFor}>
+      <div className="activity-row-head">
+        <span className="phase-pill phase-queued">waiting</span>
+        <Link to={`/chat/${encodeURIComponent(pending.source)}`} className="activity-label" title={pending.label}>
+          {pending.label}
+        </Link>
+      </div>
+      <div className="activity-meta">
+        <span>Lesson</span>
+        <span>{pendingWords(pending, now)}</span>
+      </div>
     </li>
   );
 }

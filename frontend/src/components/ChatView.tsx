@@ -1,5 +1,7 @@
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef } from 'react';
+import * as api from '../api';
 import type { ChatRecord } from '../api';
+import { useActivity } from '../activityState';
 import { useAppState } from '../appState';
 import { describeError } from '../core/errors';
 import { showTypingIndicator } from '../core/messages';
@@ -8,6 +10,7 @@ import { derivePlanStatuses, planOf } from '../core/plan';
 import { answersById, pendingQuestions } from '../core/transcript';
 import { formatUsage, messageUsage } from '../core/usage';
 import { useLessonChat } from '../useLessonChat';
+import { useLessonCoverage } from '../useLessonCoverage';
 import Composer from './Composer';
 import MessageView from './MessageView';
 import PlanPanel from './PlanPanel';
@@ -25,6 +28,30 @@ export default function ChatView({ record }: { record: ChatRecord }) {
   useEffect(() => {
     if (error) void refreshSettings();
   }, [error, refreshSettings]);
+
+  // The lesson's place in the graph; leaving the lesson (another page, or closing the tab) has its
+  // new teaching read into the graph, even below the budget (the server waits for a running reply).
+  const { coverage, setCoverage, error: coverageError } = useLessonCoverage(record.id, busy);
+  const { refresh: refreshActivity } = useActivity();
+  const leaveState = useRef({ coverage, busy });
+  leaveState.current = { coverage, busy };
+  useEffect(() => {
+    let left = false;
+    const leave = () => {
+      const { coverage: c, busy: running } = leaveState.current;
+      if (left || !c || !(c.uncoveredTokens > 0 || running)) return;
+      left = true;
+      void api.flushLesson(record.id, 'leave').then(
+        () => void refreshActivity(),
+        () => undefined, // leaving is best effort: the idle trigger still reads it later
+      );
+    };
+    window.addEventListener('pagehide', leave);
+    return () => {
+      window.removeEventListener('pagehide', leave);
+      leave();
+    };
+  }, [record.id, refreshActivity]);
 
   const title = chats?.find((c) => c.id === record.id)?.title || record.title || 'Untitled lesson';
   const phase = useMemo(() => phaseOf(messages), [messages]);
@@ -81,6 +108,9 @@ export default function ChatView({ record }: { record: ChatRecord }) {
         usage={usage}
         busy={busy}
         onModelChanged={lesson.setModel}
+        coverage={coverage}
+        coverageError={coverageError}
+        onCoverage={setCoverage}
       />
       <div className="chat-body">
         <div className="chat-main">

@@ -460,7 +460,7 @@ function PartList({ rows }: { rows: ActivityRow[] }) {
         const index = partIndex(row);
         const total = splitLabel(row.label).total ?? rows.length;
         return (
-          <li key={`${row.id}@${row.startedAt}`} data-testid="import-part" data-phase={row.phase}>
+          <li key={`${row.id}@${row.queuedAt}`} data-testid="import-part" data-phase={row.phase}>
             <span className="part-index">{index !== null ? `${index}/${total}` : '·'}</span>
             <PhasePill phase={row.phase} />
             <span className="part-usage muted">

@@ -1,7 +1,9 @@
 import type { ChatStatus } from 'ai';
 import type { Phase } from '../core/phases';
+import type { LessonCoverage } from '../core/lessonGraph';
 import type { ChatModel } from '../core/types';
 import { formatCost, formatTokens, usageTotals, type UsageEntry } from '../core/usage';
+import { CoverageRing, SessionMenu } from './LessonGraph';
 import PhaseStepper from './PhaseStepper';
 import SessionModel from './SessionModel';
 
@@ -14,9 +16,12 @@ interface Props {
   usage: UsageEntry[];
   busy: boolean;
   onModelChanged: (model: ChatModel | null) => void;
+  coverage: LessonCoverage | null;
+  coverageError: string | null;
+  onCoverage: (coverage: LessonCoverage) => void;
 }
 
-export default function SessionHeader({ chatId, title, status, phase, model, usage, busy, onModelChanged }: Props) {
+export default function SessionHeader({ chatId, title, status, phase, model, usage, busy, onModelChanged, coverage, coverageError, onCoverage }: Props) {
   const totals = usageTotals(usage);
   return (
     <header className="chat-header">
@@ -26,6 +31,8 @@ export default function SessionHeader({ chatId, title, status, phase, model, usa
         <span className={`chat-status status-${status}`} data-testid="chat-status" title="Chat status">
           {status}
         </span>
+        <CoverageRing coverage={coverage} error={coverageError} />
+        <SessionMenu chatId={chatId} coverage={coverage} busy={busy} onCoverage={onCoverage} />
       </div>
       <div className="chat-meta">
         <SessionModel chatId={chatId} model={model} busy={busy} onChanged={onModelChanged} />

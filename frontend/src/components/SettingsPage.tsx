@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
 import * as api from '../api';
+import './librarySettings.css';
 import { useAppState } from '../appState';
 import { describeError } from '../core/errors';
 import {
@@ -14,6 +15,16 @@ import {
   type SettingsDraft,
   type SlotDraft,
 } from '../core/settings';
+import {
+  CHUNK_TOKENS_MAX,
+  CHUNK_TOKENS_MIN,
+  IDLE_MINUTES_MAX,
+  IDLE_MINUTES_MIN,
+  libraryDraft,
+  libraryDraftsEqual,
+  libraryUpdate,
+  type LibraryDraft,
+} from '../core/librarySettings';
 import { KEY_PROVIDERS, SLOTS, type KeyProvider, type Settings, type Slot } from '../core/types';
 
 const SLOT_INFO: Record<Slot, { label: string; help: string }> = {
@@ -52,6 +63,7 @@ export default function SettingsPage() {
         <>
           <ModelsSection settings={settings} />
           <KeysSection settings={settings} />
+          <LibrarySection />
         </>
       )}
     </div>
@@ -318,5 +330,147 @@ function KeyRow({ provider, settings }: { provider: KeyProvider; settings: Setti
       )}
       {notice && <p className="notice small">{notice}</p>}
     </div>
+  );
+}
+
+// ---------------------------------------------------------------------------
+
+/** When lessons are read into the knowledge graph, and whether the teacher may look at it. */
+function LibrarySection() {
+  const [saved, setSaved] = useState<LibraryDraft | null>(null);
+  const [draft, setDraft] = useState<LibraryDraft | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [saving, setSaving] = useState(false);
+  const [attempt, setAttempt] = useState(0);
+
+  useEffect(() => {
+    let cancelled = false;
+    api.getLibrarySettings().then(
+      (s) => {
+        if (cancelled) return;
+        setSaved(libraryDraft(s));
+        setDraft(libraryDraft(s));
+        setLoadError(null);
+      },
+      (err: unknown) => {
+        if (!cancelled) setLoadError(describeError(err).detail);
+      },
+    );
+    return () => {
+      cancelled = true;
+    };
+  }, [attempt]);
+
+  if (!draft || !saved) {
+    return (
+      <section className="card" data-testid="library-settings">
+        <h2>Knowledge graph</h2>
+        {loadError ? (
+          <p className="error-text" role="alert">
+            Could not load these settings: {loadError}{' '}
+            <button type="button" className="btn btn-small" onClick={() => setAttempt((n) => n + 1)}>
+              Try again
+            </button>
+          </p>
+        ) : (
+          <p className="muted">Loading…</p>
+        )}
+      </section>
+    );
+  }
+
+  const dirty = !libraryDraftsEqual(draft, saved);
+  const edit = (patch: Partial<LibraryDraft>) => {
+    setDraft({ ...draft, ...patch });
+    setNotice(null);
+    setError(null);
+  };
+
+  async function save() {
+    if (!draft) return;
+    const { update, problems } = libraryUpdate(draft);
+    if (!update) {
+      setError(problems.join(' '));
+      return;
+    }
+    setSaving(true);
+    setError(null);
+    try {
+      const next = libraryDraft(await api.putLibrarySettings(update));
+      setSaved(next);
+      setDraft(next);
+      setNotice('Saved.');
+    } catch (err) {
+      setError(describeError(err).detail);
+    } finally {
+      setSaving(false);
+    }
+  }
+
+  return (
+    <section className="card" data-testid="library-settings">
+      <h2>Knowledge graph</h2>
+      <p className="muted">
+        What a lesson teaches is read into your graph when you leave the lesson, after some time without a turn, when you choose “Add to my
+        graph now” in the lesson’s menu, or at once when enough is new.
+      </p>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          void save();
+        }}
+      >
+        <label className="block">
+          <span>Read a lesson at once after this much new teaching (tokens; also the size of each reading job)</span>
+          <input
+            type="number"
+            data-testid="library-chunk-tokens"
+            min={CHUNK_TOKENS_MIN}
+            max={CHUNK_TOKENS_MAX}
+            step={1}
+            value={draft.chunkTokens}
+            onChange={(e) => edit({ chunkTokens: e.target.value })}
+          />
+        </label>
+        <label className="block">
+          <span>Read a lesson after this many minutes without a turn</span>
+          <input
+            type="number"
+            data-testid="library-idle-minutes"
+            min={IDLE_MINUTES_MIN}
+            max={IDLE_MINUTES_MAX}
+            step="any"
+            value={draft.idleMinutes}
+            onChange={(e) => edit({ idleMinutes: e.target.value })}
+          />
+        </label>
+        <label className="checkbox">
+          <input type="checkbox" data-testid="library-graph-tools" checked={draft.graphTools} onChange={(e) => edit({ graphTools: e.target.checked })} />
+          <span>The teacher may look at your graph (which lessons and notes it holds, and what they taught)</span>
+        </label>
+        {error && (
+          <div className="banner banner-error" role="alert" data-testid="library-settings-error">
+            {error}
+          </div>
+        )}
+        <div className="form-actions">
+          <button type="submit" className="btn btn-primary" data-testid="library-settings-save" disabled={saving || !dirty}>
+            {saving ? 'Saving…' : 'Save'}
+          </button>
+          {dirty && !saving && (
+            <button type="button" className="btn" onClick={() => setDraft(saved)}>
+              Discard changes
+            </button>
+          )}
+          {notice && !dirty && (
+            <span className="notice" data-testid="library-settings-saved">
+              {notice}
+            </span>
+          )}
+        </div>
+      </form>
+    </section>
   );
 }

@@ -25,7 +25,8 @@ function row(partial: Partial<ActivityRow> = {}): ActivityRow {
     phase: 'done',
     error: null,
     usage: { inputTokens: 100, outputTokens: 20, requests: 2, costUsd: 0.001 },
-    startedAt: '2026-01-01T00:00:00.000Z',
+    queuedAt: '2026-01-01T00:00:00.000Z',
+    startedAt: '2026-01-01T00:00:01.000Z',
     endedAt: '2026-01-01T00:00:05.000Z',
     stats: { addedNodes: 2, linkedNodes: 1, addedChains: 1, droppedChains: 0 },
     ...partial,
@@ -137,5 +138,18 @@ describe('stats', () => {
     expect(formatStats(total)).toBe('3 new propositions · 1 linked · 1 chain · 2 chains dropped');
     expect(formatStats({ addedNodes: 1 })).toBe('1 new proposition');
     expect(formatStats({})).toBe('');
+  });
+});
+
+describe('queued and started', () => {
+  it('a queued job has no start yet and keeps its identity when it starts', () => {
+    const raw = { id: 'j', source: 's', phase: 'queued', queuedAt: '2026-01-01T00:00:00Z', startedAt: null };
+    const [queued] = normalizeActivity({ rows: [raw] });
+    expect(queued.startedAt).toBeNull();
+    expect(queued.queuedAt).toBe('2026-01-01T00:00:00Z');
+    const [started] = normalizeActivity({ rows: [{ ...raw, phase: 'extracting', startedAt: '2026-01-01T00:00:09Z' }] });
+    expect(rowKey(started)).toBe(rowKey(queued));
+    // an older server without queuedAt: its startedAt stands in
+    expect(normalizeActivity({ rows: [{ id: 'j', source: 's', phase: 'done', startedAt: 't0' }] })[0].queuedAt).toBe('t0');
   });
 });

@@ -33,7 +33,10 @@ export interface ActivityRow {
   phase: ActivityPhase;
   error: string | null;
   usage: ActivityUsage;
-  startedAt: string;
+  /** When the job was queued: with the id, the identity of one run of one job. */
+  queuedAt: string;
+  /** When it began extracting (null while it waits for a model-call permit). */
+  startedAt: string | null;
   endedAt: string | null;
   stats: Partial<ActivityStats>;
 }
@@ -94,7 +97,8 @@ export function normalizeActivityRow(raw: unknown): ActivityRow | null {
       requests: numberOrNull(usage.requests) ?? 0,
       costUsd: numberOrNull(usage.costUsd),
     },
-    startedAt: stringOr(raw.startedAt, ''),
+    queuedAt: stringOr(raw.queuedAt, stringOr(raw.startedAt, '')),
+    startedAt: stringOr(raw.startedAt, null),
     endedAt: stringOr(raw.endedAt, null),
     stats,
   };
@@ -106,9 +110,42 @@ export function normalizeActivity(raw: unknown): ActivityRow[] {
   return rows.map(normalizeActivityRow).filter((r): r is ActivityRow => r !== null);
 }
 
-/** Identity of one run of one job: a re-run of the same chunk keeps the id but gets a new start. */
-export function rowKey(row: Pick<ActivityRow, 'id' | 'startedAt'>): string {
-  return `${row.id}@${row.startedAt}`;
+/** Identity of one run of one job: a re-run of the same chunk keeps the id but is queued anew. */
+export function rowKey(row: Pick<ActivityRow, 'id' | 'queuedAt'>): string {
+  return `${row.id}@${row.queuedAt}`;
+}
+
+// ---------------------------------------------------------------------------
+// Lessons waiting to be read into the graph (the feed's `pending`)
+
+export interface PendingLesson {
+  source: string;
+  label: string;
+  /** idle: after `flushAt` without a turn; turn: when the running reply ends; run: after the running extraction. */
+  waitingFor: 'idle' | 'turn' | 'run';
+  flushAt: string | null;
+}
+
+export function normalizePending(raw: unknown): PendingLesson[] {
+  const list = isRecord(raw) && Array.isArray(raw.pending) ? raw.pending : [];
+  const out: PendingLesson[] = [];
+  for (const p of list) {
+    if (!isRecord(p) || typeof p.source !== 'string') continue;
+    const waitingFor = p.waitingFor === 'turn' || p.waitingFor === 'run' ? p.waitingFor : 'idle';
+    out.push({ source: p.source, label: stringOr(p.label, p.source), waitingFor, flushAt: stringOr(p.flushAt, null) });
+  }
+  return out;
+}
+
+/** "after 4 min without a turn", "when the reply ends", … for a lesson waiting to be read. */
+export function pendingWords(p: PendingLesson, now: number): string {
+  if (p.waitingFor === 'turn') return 'read into your graph when the reply being written ends';
+  if (p.waitingFor === 'run') return 'the rest is read when the running part ends';
+  const due = p.flushAt ? Date.parse(p.flushAt) : NaN;
+  if (!Number.isFinite(due)) return 'read into your graph once the lesson is idle';
+  const seconds = Math.max(0, Math.round((due - now) / 1000));
+  if (seconds < 60) return seconds <= 1 ? 'read into your graph now' : `read into your graph in ${seconds} s unless you continue`;
+  return `read into your graph in ${Math.round(seconds / 60)} min unless you continue`;
 }
 
 // ---------------------------------------------------------------------------

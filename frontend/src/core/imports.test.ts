@@ -28,7 +28,8 @@ function row(partial: Partial<ActivityRow> = {}): ActivityRow {
     phase: 'queued',
     error: null,
     usage: { inputTokens: null, outputTokens: null, requests: 0, costUsd: null },
-    startedAt: '2026-01-01T00:00:00.000Z',
+    queuedAt: '2026-01-01T00:00:00.000Z',
+    startedAt: null,
     endedAt: null,
     stats: {},
     ...partial,
@@ -130,20 +131,20 @@ describe('choosing files', () => {
 
 describe('runRows', () => {
   it('takes rows new since the import or still running then, by part', () => {
-    const oldFailed = row({ id: 'job_src_a_f0_1', phase: 'error', error: 'boom', startedAt: '2026-01-01T00:00:00.000Z' });
-    const rerunSameId = row({ id: 'job_src_a_f0_1', phase: 'queued', label: 'a.md · 1/2', startedAt: '2026-01-02T00:00:00.000Z' });
-    const part2 = row({ id: 'job_src_a_f2_2', label: 'a.md · 2/2', startedAt: '2026-01-02T00:00:00.000Z' });
-    const other = row({ source: 'src_b', startedAt: '2026-01-02T00:00:00.000Z' });
+    const oldFailed = row({ id: 'job_src_a_f0_1', phase: 'error', error: 'boom', queuedAt: '2026-01-01T00:00:00.000Z' });
+    const rerunSameId = row({ id: 'job_src_a_f0_1', phase: 'queued', label: 'a.md · 1/2', queuedAt: '2026-01-02T00:00:00.000Z' });
+    const part2 = row({ id: 'job_src_a_f2_2', label: 'a.md · 2/2', queuedAt: '2026-01-02T00:00:00.000Z' });
+    const other = row({ source: 'src_b', queuedAt: '2026-01-02T00:00:00.000Z' });
     const baseline = makeBaseline([oldFailed]);
     const mine = runRows([part2, rerunSameId, oldFailed, other], 'src_a', baseline);
     expect(mine).toEqual([rerunSameId, part2]);
   });
 
   it('joins a run that was under way ("running"), its ended parts included', () => {
-    const oldRun = row({ id: 'job_src_a_old_1', phase: 'done', label: 'a.md · 1/2', startedAt: '2025-01-01T00:00:00.000Z' });
-    const part1 = row({ phase: 'done', label: 'a.md · 1/3', startedAt: '2026-01-01T00:00:00.000Z' });
-    const part2 = row({ id: 'job_src_a_f2_2', phase: 'extracting', label: 'a.md · 2/3', startedAt: '2026-01-01T00:00:00.000Z' });
-    const part3 = row({ id: 'job_src_a_f3_3', phase: 'queued', label: 'a.md · 3/3', startedAt: '2026-01-01T00:00:00.001Z' });
+    const oldRun = row({ id: 'job_src_a_old_1', phase: 'done', label: 'a.md · 1/2', queuedAt: '2025-01-01T00:00:00.000Z' });
+    const part1 = row({ phase: 'done', label: 'a.md · 1/3', queuedAt: '2026-01-01T00:00:00.000Z' });
+    const part2 = row({ id: 'job_src_a_f2_2', phase: 'extracting', label: 'a.md · 2/3', queuedAt: '2026-01-01T00:00:00.000Z' });
+    const part3 = row({ id: 'job_src_a_f3_3', phase: 'queued', label: 'a.md · 3/3', queuedAt: '2026-01-01T00:00:00.001Z' });
     const baseline = makeBaseline([oldRun, part1, part2, part3]);
     const later = [oldRun, part1, { ...part2, phase: 'done' as const }, part3];
     expect(runRows(later, 'src_a', baseline).map((r) => r.label)).toEqual(['a.md · 1/3', 'a.md · 2/3', 'a.md · 3/3']);

@@ -173,9 +173,9 @@ export function runRows(rows: readonly ActivityRow[], sourceId: string, baseline
   let since: string | null = null;
   for (const r of source) {
     const before = baseline.get(rowKey(r));
-    if (before !== undefined && isRunningRow({ phase: before }) && (since === null || r.startedAt < since)) since = r.startedAt;
+    if (before !== undefined && isRunningRow({ phase: before }) && (since === null || r.queuedAt < since)) since = r.queuedAt;
   }
-  return sortByPart(source.filter((r) => !baseline.has(rowKey(r)) || (since !== null && r.startedAt >= since)));
+  return sortByPart(source.filter((r) => !baseline.has(rowKey(r)) || (since !== null && r.queuedAt >= since)));
 }
 
 function sortByPart(rows: ActivityRow[]): ActivityRow[] {
