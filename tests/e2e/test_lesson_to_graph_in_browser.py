@@ -1,0 +1,97 @@
+"""A short lesson reaches the knowledge graph from the browser (issue 11, item 4, done-when): far
+below `graph.extractionChunkTokens`, nothing reads it on its own within the test; the session
+menu's "Add to my graph now" does, the header's coverage ring shows it covered, and the home page
+shows its propositions under the lesson's cluster.
+
+One scripted OpenAI-compatible stub plays every role: the prober hands over at once, the teacher
+says three short sentences, the extractor (tests/stub_graph.py) names a proposition per line."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.flows.lesson_script import ASSESSMENT
+from tests.livehttp import serve
+from tests.procs import ServerProcess, start_on_stub
+from tests.stub_graph import graph_reply
+from tests.stub_openai import Reply, create_stub
+
+pytestmark = pytest.mark.e2e
+
+TEACHING = [
+    "A binary heap keeps the smallest key at its root",
+    "Every parent in a heap is at most its children",
+    "So the minimum of a heap is read in constant time",
+]
+
+
+def reply(body: dict[str, Any]) -> Reply:
+    tools = {t["function"]["name"] for t in body.get("tools", [])}
+    if "submit" in tools:  # the extractor or the auditor
+        return graph_reply(body)
+    if "probe_done" in tools:  # the prober hands over at once
+        return Reply("", ("probe_done", ASSESSMENT, "call_probe_done"))
+    return Reply("\n".join(f"{line}." for line in TEACHING))
+
+
+@pytest.fixture
+def server(data_dir: Path) -> Iterator[ServerProcess]:
+    with serve(create_stub(reply, delay_s=0.0)) as stub_url:
+        proc = start_on_stub(data_dir, stub_url)
+        try:
+            yield proc
+        finally:
+            assert proc.stop() == 0
+
+
+def test_a_short_lesson_then_add_to_my_graph_now_puts_it_on_the_home_page(
+    page: Page, server: ServerProcess
+) -> None:
+    page.goto(server.url + "/")
+    expect(page.get_by_test_id("graph-empty")).to_be_visible()
+    page.get_by_test_id("begin-lesson").click()
+    expect(page).to_have_url(re.compile(r"/chat/c_[0-9a-f]+$"))
+    chat_id = page.url.rsplit("/", 1)[1]
+    page.get_by_test_id("composer-input").fill("Teach me heaps")
+    page.get_by_test_id("composer-send").click()
+    expect(page.get_by_test_id("message-assistant").last).to_contain_text(TEACHING[0], timeout=20_000)
+    expect(page.get_by_test_id("chat-status")).to_have_text("ready", timeout=20_000)
+
+    # far below the budget: nothing runs, and the ring says the teaching is not in the graph yet
+    ring = page.get_by_test_id("coverage-ring")
+    expect(ring).to_have_attribute("data-covered", "0")
+    uncovered = int(ring.get_attribute("data-uncovered") or 0)
+    assert 0 < uncovered < 8192
+    assert [r for r in httpx.get(server.url + "/api/activity").json()["rows"] if r["source"] == chat_id] == []
+
+    page.get_by_test_id("session-menu").click()
+    expect(page.get_by_test_id("coverage-words")).to_contain_text("not yet")
+    page.get_by_test_id("add-to-graph").click()
+    expect(page.get_by_test_id("graph-notice")).to_contain_text("being read into your graph")
+    # the ring follows the run to its end: all of the lesson's teaching is covered
+    expect(ring).to_have_attribute("data-covered", str(uncovered), timeout=20_000)
+    expect(ring).to_have_attribute("data-uncovered", "0")
+    expect(ring).to_contain_text("graph: all")
+    rows = [r for r in httpx.get(server.url + "/api/activity").json()["rows"] if r["source"] == chat_id]
+    assert [r["phase"] for r in rows] == ["done"] and rows[0]["kind"] == "chat"
+
+    # the home page: the lesson's propositions, in the lesson's cluster
+    view = httpx.get(server.url + "/api/graph").json()
+    props = [n for n in view["nodes"] if n["kind"] == "proposition"]
+    assert {p["name"] for p in props} == {f"{line}." for line in TEACHING}
+    assert [c["key"] for c in view["clusters"]] == [chat_id]
+    page.goto(server.url + "/")
+    page.wait_for_function(
+        "n => !!window.__lhGraph && window.__lhGraph.stats().nodes === n && window.__lhGraph.stats().settled",
+        arg=len(view["nodes"]),
+        timeout=15_000,
+    )
+    expect(page.get_by_test_id("graph-empty")).to_have_count(0)
+    expect(page.get_by_test_id("graph-counts")).to_contain_text("3 propositions · 2 chains · 1 session")
