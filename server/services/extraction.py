@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import uuid
 from collections.abc import Callable
@@ -79,6 +80,9 @@ class JobRow:
     label: str
     index: int
     total: int
+    job: str = ""
+    """The run's own job id (provenance, coverage, run and usage lines): `id` plus the run's
+    nonce. `id` (source, chunk text, index) names the feed row, so a rerun replaces its row."""
     phase: Phase = "queued"
     error: str | None = None
     input_tokens: int | None = None
@@ -184,9 +188,11 @@ class ExtractionService:
             return False
         rows = []
         run = uuid.uuid4().hex[:12]  # a run's own nonce: ids minted by two runs never collide
-        for index, _spec in enumerate(jobs, start=1):
+        for index, spec in enumerate(jobs, start=1):
+            fingerprint = hashlib.sha256(spec.text.encode("utf-8")).hexdigest()[:12]
             row = JobRow(
-                id=f"job_{source}_{run}_{index}",
+                id=f"job_{source}_{fingerprint}_{index}",
+                job=f"job_{source}_{fingerprint}_{index}_{run}",
                 source=source,
                 kind=kind,
                 label=label,
@@ -316,14 +322,14 @@ class ExtractionService:
                         )
                 self._phase(row, "merging")
                 at = self.clock()
-                provenance = Provenance(source=row.source, job=row.id, messages=spec.messages)
+                provenance = Provenance(source=row.source, job=row.job, messages=spec.messages)
                 nodes, chains = self.graph.nodes(), self.graph.chains()  # unchanged while the section is held
                 plan = plan_merge(
                     nodes, chains, findings, verdicts, provenance, at, reserved=self.graph.deleted()
                 )
                 run = RunLine(
                     source=row.source,
-                    job=row.id,
+                    job=row.job,
                     label=row.view()["label"],
                     addedNodes=plan.added_nodes,
                     linkedNodes=plan.linked_nodes,
@@ -332,7 +338,7 @@ class ExtractionService:
                     at=at,
                 )
                 coverage = [
-                    CoverageLine(source=row.source, message=key, fingerprint=fp, job=row.id, at=at)
+                    CoverageLine(source=row.source, message=key, fingerprint=fp, job=row.job, at=at)
                     for key, fp in spec.coverage
                 ]
                 self.graph.commit_merge(plan, coverage, run)
@@ -362,7 +368,7 @@ class ExtractionService:
             try:
                 self.graph.record_usage(
                     {
-                        "job": row.id,
+                        "job": row.job,
                         "source": row.source,
                         "label": row.view()["label"],
                         "phase": row.phase,
