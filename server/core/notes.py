@@ -2,8 +2,8 @@
 
 A file is accepted when it is non-empty UTF-8 text of at most 2 MB; it is split at line
 boundaries into chunks of at most the token budget (a line longer than the budget is split
-too). Broken front matter is just text. Source ids are deterministic in the file's path (a bare
-file name adds its content).
+too). Broken front matter is just text. Source ids are deterministic in the file's path as the
+import names it.
 """
 
 from __future__ import annotations
@@ -25,19 +25,17 @@ class NoteRefused(ValueError):
     """A notes file that cannot be imported; the message says why and what to do."""
 
 
-def source_id(path: str, fingerprint: str | None = None) -> str:
-    """`src_` + the first 16 hex of SHA-256 of the file's identity.
+def source_id(path: str) -> str:
+    """`src_` + the first 16 hex of SHA-256 of the file's path as the import names it.
 
-    A path with a folder part (an absolute desktop path, or the relative path inside a picked
-    folder, which starts with that folder's name) is the identity: re-importing it replaces the
-    source. A bare file name (a single file chosen or dropped in the browser, which never says
-    which folder it came from) cannot tell two same-named files from different folders apart, so
-    with `fingerprint` (the content's) the identity is the name and the content: an unchanged
-    re-import is still the same source, a same-named file with other content is another one.
+    A picked folder sends each file's path inside it (starting with the folder's name) and a
+    desktop import its absolute path, so same-named files of different folders are different
+    sources. A single file chosen in the browser carries only its name: importing an edited
+    `notes.md` again replaces what `notes.md` said (issue 11: a learner expects an edited note to
+    replace its knowledge), at the price that two unrelated single files with one name are one
+    source; import their folders to keep them apart.
     """
-    bare = "/" not in path and "\\" not in path
-    key = f"{path}\x00{fingerprint}" if bare and fingerprint is not None else path
-    return "src_" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+    return "src_" + hashlib.sha256(path.encode("utf-8")).hexdigest()[:16]
 
 
 def content_fingerprint(text: str) -> str:

@@ -230,7 +230,7 @@ class LibraryService:
 
     def _import_text(self, name: str, text: str, budget: int, sources: dict[str, SourceLine]) -> ImportResult:
         fingerprint = content_fingerprint(text)
-        src = source_id(name, fingerprint)
+        src = source_id(name)
         known = sources.get(src)
         if known is not None and known.fingerprint == fingerprint:
             return ImportResult(name, src, "unchanged", "already imported with this content")

@@ -101,15 +101,15 @@ def test_same_named_files_from_different_folders_are_different_sources(gated: An
     # a picked folder sends its relative path; two folders, one file name
     by_path = upload(client, [("school/notes.md", first), ("work/notes.md", second)])
     assert len({f["sourceId"] for f in by_path}) == 2
-    # single files carry only their bare name: two different notes.md stay two sources...
-    bare = upload(client, [("notes.md", first)]) + upload(client, [("notes.md", second)])
-    assert [f["status"] for f in bare] == ["queued", "queued"]
-    assert len({f["sourceId"] for f in bare}) == 2
+    # a single file carries only its bare name: an edited notes.md re-imported is the same source
+    bare = upload(client, [("notes.md", first)])
     assert not {f["sourceId"] for f in bare} & {f["sourceId"] for f in by_path}
     deadline = time.monotonic() + 20
     while not (rows(client) and all(r["phase"] == "done" for r in rows(client))):
         assert time.monotonic() < deadline, rows(client)
         time.sleep(0.05)
-    # ...and the same file imported again is still a no-op
+    # the same file imported again is still a no-op; an edited one replaces it (same source)
     again = upload(client, [("notes.md", first)])
     assert again[0]["status"] == "unchanged" and again[0]["sourceId"] == bare[0]["sourceId"]
+    edited = upload(client, [("notes.md", second)])
+    assert edited[0]["status"] == "queued" and edited[0]["sourceId"] == bare[0]["sourceId"]

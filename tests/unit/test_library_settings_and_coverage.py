@@ -1,5 +1,5 @@
 """Issue 11: the Library's settings are floored, never fatal; a lesson's coverage summary; source
-ids of bare file names."""
+ids from paths."""
 
 from __future__ import annotations
 
@@ -54,10 +54,7 @@ def test_the_coverage_summary_counts_teacher_prose_only() -> None:
     assert summarize([], {}).total_tokens == 0
 
 
-def test_a_bare_file_name_is_told_apart_by_its_content() -> None:
-    assert source_id("notes.md", "f1") != source_id("notes.md", "f2")
-    assert source_id("notes.md", "f1") == source_id("notes.md", "f1")
-    # a path with a folder is the identity on its own: a changed file keeps its source
-    assert source_id("school/notes.md", "f1") == source_id("school/notes.md", "f2")
-    assert source_id("school/notes.md") != source_id("work/notes.md")
-    assert source_id("C:\\notes\\a.md", "f1") == source_id("C:\\notes\\a.md", "f2")
+def test_a_source_is_its_path_as_the_import_names_it() -> None:
+    assert source_id("school/notes.md") != source_id("work/notes.md") != source_id("notes.md")
+    assert source_id("notes.md") == source_id("notes.md"), "an edited single file replaces itself"
+    assert source_id("C:\\notes\\a.md") != source_id("D:\\notes\\a.md")
