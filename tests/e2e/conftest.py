@@ -18,8 +18,10 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
+    """One Chromium per test module: Playwright's sync API keeps an event loop running in the main
+    thread while it is open, which would break the asyncio tests that run after the e2e modules."""
     from playwright.sync_api import sync_playwright
 
     executable = shutil.which("chromium") or shutil.which("chromium-browser")
