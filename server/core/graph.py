@@ -153,9 +153,28 @@ def without_dangling(nodes: Mapping[str, Proposition], chains: Mapping[str, Chai
 
 
 def version_jobs(coverage: Iterable[CoverageLine], version: Mapping[str, str]) -> set[str]:
-    """The jobs that merged a part of a source version: those whose coverage line names one of
-    the version's (key, fingerprint) pairs."""
-    return {line.job for line in coverage if version.get(line.message) == line.fingerprint}
+    """The jobs that merged parts of a source version and nothing else: every (key, fingerprint)
+    pair a job's coverage lines name is one of the version's.
+
+    A notes job covers one chunk, so this is "the jobs that merged a chunk of the new file". A
+    lesson job covers a batch of messages: when one of them was edited or regenerated (its
+    fingerprint changed, or the message is gone), the job is no longer the version's, its
+    still-current messages count as uncovered and run again, and the job is retired when the run
+    that re-read them merged (docs/decisions/0010-...). A job with no coverage line (a crash
+    between its run line and its coverage) is no version's job."""
+    pairs: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for line in coverage:
+        pairs[line.job].append((line.message, line.fingerprint))
+    return {job for job, named in pairs.items() if all(version.get(key) == fp for key, fp in named)}
+
+
+def covered_by(coverage: Iterable[CoverageLine], jobs: Collection[str]) -> dict[str, set[str]]:
+    """key -> fingerprints that these jobs' coverage lines record (what `uncovered` diffs against)."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for line in coverage:
+        if line.job in jobs:
+            out[line.message].add(line.fingerprint)
+    return dict(out)
 
 
 def retirements(source: str, contributing: Iterable[str], keep: Collection[str], at: str) -> list[RetireLine]:
@@ -355,6 +374,34 @@ def simplify(chains: Mapping[str, Chain], changed: Iterable[Chain] | None = None
         else:
             kept_by_conclusion[chain.conclusion].append(chain)
     return dropped
+
+
+def restorable(
+    archived: Mapping[str, Chain], chains: Mapping[str, Chain], nodes: Mapping[str, object]
+) -> list[Chain]:
+    """Chains simplification once dropped that the graph no longer derives (the chains that made
+    them redundant were retired): each archived chain whose members all exist, that is not a
+    current chain, and that the current chains (plus those restored before it, in simplification's
+    order) do not make redundant. Restoring them keeps the law that the graph derives everything
+    its counted sources asserted (seed §6, chain simplification; docs/decisions/0010-...)."""
+    current = {chain_key(c.premises, c.conclusion) for c in chains.values()}
+    candidates = [
+        c
+        for cid, c in archived.items()
+        if cid not in chains
+        and chain_key(c.premises, c.conclusion) not in current
+        and c.conclusion in nodes
+        and all(p in nodes for p in c.premises)
+    ]
+    kept_by_conclusion: dict[str, list[Chain]] = defaultdict(list)
+    for chain in chains.values():
+        kept_by_conclusion[chain.conclusion].append(chain)
+    restored: list[Chain] = []
+    for chain in sorted(candidates, key=lambda c: (len(c.premises), c.created_at, c.id)):
+        if not _redundant(chain, kept_by_conclusion):
+            restored.append(chain)
+            kept_by_conclusion[chain.conclusion].append(chain)
+    return restored
 
 
 def _redundant(chain: Chain, kept_by_conclusion: Mapping[str, list[Chain]]) -> bool:

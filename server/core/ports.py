@@ -115,6 +115,18 @@ class GraphStore(Protocol):
 
     def runs(self) -> list[RunLine]: ...
 
+    def archived_chains(self) -> dict[str, Chain]:
+        """Chains simplification took out whose lines would still count, by id."""
+        ...
+
+    def restore_chains(self, chain_ids: set[str]) -> None:
+        """Put archived chains back (a retirement removed what made them redundant)."""
+        ...
+
+    def drop_chains(self, chain_ids: set[str]) -> None:
+        """Take provably redundant chains out (archived, restorable)."""
+        ...
+
     def commit_merge(self, plan: MergePlan, coverage: list[CoverageLine], run: RunLine) -> None:
         """Write a merge in a crash-tolerant order: nodes, chains, the simplification rewrite,
         the run line, and coverage last (a crash before it checkpoints nothing). A crash leaves

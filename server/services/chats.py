@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -12,6 +13,8 @@ from server.core.ports import ChatStore
 from server.core.turns import TurnRejected
 from server.services.liveness import TurnRegistry
 from server.services.models import ModelService
+
+log = logging.getLogger("lh.chats")
 
 
 def utc_now() -> str:
@@ -44,6 +47,8 @@ class ChatService:
         self.models = models
         self.registry = registry
         self.clock = clock
+        self.on_deleted: Callable[[str], None] | None = None
+        """After a delete (the Library forgets the lesson's pending flush); contained."""
 
     def create(self, title: str | None) -> ChatRecord:
         """A new, empty session stamped with the strong slot's model.
@@ -106,3 +111,8 @@ class ChatService:
                 409, "turn_running", "a turn is running in this session; stop it or wait, then delete"
             )
         self.chats.delete(chat_id)
+        if self.on_deleted is not None:
+            try:
+                self.on_deleted(chat_id)
+            except Exception:  # a side channel never fails a committed delete
+                log.exception("after deleting session %s", chat_id)

@@ -36,7 +36,14 @@ class Services:
     graph: GraphService
 
     async def startup(self) -> None:
-        """Start the offline model early when it is what the strong slot resolves to."""
+        """Re-arm lessons' idle flushes (timers live in memory), and start the offline model early
+        when it is what the strong slot resolves to."""
+        try:
+            armed = self.library.resume_pending()
+            if armed:
+                log.info("%d lessons wait to be read into the graph", armed)
+        except Exception:  # a side channel: the next settled turn re-arms the lesson
+            log.exception("re-arming lessons' idle flushes failed")
         if self.offline is None or not self.offline.available:
             return
         try:
@@ -87,11 +94,13 @@ def build_services(
     extraction.after_merge = graph.settle_layout
     turns = TurnService(stores.chats, models, registry, graph_reader=library)
     turns.on_settled = library.lesson_settled
+    chats = ChatService(stores.chats, models, registry)
+    chats.on_deleted = library.lesson_deleted
     return Services(
         paths=paths,
         stores=stores,
         models=models,
-        chats=ChatService(stores.chats, models, registry),
+        chats=chats,
         turns=turns,
         registry=registry,
         offline=offline_server,

@@ -10,8 +10,10 @@
 - Abort is source-wide. One job's failure does not stop its siblings; a failed job checkpoints
   nothing (its content stays uncovered and re-runnable).
 - Single-flight per source: a source already running is not started twice.
-- A changed notes file replaces its contribution: when every chunk of the new version merged, the
-  source's other jobs are retired inside the merge section (docs/decisions/0010-...).
+- A changed source replaces its contribution: when every chunk of a notes file's new version (or
+  every current message of a lesson) merged, the source's other jobs are retired inside the merge
+  section, and chains simplification had dropped in their favour come back
+  (docs/decisions/0010-...).
 - Deletion takes the same section (`GraphService.delete`), and a merge plans against the graph
   read inside it, so it never links to, or re-creates, a node deleted before it committed.
 """
@@ -44,7 +46,7 @@ from server.agent.pricing import usage_cost
 from server.core.candidates import candidates
 from server.core.contracts.graph import CoverageLine, Provenance, RunLine, Verdicts
 from server.core.contracts.models import ResolvedModel
-from server.core.graph import plan_merge, retirements, version_jobs
+from server.core.graph import plan_merge, restorable, retirements, simplify, version_jobs
 from server.core.ports import GraphStore
 from server.services.chats import utc_now
 
@@ -260,11 +262,23 @@ class ExtractionService:
             lines = retirements(source, self.graph.contributors(source), keep, self.clock())
             if lines:
                 self.graph.retire(lines)
+                self._restore()
                 self._after_merge(source)
         except OSError:
             log.exception("retiring the replaced contribution of %s failed", source)
             return False
         return True
+
+    def _restore(self) -> None:
+        """After a retirement: chains simplification dropped because a now-retired chain covered
+        them come back, and whatever they make redundant goes (seed §6, chain simplification)."""
+        chains = self.graph.chains()
+        restored = restorable(self.graph.archived_chains(), chains, self.graph.nodes())
+        if not restored:
+            return
+        self.graph.restore_chains({c.id for c in restored})
+        dropped = simplify(self.graph.chains(), changed=restored)
+        self.graph.drop_chains(dropped)
 
     def _after_merge(self, label: str) -> None:
         if self.after_merge is not None:

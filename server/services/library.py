@@ -17,6 +17,7 @@ from typing import Any, Literal
 from server.core.contracts.chat import ChatRecord
 from server.core.contracts.graph import SourceLine
 from server.core.coverage import MessageView, batch_uncovered, message_views, summarize, uncovered
+from server.core.graph import covered_by, version_jobs
 from server.core.notes import (
     MAX_NOTE_BYTES,
     NOTE_SUFFIXES,
@@ -284,7 +285,7 @@ class LibraryService:
         views = self._uncovered(record)
         if not views:
             self._flush_after.discard(record.id)
-            return False
+            return self._retire_stale(record)
         if record.id in self._flush_after or sum(v.tokens for v in views) >= self.budget():
             return self._extract(record, views) == "started"
         self._arm_idle(record)
@@ -306,6 +307,7 @@ class LibraryService:
         views = self._uncovered(record)
         if not views:
             self._flush_after.discard(chat_id)
+            self._retire_stale(record)
             if message_views(record.messages):
                 return FlushOutcome("covered", "everything this lesson taught is already in your graph")
             return FlushOutcome(
@@ -324,7 +326,7 @@ class LibraryService:
         jobs, and when (or after what) its uncovered prose is extracted."""
         record = self.chats.get(chat_id) if self.chats is not None else None
         views = message_views(record.messages) if record is not None else []
-        summary = summarize(views, self.graph.covered(chat_id))
+        summary = summarize(views, self._covered(chat_id, views))
         jobs = [
             {"id": r["id"], "label": r["label"], "phase": r["phase"]}
             for r in self.extraction.activity()
@@ -343,6 +345,31 @@ class LibraryService:
         ids = [*self._idle_due, *sorted(self._flush_after - set(self._idle_due))]
         return [view for cid in ids if (view := self._pending_view(cid)) is not None]
 
+    def lesson_deleted(self, chat_id: str) -> None:
+        """The lesson is gone: its idle timer and queued flush go with it. A run already going
+        finishes (what the lesson taught stays in the graph, like every source's knowledge)."""
+        self._cancel_idle(chat_id)
+        self._flush_after.discard(chat_id)
+        self._titles.pop(chat_id, None)
+
+    def resume_pending(self) -> int:
+        """At startup: idle timers live in memory, so re-arm one for every lesson with uncovered
+        teacher prose, due `graph.lessonIdleSeconds` after the lesson's last update (at once when
+        that has passed). Returns how many were armed."""
+        if self.chats is None:
+            return 0
+        armed = 0
+        for record in self.chats.list():
+            if self.turn_running(record.id) or record.id in self._idle or not self._uncovered(record):
+                continue
+            try:
+                updated = datetime.fromisoformat(record.updated_at.replace("Z", "+00:00")).timestamp()
+            except ValueError:
+                updated = self.wall_clock()
+            self._arm_idle(record, at=updated)
+            armed += 1
+        return armed
+
     def shutdown(self) -> None:
         for handle in self._idle.values():
             handle.cancel()
@@ -360,18 +387,40 @@ class LibraryService:
             return {"source": chat_id, "label": label, "waitingFor": waiting, "flushAt": None}
         return None
 
-    def _uncovered(self, record: ChatRecord) -> list[MessageView]:
-        return uncovered(message_views(record.messages), self.graph.covered(record.id))
+    def _covered(self, chat_id: str, views: list[MessageView]) -> dict[str, set[str]]:
+        """What the lesson's current jobs cover: a job that read a message since edited or
+        regenerated no longer covers the other messages it read either (they run again, and the
+        job is retired when they merged: docs/decisions/0010-...)."""
+        coverage = self.graph.coverage(chat_id)
+        return covered_by(coverage, version_jobs(coverage, _version(views)))
 
-    def _arm_idle(self, record: ChatRecord) -> None:
+    def _uncovered(self, record: ChatRecord) -> list[MessageView]:
+        views = message_views(record.messages)
+        return uncovered(views, self._covered(record.id, views))
+
+    def _retire_stale(self, record: ChatRecord) -> bool:
+        """Nothing to read, but jobs that read edited, regenerated or removed teacher prose still
+        count: retire them (a run with no jobs; no model call). Returns whether one started."""
+        if self.extraction.running(record.id):
+            return False
+        version = _version(message_views(record.messages))
+        stale = self.graph.contributors(record.id) - version_jobs(self.graph.coverage(record.id), version)
+        if not stale:
+            return False
+        return self.extraction.start(record.id, "chat", record.title, "session", [], version=version)
+
+    def _arm_idle(self, record: ChatRecord, at: float | None = None) -> None:
+        """Flush the lesson `graph.lessonIdleSeconds` after `at` (epoch seconds; default now)."""
         try:
             delay = self.idle_delay()
         except Exception:  # unreadable settings: the settings page says so; no timer
             log.warning("settings unreadable; lesson %s waits for its next trigger", record.id)
             return
+        now = self.wall_clock()
+        due = (now if at is None else at) + delay
         loop = asyncio.get_running_loop()
-        self._idle[record.id] = loop.call_later(delay, self._idle_fired, record.id)
-        self._idle_due[record.id] = (self.wall_clock() + delay, record.title)
+        self._idle[record.id] = loop.call_later(max(0.0, due - now), self._idle_fired, record.id)
+        self._idle_due[record.id] = (due, record.title)
 
     def _cancel_idle(self, chat_id: str) -> None:
         handle = self._idle.pop(chat_id, None)
@@ -418,7 +467,10 @@ class LibraryService:
             elif not all_merged:
                 self._flush_after.discard(chat_id)
 
-        started = self.extraction.start(record.id, "chat", record.title, "session", jobs, on_complete=ended)
+        version = _version(message_views(record.messages))  # what replaces the lesson's old jobs
+        started = self.extraction.start(
+            record.id, "chat", record.title, "session", jobs, on_complete=ended, version=version
+        )
         return "started" if started else "running"
 
     def _flush_queued(self, chat_id: str) -> None:
@@ -454,6 +506,11 @@ class LibraryService:
             for n in self.graph.nodes().values()
             if session in n.sources
         ]
+
+
+def _version(views: list[MessageView]) -> dict[str, str]:
+    """A lesson's current version: message id -> teacher-prose fingerprint."""
+    return {v.message_id: v.fingerprint for v in views}
 
 
 def _reason(exc: BaseException) -> str:

@@ -1,8 +1,9 @@
 """The graph ledgers in `data/graph/` (implements core.ports.GraphStore).
 
 Files: nodes.jsonl, chains.jsonl, coverage.jsonl, sessions.jsonl (per-run checkpoints),
-sources.jsonl, usage.jsonl, retired.jsonl (withdrawn jobs), deleted.jsonl (deleted ids). Appends
-are whole lines; reads skip a torn or invalid line.
+sources.jsonl, usage.jsonl, retired.jsonl (withdrawn jobs), deleted.jsonl (deleted ids),
+simplified.jsonl (chain lines simplification took out of chains.jsonl, kept so a retirement can
+restore them). Appends are whole lines; reads skip a torn or invalid line.
 
 What a read counts (docs/decisions/0010-a-changed-source-replaces-its-contribution.md): a node or
 chain line counts when its job committed (its run line in sessions.jsonl is written), the job is not
@@ -172,10 +173,7 @@ class FileGraphStore:
         append_ledger(self._path("sessions"), [run])
         append_ledger(self._path("coverage"), coverage)
         if plan.dropped_chains:
-            rewrite_ledger(
-                self._path("chains"),
-                [line for line in self.chain_lines() if line.id not in plan.dropped_chains],
-            )
+            self._take_out(plan.dropped_chains)
         # This store is the ledgers' only writer: carry its folds forward instead of re-reading.
         _, retired, deleted = self._marks()  # re-read: the run line just landed
         if nodes_before is not None:
@@ -186,6 +184,33 @@ class FileGraphStore:
             for dropped in plan.dropped_chains:
                 folded_chains.pop(dropped, None)
             self._cache["chains"] = (self._signatures("chains", *_MARKS), folded_chains)
+
+    def _take_out(self, chain_ids: set[str]) -> None:
+        """Simplification's rewrite: archive the dropped chains' lines in simplified.jsonl, then
+        rewrite chains.jsonl without them (a crash in between leaves them in both; harmless)."""
+        lines = self.chain_lines()
+        append_ledger(self._path("simplified"), [line for line in lines if line.id in chain_ids])
+        rewrite_ledger(self._path("chains"), [line for line in lines if line.id not in chain_ids])
+
+    def drop_chains(self, chain_ids: set[str]) -> None:
+        """Take provably redundant chains out (simplification after a restoration)."""
+        if chain_ids:
+            self._take_out(chain_ids)
+
+    def archived_chains(self) -> dict[str, Chain]:
+        """Chains simplification took out whose lines would count (committed, not retired, not
+        deleted), folded, by id."""
+        return fold_chains(self._live(list(read_ledger(self._path("simplified"), ChainLine))))
+
+    def restore_chains(self, chain_ids: set[str]) -> None:
+        """Append the archived lines of these chains back to chains.jsonl (their own provenance
+        and time): they count again from here."""
+        lines = [
+            line
+            for line in self._live(list(read_ledger(self._path("simplified"), ChainLine)))
+            if line.id in chain_ids
+        ]
+        append_ledger(self._path("chains"), lines)
 
     def _signature(self, name: str) -> tuple[int, int, int]:
         try:

@@ -1,5 +1,9 @@
-"""The notes door, the extraction pipeline and the graph service on a real ledger directory, driven
-in-process with a scripted extractor and auditor (no HTTP), and the graph invariants of issue 11.
+"""The notes door, the lesson trigger seam, the extraction pipeline and the graph service on a real
+ledger directory, driven in-process with a scripted extractor and auditor (no HTTP), and the graph
+invariants of issue 11.
+
+A lesson here is a record in an in-memory chat store: a probe that handed over, then one assistant
+message per `(message id, teacher prose)` pair; its prose uses the same `# Name` lines as notes.
 
 Extractor: one proposition per `# Name` line of its chunk (a statement from the name), chains
 `p1 ⟹ p2 ⟹ p3`, and `existing ⟹ p1` for the first id of THE GRAPH SO FAR. With `drift` on it says
@@ -21,8 +25,10 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from server.core.contracts.chat import ChatRecord
 from server.core.contracts.graph import CoverageLine, NodeLine, RetireLine, RunLine
-from server.core.contracts.models import ResolvedModel, Settings
+from server.core.contracts.models import ModelRef, ResolvedModel, Settings
+from server.core.coverage import message_views
 from server.core.graph_view import derive_view
 from server.core.notes import source_id
 from server.services.extraction import ExtractionService
@@ -116,8 +122,9 @@ class Pipeline:
             self.graph, model_for, clock=lambda: f"2026-01-01T{next(ticks):09d}"
         )
         settings = FakeSettingsStore(Settings.model_validate({"graph": {"extractionChunkTokens": 500}}))
-        self.library = LibraryService(self.graph, self.extraction, settings)
-        self.service = GraphService(self.graph, FakeChatStore(), self.extraction)
+        self.chats = FakeChatStore()
+        self.library = LibraryService(self.graph, self.extraction, settings, chats=self.chats)
+        self.service = GraphService(self.graph, self.chats, self.extraction)
 
     async def import_note(self, name: str, text: str) -> str:
         [result] = self.library.import_files([(name, text.encode())])
@@ -125,17 +132,57 @@ class Pipeline:
         await self.extraction.wait(result.source)
         return result.status
 
+    def lesson(self, chat_id: str, prose: list[tuple[str, str]]) -> None:
+        """Write the lesson's record: the probe's hand-over, then one teacher message per pair."""
+        messages: list[dict[str, Any]] = [
+            {"id": "u0", "role": "user", "parts": [{"type": "text", "text": "Teach me heaps"}]},
+            {"id": "a0", "role": "assistant", "parts": [PROBE_DONE]},
+        ]
+        for mid, text in prose:
+            messages.append({"id": mid, "role": "assistant", "parts": [{"type": "text", "text": text}]})
+        at = "2026-01-01T00:00:00Z"
+        self.chats.save(
+            ChatRecord(
+                id=chat_id,
+                title=f"Lesson {chat_id}",
+                created_at=at,
+                updated_at=at,
+                model=ModelRef(provider="openai-compatible", model="scripted"),
+                messages=messages,
+            )
+        )
+
+    async def flush(self, chat_id: str) -> str:
+        """ "Add to my graph now", then wait for the lesson's run (a retirement-only run too)."""
+        outcome = self.library.flush(chat_id)
+        await self.extraction.wait(chat_id)
+        return outcome.status
+
     def ledger(self, name: str, model: type[Any]) -> list[Any]:
         return list(read_ledger(self.root / f"{name}.jsonl", model))
 
 
-def invariants(pipe: Pipeline, deleted: set[str], versions: dict[str, set[str]]) -> None:
+def lesson_pairs(pipe: Pipeline, chat_id: str) -> set[tuple[str, str]]:
+    """The lesson's current (message id, teacher-prose fingerprint) pairs."""
+    record = pipe.chats.get(chat_id)
+    return {(v.message_id, v.fingerprint) for v in message_views(record.messages)} if record else set()
+
+
+def invariants(
+    pipe: Pipeline,
+    deleted: set[str],
+    versions: dict[str, set[str]],
+    lessons: dict[str, set[tuple[str, str]]] | None = None,
+) -> None:
     """Issue 11's invariants, checked against the raw ledgers.
 
     Args:
         deleted: every id a deletion answered 200 for.
         versions: notes path -> fingerprints of the contents whose jobs may still contribute (the
             last content that merged whole, and a later one whose run failed part-way).
+        lessons: lesson id -> the (message id, fingerprint) pairs a job of it may still stand on
+            (those current when its last whole run merged, plus any read since; an edited or
+            regenerated message's old pair stays allowed only until the next run merges).
     """
     nodes, chains = pipe.graph.nodes(), pipe.graph.chains()
     lines = pipe.ledger("nodes", NodeLine)
@@ -149,11 +196,13 @@ def invariants(pipe: Pipeline, deleted: set[str], versions: dict[str, set[str]])
     retired = {r.job for r in pipe.ledger("retired", RetireLine)}
     committed = {r.job for r in pipe.ledger("sessions", RunLine)} - retired
     allowed = {(source_id(path), fp[:16]) for path, fps in versions.items() for fp in fps}
-    current = {
-        c.job
-        for c in pipe.ledger("coverage", CoverageLine)
-        if c.job not in retired and (c.source, c.message.split(":")[0]) in allowed
-    }
+    coverage = [c for c in pipe.ledger("coverage", CoverageLine) if c.job not in retired]
+    current = {c.job for c in coverage if (c.source, c.message.split(":")[0]) in allowed}
+    for chat_id, pairs in (lessons or {}).items():
+        mine = [c for c in coverage if c.source == chat_id]
+        for job in {c.job for c in mine}:
+            if all((c.message, c.fingerprint) in pairs for c in mine if c.job == job):
+                current.add(job)
     for nid in nodes:
         jobs = {line.provenance.job for line in lines if line.id == nid} & committed
         assert jobs & current, f"{nid} ({nodes[nid].name}) lives only on replaced or uncommitted runs: {jobs}"
@@ -165,3 +214,18 @@ def invariants(pipe: Pipeline, deleted: set[str], versions: dict[str, set[str]])
     view = derive_view(nodes, chains, {}, {})
     ids = {n["id"] for n in view["nodes"]}
     assert all(link["source"] in ids and link["target"] in ids for link in view["links"])
+
+
+PROBE_DONE = {
+    "type": "tool-probe_done",
+    "toolCallId": "call_pd",
+    "state": "output-available",
+    "input": {
+        "topic": "heaps",
+        "goal": "learn heaps",
+        "floor": "arrays",
+        "ceiling": "trees",
+        "level": "beginner",
+    },
+    "output": "Final result processed.",
+}

@@ -1,7 +1,8 @@
-"""Issue 11: imports, edits, re-imports, failing runs and deletions (some landing mid-audit) in
-random order on the scripted pipeline; after every step the graph keeps its invariants (see
-`graph_pipeline.invariants`): no unaudited link, every node on a live provenance of a current
-version, no deleted node back, no dangling chain."""
+"""Issue 11: imports, edits, re-imports, failing runs, deletions (some landing mid-audit) and lesson
+extractions (teacher messages added, edited, regenerated, removed, failing; a lesson deleted while
+its extraction runs) in random order on the scripted pipeline; after every step the graph keeps its
+invariants (see `graph_pipeline.invariants`): no unaudited link, every node on a live provenance of
+a current version, no deleted node back, no dangling chain."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from server.core.contracts.graph import NodeLine
+from server.core.graph import version_jobs
 from server.core.notes import content_fingerprint, source_id
 from server.core.turns import TurnRejected
-from tests.flows.graph_pipeline import Pipeline, invariants
+from tests.flows.graph_pipeline import Pipeline, invariants, lesson_pairs
 from tests.flows.test_graph_replace import block
 
 PATHS = ["vault/a.md", "vault/b.md", "vault/c.md"]
@@ -36,7 +38,30 @@ def content(file: int, variant: int) -> str:
     return first + second
 
 
+LESSONS = ["c_lesson_a", "c_lesson_b"]
+
+
+def teacher_prose(lesson: int, variant: int) -> list[tuple[str, str]]:
+    """A lesson's teacher messages: variant 0 two messages; 1 the second edited; 2 the second
+    regenerated (a new id); 3 the second removed; 4 a third message added; 5 the second fails."""
+    first = ("m1", f"# {POOL[lesson]}\n# {POOL[lesson + 2]}\nThe teacher explains.")
+    second = {
+        0: ("m2", f"# {POOL[lesson + 1]}\n# Lesson {lesson} detail\nMore words."),
+        1: ("m2", f"# {POOL[lesson + 3]}\n# Lesson {lesson} detail edited\nMore words."),
+        2: ("m2b", f"# {POOL[lesson + 1]}\n# Lesson {lesson} regenerated\nOther words."),
+        3: None,
+        4: ("m2", f"# {POOL[lesson + 1]}\n# Lesson {lesson} detail\nMore words."),
+        5: ("m2", "# FAIL on purpose\nThe model breaks down here."),
+    }[variant]
+    out = [first, *([second] if second else [])]
+    if variant == 4:
+        out.append(("m3", f"# {POOL[(lesson + 4) % len(POOL)]}\n# Lesson {lesson} third\nAnd more."))
+    return out
+
+
 FILE = st.integers(0, len(PATHS) - 1)
+LESSON = st.integers(0, len(LESSONS) - 1)
+LESSON_VARIANT = st.integers(0, 5)
 VARIANT = st.integers(0, 3)
 PICK = st.integers(0, 10_000)
 OPS = st.one_of(
@@ -44,12 +69,16 @@ OPS = st.one_of(
     st.tuples(st.just("drift")),
     st.tuples(st.just("delete"), PICK),
     st.tuples(st.just("race"), FILE, VARIANT, PICK),
+    st.tuples(st.just("lesson"), LESSON, LESSON_VARIANT),
+    st.tuples(st.just("lesson-race"), LESSON, LESSON_VARIANT, PICK),
+    st.tuples(st.just("lesson-gone"), LESSON, LESSON_VARIANT),
 )
 
 
 async def play(pipe: Pipeline, ops: list[tuple]) -> None:
     deleted: set[str] = set()
     versions: dict[str, set[str]] = {}
+    lessons: dict[str, set[tuple[str, str]]] = {}
 
     async def delete(pick: int) -> None:
         ids = sorted([*pipe.graph.nodes(), *pipe.graph.chains()])
@@ -60,7 +89,10 @@ async def play(pipe: Pipeline, ops: list[tuple]) -> None:
             result = pipe.service.delete([target])
             result = await result if asyncio.iscoroutine(result) else result  # (HEAD~1: sync)
         except TurnRejected as exc:
-            assert exc.status == 409, exc
+            # 409: a source involved is extracting; 404: the merge that held the section when this
+            # delete was asked for (mid-audit) retired the target before the delete got its turn
+            gone = target not in {*pipe.graph.nodes(), *pipe.graph.chains()}
+            assert exc.status == 409 or (exc.status == 404 and gone), exc
             return
         deleted.update(result["deletedNodes"], result["deletedChains"])
 
@@ -79,8 +111,48 @@ async def play(pipe: Pipeline, ops: list[tuple]) -> None:
             assert variant == 3
             versions[path] = versions.get(path, set()) | {fingerprint}
 
+    async def lesson(index: int, variant: int, during_audit: object = None) -> None:
+        chat_id = LESSONS[index]
+        pipe.lesson(chat_id, teacher_prose(index, variant))
+        pipe.script.during_audit = during_audit  # type: ignore[assignment]
+        await pipe.flush(chat_id)
+        pipe.script.during_audit = None
+        pairs = lesson_pairs(pipe, chat_id)
+        stale = pipe.graph.contributors(chat_id) - version_jobs(pipe.graph.coverage(chat_id), dict(pairs))
+        complete = pipe.library.coverage(chat_id)["uncoveredMessages"] == 0 and not stale
+        if complete:  # the lesson's current reading replaced every older one
+            lessons[chat_id] = pairs
+        else:  # the run failed part-way: the old jobs and what merged of the new reading both stand
+            assert variant == 5, (variant, stale)
+            lessons[chat_id] = lessons.get(chat_id, set()) | pairs
+
     for op in ops:
-        if op[0] == "import":
+        if op[0] == "lesson":
+            await lesson(op[1], op[2])
+        elif op[0] == "lesson-race":
+            tasks_: list[asyncio.Task[None]] = []
+            pick_ = op[3]
+            await lesson(
+                op[1],
+                op[2],
+                lambda p=pick_, t=tasks_: t.append(asyncio.get_running_loop().create_task(delete(p))),
+            )
+            await asyncio.gather(*tasks_)
+        elif op[0] == "lesson-gone":  # the lesson is deleted while its extraction runs
+
+            def gone(chat_id: str = LESSONS[op[1]]) -> None:
+                pipe.chats.delete(chat_id)
+                pipe.library.lesson_deleted(chat_id)
+
+            chat_id = LESSONS[op[1]]
+            previous = lessons.get(chat_id, set())
+            pipe.lesson(chat_id, teacher_prose(op[1], op[2]))
+            pairs = lesson_pairs(pipe, chat_id)
+            pipe.script.during_audit = gone
+            await pipe.flush(chat_id)
+            pipe.script.during_audit = None
+            lessons[chat_id] = previous | pairs
+        elif op[0] == "import":
             await import_(op[1], op[2])
         elif op[0] == "drift":
             pipe.script.drift = not pipe.script.drift
@@ -95,7 +167,7 @@ async def play(pipe: Pipeline, ops: list[tuple]) -> None:
             await import_(op[1], op[2])
             pipe.script.during_audit = None
             await asyncio.gather(*tasks)
-        invariants(pipe, deleted, versions)
+        invariants(pipe, deleted, versions, lessons)
 
 
 @settings(

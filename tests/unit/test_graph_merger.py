@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from server.core.contracts.graph import (
     Chain,
     ChainLine,
+    CoverageLine,
     FindingChain,
     FindingProposition,
     Findings,
@@ -21,12 +22,15 @@ from server.core.contracts.graph import (
 )
 from server.core.graph import (
     chain_id,
+    covered_by,
     findings_problems,
     fold_chains,
     fold_nodes,
     node_id,
     plan_merge,
+    restorable,
     simplify,
+    version_jobs,
 )
 
 PROV = Provenance(source="c_1", job="job_1")
@@ -306,3 +310,42 @@ def test_merge_simplifies_with_the_new_chains() -> None:
         by_key[line.id].append(line)
     big = chain_id([node_id("c_1", "job_1", p) for p in "abc"], node_id("c_1", "job_1", "y"))
     assert plan.dropped_chains == {big}
+
+
+# -- replacement and restoration (docs/decisions/0010-...) -----------------------------------------
+def cov(job: str, message: str, fingerprint: str) -> CoverageLine:
+    return CoverageLine(source="c_1", message=message, fingerprint=fingerprint, job=job, at="t")
+
+
+def test_a_job_belongs_to_a_version_only_when_every_pair_it_read_is_current() -> None:
+    lines = [cov("j1", "m1", "a"), cov("j1", "m2", "b"), cov("j2", "m3", "c"), cov("j3", "m4", "old")]
+    version = {"m1": "a", "m2": "b-edited", "m3": "c", "m4": "new"}
+    assert version_jobs(lines, version) == {"j2"}  # j1 read m2's old text; j3 read m4's old text
+    assert covered_by(lines, version_jobs(lines, version)) == {"m3": {"c"}}  # so m1 is read again
+    assert version_jobs(lines, {"m1": "a", "m2": "b", "m3": "c", "m4": "old"}) == {"j1", "j2", "j3"}
+    assert version_jobs([], version) == set()
+
+
+@settings(max_examples=200, deadline=None)
+@given(chain_sets(), chain_sets())
+def test_restoration_brings_back_exactly_what_the_graph_no_longer_derives(
+    kept: dict[str, Chain], archived: dict[str, Chain]
+) -> None:
+    nodes = dict.fromkeys("ABCDEFGH")
+    archived = {cid: c for cid, c in archived.items() if cid not in kept}
+    restored = restorable(archived, kept, nodes)
+    after = [*kept.values(), *restored]
+    for c in archived.values():  # whatever was archived is derived again
+        assert c.conclusion in derives(set(c.premises), after)
+    for c in restored:  # and nothing restored was derivable from the current chains alone
+        assert c.conclusion not in derives(set(c.premises), list(kept.values()))
+    assert {c.id for c in restored} <= set(archived)
+
+
+def test_restoration_needs_every_member_and_skips_current_chains() -> None:
+    ab = chain(["A"], "B", "t1")
+    assert restorable({ab.id: ab}, {}, dict.fromkeys("A")) == []  # B is gone: it would dangle
+    assert restorable({ab.id: ab}, {ab.id: ab}, dict.fromkeys("AB")) == []
+    assert restorable({ab.id: ab}, {}, dict.fromkeys("AB")) == [ab]
+    bc, ac = chain(["B"], "C", "t2"), chain(["A"], "C", "t3")
+    assert restorable({ac.id: ac}, {ab.id: ab, bc.id: bc}, dict.fromkeys("ABC")) == []  # still derived
