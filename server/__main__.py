@@ -63,6 +63,12 @@ class _ReadyServer(uvicorn.Server):
                 logging.getLogger("lh.main").info("stopped by signal %s", self._captured_signals[-1])
             self._captured_signals.clear()
 
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        from server.api.app import close_streams
+
+        close_streams(self.config.app)  # open event streams end first, or the shutdown waits
+        await super().shutdown(sockets=sockets)
+
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
         if self.should_exit:  # startup failed (lifespan error)

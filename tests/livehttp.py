@@ -12,6 +12,16 @@ from contextlib import contextmanager
 import uvicorn
 from fastapi import FastAPI
 
+from server.api.app import close_streams
+
+
+class _Server(uvicorn.Server):
+    """Ends open event streams as the shutdown begins, as `python -m server` does."""
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        close_streams(self.config.app)
+        await super().shutdown(sockets=sockets)
+
 
 @contextmanager
 def serve(app: FastAPI) -> Iterator[str]:
@@ -20,7 +30,7 @@ def serve(app: FastAPI) -> Iterator[str]:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    server = _Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True)
     thread.start()
     deadline = time.monotonic() + 10

@@ -12,7 +12,7 @@ from starlette.types import ASGIApp
 from server import __version__
 from server.api.bodies import DEFAULT_MAX_BODY, JsonTooLarge
 from server.api.errors import install_error_handlers
-from server.api.routes import chats, graph, health, library, settings
+from server.api.routes import chats, events, graph, health, library, settings
 from server.api.security import LoopbackGuard
 from server.api.static import mount_frontend
 from server.services.container import Services
@@ -57,7 +57,7 @@ def create_app(
     )
     app.state.services = services
     install_error_handlers(app)
-    for module in (health, settings, chats, library, graph):
+    for module in (health, settings, chats, library, graph, events):
         app.include_router(module.router)
     if token and request_stop is not None:
 
@@ -70,3 +70,12 @@ def create_app(
     mount_frontend(app, static_root)
     app.add_middleware(LoopbackGuard, token=token, allowed_origins=allowed_origins)
     return app
+
+
+def close_streams(app: object) -> None:
+    """End the app's open `GET /api/events` streams (the server is stopping): call it when the
+    ASGI server begins its graceful shutdown, which otherwise waits for endless streams."""
+    state = getattr(app, "state", None)
+    services = getattr(state, "services", None) if state is not None else None
+    if isinstance(services, Services):
+        services.events.close()

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from server.core.contracts.chat import DEFAULT_TITLE, ChatRecord, ChatSummary, summarize
 from server.core.contracts.models import ModelRef, ModelSlot
+from server.core.events import EventBus
 from server.core.ports import ChatStore
 from server.core.turns import TurnRejected
 from server.services.liveness import TurnRegistry
@@ -42,11 +43,15 @@ class ChatService:
         models: ModelService,
         registry: TurnRegistry,
         clock: Callable[[], str] = utc_now,
+        events: EventBus | None = None,
     ) -> None:
         self.chats = chats
         self.models = models
         self.registry = registry
         self.clock = clock
+        self.events = events if events is not None else EventBus()
+        """`chats-changed` after each list-shape write (create, rename, delete); a session's
+        model pick is a content write and stays silent (seed §10.3)."""
         self.on_deleted: Callable[[str], None] | None = None
         """After a delete (the Library forgets the lesson's pending flush); contained."""
 
@@ -66,6 +71,7 @@ class ChatService:
             messages=[],
         )
         self.chats.save(record)
+        self.events.emit("chats-changed")
         return record
 
     def list(self) -> list[ChatSummary]:
@@ -89,6 +95,7 @@ class ChatService:
         record = self.get(chat_id)
         record = record.model_copy(update={"title": title, "updated_at": self.clock()})
         self.chats.save(record)
+        self.events.emit("chats-changed")
         return record
 
     def set_model(self, chat_id: str, slot: ModelSlot) -> ChatRecord:
@@ -110,7 +117,9 @@ class ChatService:
             raise TurnRejected(
                 409, "turn_running", "a turn is running in this session; stop it or wait, then delete"
             )
-        self.chats.delete(chat_id)
+        removed = self.chats.delete(chat_id)
+        if removed:  # present-entry gating: a delete that removed nothing is silent
+            self.events.emit("chats-changed")
         if self.on_deleted is not None:
             try:
                 self.on_deleted(chat_id)

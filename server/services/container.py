@@ -6,6 +6,7 @@ import logging
 from dataclasses import dataclass
 
 from server.config import DataPaths
+from server.core.events import EventBus
 from server.core.ports import SecretStore
 from server.services.chats import ChatService
 from server.services.extraction import ExtractionService
@@ -34,6 +35,7 @@ class Services:
     extraction: ExtractionService
     library: LibraryService
     graph: GraphService
+    events: EventBus
 
     async def startup(self) -> None:
         """Re-arm lessons' idle flushes (timers live in memory), and start the offline model early
@@ -85,8 +87,9 @@ def build_services(
     if offline_server is None and offline:
         offline_server = OfflineModelServer(paths.logs / "offline-model.log")
     models = ModelService(stores.settings, stores.secrets, offline_server, model_factory)
-    registry = TurnRegistry()
-    extraction = ExtractionService(stores.graph, lambda: models.model_for_slot("cheap"))
+    events = EventBus()  # the one bus behind GET /api/events
+    registry = TurnRegistry(events)
+    extraction = ExtractionService(stores.graph, lambda: models.model_for_slot("cheap"), events=events)
     library = LibraryService(
         stores.graph, extraction, stores.settings, chats=stores.chats, turn_running=registry.running
     )
@@ -94,7 +97,7 @@ def build_services(
     extraction.after_merge = graph.settle_layout
     turns = TurnService(stores.chats, models, registry, graph_reader=library)
     turns.on_settled = library.lesson_settled
-    chats = ChatService(stores.chats, models, registry)
+    chats = ChatService(stores.chats, models, registry, events=events)
     chats.on_deleted = library.lesson_deleted
     return Services(
         paths=paths,
@@ -107,4 +110,5 @@ def build_services(
         extraction=extraction,
         library=library,
         graph=graph,
+        events=events,
     )

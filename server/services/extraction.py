@@ -46,6 +46,7 @@ from server.agent.pricing import usage_cost
 from server.core.candidates import candidates
 from server.core.contracts.graph import CoverageLine, Provenance, RunLine, Verdicts
 from server.core.contracts.models import ResolvedModel
+from server.core.events import EventBus
 from server.core.graph import plan_merge, restorable, retirements, simplify, version_jobs
 from server.core.ports import GraphStore
 from server.services.chats import utc_now
@@ -131,9 +132,15 @@ class ExtractionService:
     """
 
     def __init__(
-        self, graph: GraphStore, model_for: Callable[[], Any], clock: Callable[[], str] = utc_now
+        self,
+        graph: GraphStore,
+        model_for: Callable[[], Any],
+        clock: Callable[[], str] = utc_now,
+        events: EventBus | None = None,
     ) -> None:
         self.graph = graph
+        self.events = events if events is not None else EventBus()
+        """`activity-changed` on every row change, `graph-changed` after every committed write."""
         self.model_for = model_for
         self.clock = clock
         self.permits = asyncio.Semaphore(BACKGROUND_PERMITS)
@@ -162,6 +169,7 @@ class ExtractionService:
         return True
 
     def _changed(self) -> None:
+        self.events.emit("activity-changed")
         for listener in list(self.listeners):
             try:
                 listener()
@@ -281,11 +289,14 @@ class ExtractionService:
         self.graph.drop_chains(dropped)
 
     def _after_merge(self, label: str) -> None:
+        """After a committed merge or retirement: the layout settle, then `graph-changed` (the
+        write is committed whether or not the settle succeeded)."""
         if self.after_merge is not None:
             try:
                 self.after_merge()
             except Exception:
                 log.exception("after-merge side channel failed for %s", label)
+        self.events.emit("graph-changed")
 
     def _phase(self, row: JobRow, phase: Phase) -> None:
         row.phase = phase

@@ -144,4 +144,5 @@ class GraphService:
                     f"an extraction of {', '.join(busy)} is running; wait for it, then delete",
                 )
             self.graph.delete(dead_nodes, dead_chains, self.extraction.clock())
+        self.extraction.events.emit("graph-changed")
         return {"deletedNodes": sorted(dead_nodes), "deletedChains": sorted(dead_chains)}

@@ -301,7 +301,7 @@ class LibraryService:
         self._titles[chat_id] = record.title
         if self.turn_running(chat_id):
             self._cancel_idle(chat_id)
-            self._flush_after.add(chat_id)
+            self._queue_flush(chat_id)
             return FlushOutcome("deferred", "it is added to your graph when the reply being written ends")
         self._cancel_idle(chat_id)
         views = self._uncovered(record)
@@ -349,7 +349,9 @@ class LibraryService:
         """The lesson is gone: its idle timer and queued flush go with it. A run already going
         finishes (what the lesson taught stays in the graph, like every source's knowledge)."""
         self._cancel_idle(chat_id)
-        self._flush_after.discard(chat_id)
+        if chat_id in self._flush_after:
+            self._flush_after.discard(chat_id)
+            self.extraction.events.emit("activity-changed")
         self._titles.pop(chat_id, None)
 
     def resume_pending(self) -> int:
@@ -421,12 +423,20 @@ class LibraryService:
         loop = asyncio.get_running_loop()
         self._idle[record.id] = loop.call_later(max(0.0, due - now), self._idle_fired, record.id)
         self._idle_due[record.id] = (due, record.title)
+        self.extraction.events.emit("activity-changed")  # the feed's `pending` changed
+
+    def _queue_flush(self, chat_id: str) -> None:
+        """Flush again when the running turn or run ends (shown under the feed's `pending`)."""
+        if chat_id not in self._flush_after:
+            self._flush_after.add(chat_id)
+            self.extraction.events.emit("activity-changed")
 
     def _cancel_idle(self, chat_id: str) -> None:
         handle = self._idle.pop(chat_id, None)
         if handle is not None:
             handle.cancel()
-        self._idle_due.pop(chat_id, None)
+        if self._idle_due.pop(chat_id, None) is not None:
+            self.extraction.events.emit("activity-changed")
 
     def _idle_fired(self, chat_id: str) -> None:
         self._idle.pop(chat_id, None)
@@ -443,7 +453,7 @@ class LibraryService:
         running, flush again after it."""
         self._titles[record.id] = record.title
         if self.extraction.running(record.id):
-            self._flush_after.add(record.id)
+            self._queue_flush(record.id)
             return "running"
         self._flush_after.discard(record.id)
         budget = self.budget()

@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
+from server.core.events import EventBus
+
 
 class RunningTurn:
     """One turn in flight: a replayable, append-only list of SSE lines plus its task."""
@@ -57,20 +59,25 @@ class RunningTurn:
 class TurnRegistry:
     """Which sessions have a turn running. `begin` is the only way in; `end` always runs last."""
 
-    def __init__(self) -> None:
+    def __init__(self, events: EventBus | None = None) -> None:
         self._running: dict[str, RunningTurn] = {}
+        self.events = events if events is not None else EventBus()
 
     def begin(self, chat_id: str) -> RunningTurn | None:
-        """Claim the session; None when a turn already runs (the caller answers 409)."""
+        """Claim the session; None when a turn already runs (the caller answers 409, silently).
+        Emits `turn-started` after the claim."""
         if chat_id in self._running:
             return None
         turn = RunningTurn(chat_id)
         self._running[chat_id] = turn
+        self.events.emit("turn-started", {"chatId": chat_id})
         return turn
 
     def end(self, chat_id: str) -> None:
-        """Release the session (idempotent)."""
-        self._running.pop(chat_id, None)
+        """Release the session (idempotent). Emits `turn-settled` when a live turn was released:
+        the turn service calls this after persisting the reply, so a refetch reads it."""
+        if self._running.pop(chat_id, None) is not None:
+            self.events.emit("turn-settled", {"chatId": chat_id})
 
     def running(self, chat_id: str) -> bool:
         return chat_id in self._running

@@ -237,16 +237,21 @@ class TurnService:
         await self._run(turn, state, preamble, chunks)
 
     def _save_input(self, record: ChatRecord, messages: list[dict[str, Any]]) -> ChatRecord:
-        """Write-ahead: the learner's input is durable before any model starts."""
-        record = record.model_copy(
-            update={
-                "messages": messages,
-                "updated_at": self.clock(),
-                "title": title_after(record.title, messages),
-            }
-        )
-        self.chats.save(record)
-        return record
+        """Write-ahead: the learner's input is durable before any model starts.
+
+        Written over the record as it is now, not as the turn first read it: resolving the model
+        may take seconds (the offline model starting), and a rename made meanwhile must stay
+        (issue 12, item 6). Only this turn writes messages while it holds the session's claim.
+        Raises TurnRejected(404) when the session is gone."""
+        fresh = self.chats.get(record.id)
+        if fresh is None:
+            raise TurnRejected(404, "chat_not_found", f"no session {record.id!r}; start a new lesson")
+        title = title_after(fresh.title, messages)
+        saved = fresh.model_copy(update={"messages": messages, "updated_at": self.clock(), "title": title})
+        self.chats.save(saved)
+        if title != fresh.title:  # the first message named the lesson: a list-shape write
+            self.registry.events.emit("chats-changed")
+        return saved
 
     # -- the agents -------------------------------------------------------------------------------
     async def _chunks(

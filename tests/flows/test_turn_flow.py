@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 
@@ -165,3 +166,37 @@ def test_a_dropped_connection_does_not_stop_the_turn_and_a_reload_reattaches(liv
     _wait_idle(live, chat_id)
     assert live.record(chat_id)["messages"][1]["parts"][-1]["text"] == text
     assert live.client.get(f"/api/chats/{chat_id}/stream").status_code == 204
+
+
+def test_a_rename_made_while_the_model_starts_survives_the_write_ahead(live: Live) -> None:
+    """Issue 12, item 6: the turn awaits its model (the offline one may take seconds to start)
+    and then writes the learner's input over the record as it is now, not as it first read it."""
+    chat_id = live.new_chat()
+    live.client.patch(f"/api/chats/{chat_id}", json={"title": "Derivatives"})
+    gate = threading.Event()
+    original = live.services.models.model_for
+
+    async def slow_model_for(*args, **kwargs):  # type: ignore[no-untyped-def]
+        while not gate.is_set():
+            await asyncio.sleep(0.01)
+        return await original(*args, **kwargs)
+
+    live.services.models.model_for = slow_model_for  # type: ignore[method-assign]
+    result: dict = {}
+    thread = threading.Thread(
+        target=lambda: result.setdefault(
+            "r", httpx.post(f"{live.url}/api/chat", json=turn_body(chat_id), timeout=30)
+        )
+    )
+    thread.start()
+    for _ in range(500):
+        if live.services.registry.running(chat_id):
+            break
+        threading.Event().wait(0.01)
+    assert live.client.patch(f"/api/chats/{chat_id}", json={"title": "Limits"}).status_code == 200
+    gate.set()
+    thread.join(10)
+    assert result["r"].status_code == 200
+    record = live.record(chat_id)
+    assert record["title"] == "Limits"
+    assert [m["role"] for m in record["messages"]] == ["user", "assistant"]
