@@ -1,6 +1,7 @@
 import { Route, Routes } from 'react-router-dom';
 import { ActivityProvider } from './activityState';
 import { AppStateProvider } from './appState';
+import { ServerEventsProvider } from './serverEvents';
 import Layout from './components/Layout';
 import HomePage from './components/HomePage';
 import ChatPage from './components/ChatPage';
@@ -10,18 +11,20 @@ import NotFoundPage from './components/NotFoundPage';
 
 export default function App() {
   return (
-    <AppStateProvider>
-      <ActivityProvider>
-        <Routes>
-          <Route element={<Layout />}>
-            <Route index element={<HomePage />} />
-            <Route path="chat/:id" element={<ChatPage />} />
-            <Route path="settings" element={<SettingsPage />} />
-            <Route path="library" element={<LibraryPage />} />
-            <Route path="*" element={<NotFoundPage />} />
-          </Route>
-        </Routes>
-      </ActivityProvider>
-    </AppStateProvider>
+    <ServerEventsProvider>
+      <AppStateProvider>
+        <ActivityProvider>
+          <Routes>
+            <Route element={<Layout />}>
+              <Route index element={<HomePage />} />
+              <Route path="chat/:id" element={<ChatPage />} />
+              <Route path="settings" element={<SettingsPage />} />
+              <Route path="library" element={<LibraryPage />} />
+              <Route path="*" element={<NotFoundPage />} />
+            </Route>
+          </Routes>
+        </ActivityProvider>
+      </AppStateProvider>
+    </ServerEventsProvider>
   );
 }

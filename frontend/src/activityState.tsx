@@ -1,22 +1,15 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import * as api from './api';
-import { useAppState } from './appState';
 import { countRunning, type ActivityRow, type PendingLesson } from './core/activity';
 import { describeError } from './core/errors';
 import type { Baseline, ImportFileResult } from './core/imports';
+import { useServerEvents } from './serverEvents';
 
-// The background activity feed (GET /api/activity), shared by the sidebar's
-// counter, the activity dock and the Import notes page. One poller:
-// - every ~1 s while a page asks for it (the Import page, while its files run);
-// - every ~2 s while the dock is open or any job runs;
-// - otherwise not at all (one read at start, when the tab comes back, and after
-//   a lesson turn ends, since a turn can start a lesson's extraction).
-// The Import page's results live here too, so they survive leaving the page.
-
-const FAST_POLL_MS = 1000;
-const POLL_MS = 2000;
-/** A lesson's extraction starts as its turn settles: look shortly after. */
-const AFTER_TURN_MS = 1200;
+// The background activity feed (GET /api/activity), shared by the sidebar's counter, the
+// activity dock and the Import notes page. It follows the events channel: every
+// `activity-changed` (a job's phase, a lesson's pending flush) and every (re)connect re-reads it,
+// one read per ~250 ms window however bursty the pipeline is. The Import page's results live here
+// too, so they survive leaving the page.
 
 /** One file of an import, with what is needed to follow its run. */
 export interface ImportEntry {
@@ -49,7 +42,6 @@ interface ActivityState {
   /** Newest first; a file imported again replaces its earlier entry. */
   addImports: (entries: ImportEntry[]) => void;
   removeImports: (keys: readonly string[]) => void;
-  requestFastPolling: () => () => void;
 }
 
 const ActivityContext = createContext<ActivityState | null>(null);
@@ -62,7 +54,6 @@ export function ActivityProvider({ children }: { children: ReactNode }) {
   const [dockOpen, setDockOpen] = useState(false);
   const [aborting, setAborting] = useState<ReadonlySet<string>>(new Set());
   const [imports, setImports] = useState<ImportEntry[]>([]);
-  const [fastDemand, setFastDemand] = useState(0);
   const seq = useRef(0);
   const fetchesRef = useRef(0);
   const fetchCount = useCallback(() => fetchesRef.current, []);
@@ -85,60 +76,12 @@ export function ActivityProvider({ children }: { children: ReactNode }) {
   }, []);
 
   const runningCount = countRunning(rows);
-  const interval = fastDemand > 0 ? FAST_POLL_MS : dockOpen || runningCount > 0 ? POLL_MS : null;
 
-  // First read (for the sidebar's counter), and again whenever the tab comes back.
+  // First read (for the sidebar's counter); then the channel says when to read again.
   useEffect(() => {
     void refresh();
-    const onVisible = () => {
-      if (document.visibilityState === 'visible') void refresh();
-    };
-    document.addEventListener('visibilitychange', onVisible);
-    return () => document.removeEventListener('visibilitychange', onVisible);
   }, [refresh]);
-
-  useEffect(() => {
-    if (dockOpen) void refresh();
-  }, [dockOpen, refresh]);
-
-  // The poller: one request at a time, paused while the tab is hidden.
-  useEffect(() => {
-    if (interval === null) return;
-    let stopped = false;
-    let timer = 0;
-    const tick = async () => {
-      if (document.visibilityState === 'visible') await refresh();
-      if (!stopped) timer = window.setTimeout(() => void tick(), interval);
-    };
-    timer = window.setTimeout(() => void tick(), interval);
-    return () => {
-      stopped = true;
-      window.clearTimeout(timer);
-    };
-  }, [interval, refresh]);
-
-  // A lesson waiting for its idle trigger starts being read at `flushAt`: look shortly after.
-  const nextFlush = pending.reduce<number | null>((soonest, p) => {
-    const due = p.flushAt ? Date.parse(p.flushAt) : NaN;
-    return Number.isFinite(due) && (soonest === null || due < soonest) ? due : soonest;
-  }, null);
-  useEffect(() => {
-    if (nextFlush === null) return;
-    const timer = window.setTimeout(() => void refresh(), Math.max(0, nextFlush - Date.now()) + AFTER_TURN_MS);
-    return () => window.clearTimeout(timer);
-  }, [nextFlush, refresh]);
-
-  // A lesson turn that ends may have started that lesson's extraction.
-  const { chats } = useAppState();
-  const turnsRunning = chats?.filter((c) => c.running).length ?? 0;
-  const lastTurnsRunning = useRef(turnsRunning);
-  useEffect(() => {
-    const before = lastTurnsRunning.current;
-    lastTurnsRunning.current = turnsRunning;
-    if (turnsRunning >= before) return;
-    const timer = window.setTimeout(() => void refresh(), AFTER_TURN_MS);
-    return () => window.clearTimeout(timer);
-  }, [turnsRunning, refresh]);
+  useServerEvents(['activity-changed'], () => void refresh());
 
   const abort = useCallback(
     async (source: string): Promise<string | null> => {
@@ -172,11 +115,6 @@ export function ActivityProvider({ children }: { children: ReactNode }) {
     setImports((current) => current.filter((e) => !drop.has(e.key)));
   }, []);
 
-  const requestFastPolling = useCallback(() => {
-    setFastDemand((n) => n + 1);
-    return () => setFastDemand((n) => n - 1);
-  }, []);
-
   const value = useMemo(
     () => ({
       rows,
@@ -193,9 +131,8 @@ export function ActivityProvider({ children }: { children: ReactNode }) {
       imports,
       addImports,
       removeImports,
-      requestFastPolling,
     }),
-    [rows, pending, error, fetches, fetchCount, refresh, runningCount, dockOpen, aborting, abort, imports, addImports, removeImports, requestFastPolling],
+    [rows, pending, error, fetches, fetchCount, refresh, runningCount, dockOpen, aborting, abort, imports, addImports, removeImports],
   );
   return <ActivityContext.Provider value={value}>{children}</ActivityContext.Provider>;
 }
@@ -204,13 +141,4 @@ export function useActivity(): ActivityState {
   const ctx = useContext(ActivityContext);
   if (!ctx) throw new Error('useActivity must be used inside <ActivityProvider>');
   return ctx;
-}
-
-/** Poll the feed every ~1 s while `active` (e.g. while imported files are still running). */
-export function useFastActivityPolling(active: boolean): void {
-  const { requestFastPolling } = useActivity();
-  useEffect(() => {
-    if (!active) return;
-    return requestFastPolling();
-  }, [active, requestFastPolling]);
 }

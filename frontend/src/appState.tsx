@@ -3,11 +3,11 @@ import { useLocation, useNavigate } from 'react-router-dom';
 import * as api from './api';
 import { describeError } from './core/errors';
 import type { ChatSummary, Settings } from './core/types';
+import { useServerEvents } from './serverEvents';
 
-// App-wide state: the session list and the settings (for the banner).
-
-const RUNNING_POLL_MS = 2000;
-const IDLE_POLL_MS = 4000;
+// App-wide state: the session list and the settings (for the banner). The list follows the
+// events channel: a session created, renamed or deleted (chats-changed), a turn started or
+// settled anywhere (turn-*: the running dots, the order), and every (re)connect.
 
 interface AppState {
   chats: ChatSummary[] | null;
@@ -67,20 +67,9 @@ export function AppStateProvider({ children }: { children: ReactNode }) {
     void refreshSettings();
   }, [refreshChats, refreshSettings]);
 
-  // Keep the list (running dots, titles) fresh while the tab is visible: other
-  // tabs run turns too. The open session compares its row to what it shows.
-  const anyRunning = !!chats?.some((c) => c.running);
-  useEffect(() => {
-    const tick = () => {
-      if (document.visibilityState === 'visible') void refreshChats();
-    };
-    const timer = window.setInterval(tick, anyRunning ? RUNNING_POLL_MS : IDLE_POLL_MS);
-    document.addEventListener('visibilitychange', tick);
-    return () => {
-      window.clearInterval(timer);
-      document.removeEventListener('visibilitychange', tick);
-    };
-  }, [anyRunning, refreshChats]);
+  // Other windows and the server change the list too. The open session compares its row to
+  // what it shows (useLessonChat), so a turn started elsewhere is followed from here.
+  useServerEvents(['chats-changed', 'turn-started', 'turn-settled'], () => void refreshChats());
 
   const value = useMemo(
     () => ({ chats, chatsError, refreshChats, settings, settingsError, refreshSettings, setSettings }),

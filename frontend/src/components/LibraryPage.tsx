@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent } from 'react';
 import { Link } from 'react-router-dom';
 import * as api from '../api';
-import { useActivity, useFastActivityPolling, type ImportEntry } from '../activityState';
+import { useActivity, type ImportEntry } from '../activityState';
 import { formatRowUsage, formatStats, formatUsageSum, isRunningRow, partIndex, phaseWords, splitLabel, type ActivityRow } from '../core/activity';
 import { describeError } from '../core/errors';
 import {
@@ -327,8 +327,6 @@ function ImportResults() {
   );
 
   const unsettled = followed.some((f) => !f.progress.settled);
-  useFastActivityPolling(unsettled);
-
   if (!imports.length) return null;
   const settledKeys = followed.filter((f) => f.progress.settled).map((f) => f.entry.key);
 

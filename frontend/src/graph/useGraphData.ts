@@ -1,13 +1,10 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import * as api from '../api';
-import { useActivity } from '../activityState';
 import { describeError } from '../core/errors';
 import { DEFAULT_RENDER, type GraphData, type RenderSettings } from '../core/graph';
 import type { GraphSource } from '../core/imports';
+import { useServerEvents } from '../serverEvents';
 
-/** While extractions run, the graph is read again this often (small graphs only). */
-const RUNNING_REFRESH_MS = 4000;
-const LIVE_REFRESH_MAX_NODES = 5000;
 
 export interface GraphDataState {
   data: GraphData | null;
@@ -21,9 +18,9 @@ export interface GraphDataState {
 }
 
 /**
- * The graph view (GET /api/graph) and the render settings. Read on mount, when the tab comes
- * back, when a background job ends, and every few seconds while jobs run (so imports grow the
- * graph in place).
+ * The graph view (GET /api/graph) and the render settings. Read on mount, then on every
+ * `graph-changed` (a merge, a retirement, a deletion: imports grow the graph in place) and every
+ * (re)connect of the events channel, one read per ~250 ms window.
  */
 export function useGraphData(): GraphDataState {
   const [data, setData] = useState<GraphData | null>(null);
@@ -32,8 +29,6 @@ export function useGraphData(): GraphDataState {
   const [settings, setSettings] = useState<RenderSettings>(DEFAULT_RENDER);
   const [settingsError, setSettingsError] = useState<string | null>(null);
   const seq = useRef(0);
-  const size = useRef(0);
-  const { runningCount } = useActivity();
 
   const refresh = useCallback(async () => {
     const mine = ++seq.current;
@@ -41,7 +36,6 @@ export function useGraphData(): GraphDataState {
       const [next, named] = await Promise.all([api.getGraph(), api.getGraphSources().catch(() => null)]);
       if (mine !== seq.current) return;
       if (named) setSources(named);
-      size.current = next.nodes.length;
       setData(next);
       setError(null);
     } catch (err) {
@@ -64,18 +58,7 @@ export function useGraphData(): GraphDataState {
     return () => document.removeEventListener('visibilitychange', onVisible);
   }, [refresh]);
 
-  // A job that ends may have grown the graph; while jobs run, look now and then.
-  const lastRunning = useRef(runningCount);
-  useEffect(() => {
-    const before = lastRunning.current;
-    lastRunning.current = runningCount;
-    if (runningCount < before) void refresh();
-    if (runningCount === 0) return;
-    const timer = window.setInterval(() => {
-      if (document.visibilityState === 'visible' && size.current <= LIVE_REFRESH_MAX_NODES) void refresh();
-    }, RUNNING_REFRESH_MS);
-    return () => window.clearInterval(timer);
-  }, [runningCount, refresh]);
+  useServerEvents(['graph-changed'], () => void refresh());
 
   const saveSettings = useCallback(async (update: Partial<RenderSettings>) => {
     setSettings((s) => ({ ...s, ...update }));
