@@ -108,3 +108,41 @@ def test_phases_fold_strictly() -> None:
     assert phase_of([msg(probe_done, plan)]) == "teach"
     bad = {**probe_done, "input": {"topic": "t"}}
     assert phase_of([msg(bad)]) == "probe"
+
+
+@pytest.mark.parametrize(
+    ("line", "label"),
+    [
+        ("a[Limits & continuity]", "Limits & continuity"),
+        ('a["f(x) = x^2"]', "f(x) = x^2"),
+        ("a[\"He said 'hi' --> & [so]\"]", "He said 'hi' --> & [so]"),
+        ("a[Arrays [0..n] & heaps]", "Arrays [0..n] & heaps"),
+        ("a(Rate (of change))", "Rate (of change)"),
+        ("a{Is $x \\to 0$?}", "Is $x \\to 0$?"),
+        ("a[$\\sum_{i=1}^n i$ %% not a comment]", "$\\sum_{i=1}^n i$ %% not a comment"),
+    ],
+)
+def test_labels_may_hold_operators_quotes_brackets_and_math(line: str, label: str) -> None:
+    tree = parse_plan("t", f"graph TD\n {line} --> b[Next] & c[Other]\n")
+    assert tree.nodes[0].label == label
+    assert tree.edges == [("a", "b"), ("a", "c")]
+
+
+@given(
+    st.text(alphabet="ab &->[](){}$^\\'=%;", min_size=1, max_size=30).filter(
+        lambda t: t.strip() and '"]' not in t
+    )
+)
+def test_any_quoted_label_round_trips(label: str) -> None:
+    tree = parse_plan("t", f'graph TD\n a["{label}"] --> b[B]')
+    assert tree.nodes[0].label == label.strip()
+
+
+def test_cycle_and_size_errors_name_their_lines() -> None:
+    with pytest.raises(PlanError, match=r"^lines 3, 4, 5: the plan has a cycle: a --> b --> c --> a"):
+        parse_plan("t", "graph TD\n %% three arrows\n a[A] --> b[B]\n b --> c[C]\n c --> a")
+    too_many = "graph TD\n" + "\n".join(f" n{i}[N{i}]" for i in range(41))
+    with pytest.raises(PlanError, match=r"^line 42: node 'n40' is node 41"):
+        parse_plan("t", too_many)
+    with pytest.raises(PlanError, match=r"^line 2: a label opened with \[ is not closed"):
+        parse_plan("t", "graph TD\n a[Limits & continuity --> b")

@@ -65,6 +65,12 @@ PLANS = [
     ("relabel", "graph TD\n a[A] --> b[B]\n a[Other] --> c[C]"),
     ("empty-label", "graph TD\n a[ ] --> b[B]"),
     ("too-many", "graph TD\n" + "\n".join(f" n{i}[N{i}] --> n{i + 1}[N{i + 1}]" for i in range(40))),
+    (
+        "labels-with-operators",
+        'graph TD\n a[Limits & continuity] --> b["f(x) = x^2"]\n b --> c(Rate (of change)) %% note\n'
+        " c & d{Is $x \\to 0$?} --> e[[Arrays] --> heaps]",
+    ),
+    ("unclosed-label", "graph TD\n a[Limits & continuity --> b"),
 ]
 
 
