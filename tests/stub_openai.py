@@ -24,6 +24,8 @@ class Reply:
 
     text: str = ""
     tool: tuple[str, dict[str, Any], str] | None = None
+    status: int | None = None
+    """When set, the request is refused with this HTTP status (a provider's error body)."""
 
 
 def last_user_text(body: dict[str, Any]) -> str:
@@ -54,6 +56,9 @@ def create_stub(
         app.state.requests.append(body)
         said = reply(body)
         said = Reply(said) if isinstance(said, str) else said
+        if said.status is not None:
+            error = {"message": f"scripted failure {said.status}", "type": "server_error"}
+            return JSONResponse({"error": error}, status_code=said.status)
         base = {
             "id": "chatcmpl-stub",
             "object": "chat.completion.chunk",

@@ -25,6 +25,8 @@ export interface ChatRecord {
   usage: UsageEntry[];
   /** A turn is running (only GET /api/chats/{id} says; false otherwise). */
   running: boolean;
+  /** The session's last accepted turn failed (memory only, GET /api/chats/{id}); null otherwise. */
+  lastFailure?: { detail: string; at: string } | null;
 }
 
 async function request(path: string, init: RequestInit = {}): Promise<Response> {
@@ -61,6 +63,10 @@ function toRecord(raw: ChatRecord): ChatRecord {
     messages: normalizeMessages(raw.messages),
     usage: normalizeUsage(raw.usage),
     running: raw.running === true,
+    lastFailure:
+      raw.lastFailure && typeof raw.lastFailure.detail === 'string'
+        ? { detail: raw.lastFailure.detail, at: String(raw.lastFailure.at ?? '') }
+        : null,
   };
 }
 

@@ -30,6 +30,9 @@ export function useLessonChat(initial: api.ChatRecord) {
   const [model, setModel] = useState<ChatModel | null>(initial.model);
   const [waiting, setWaiting] = useState(false);
   const [notice, setNotice] = useState<string | null>(null);
+  // The last turn failed while this view was not attached (a reload, another window): the
+  // server's memory-only notice, shown as the error banner; Retry, never an automatic re-send.
+  const [failure, setFailure] = useState<string | null>(initial.running ? null : (initial.lastFailure?.detail ?? null));
   // The record's copy of the message a reattached turn continues (see withResumeBase).
   const [resumeBase, setResumeBase] = useState<UIMessage | null>(null);
 
@@ -154,6 +157,7 @@ export function useLessonChat(initial: api.ChatRecord) {
         if (seq !== requestSeq.current || !idle) return;
         const changed = record.updatedAt !== knownUpdatedAt.current;
         applyRecord(record);
+        if (!record.running && record.lastFailure && changed) setFailure(record.lastFailure.detail);
         if (record.running) follow(record);
         else if (changed) {
           setMessages(statusRef.current === 'error' ? mergeUnsent(record.messages, messagesRef.current) : record.messages);
@@ -168,6 +172,7 @@ export function useLessonChat(initial: api.ChatRecord) {
   const send = useCallback(
     (text: string) => {
       setNotice(null);
+      setFailure(null);
       void sendMessage({ text });
     },
     [sendMessage],
@@ -176,6 +181,7 @@ export function useLessonChat(initial: api.ChatRecord) {
   const answer = useCallback(
     (tool: 'quiz' | 'ask_user_question', toolCallId: string, output: QuizResult | AskResult) => {
       setNotice(null);
+      setFailure(null);
       answeredHere.current.add(toolCallId);
       void addToolOutput({ tool, toolCallId, output });
     },
@@ -218,6 +224,7 @@ export function useLessonChat(initial: api.ChatRecord) {
   const retry = useCallback(async () => {
     clearError();
     setNotice(null);
+    setFailure(null);
     let record: api.ChatRecord;
     try {
       record = await api.getChat(chatId);
@@ -254,6 +261,8 @@ export function useLessonChat(initial: api.ChatRecord) {
     waiting,
     notice,
     clearNotice: () => setNotice(null),
+    failure,
+    clearFailure: () => setFailure(null),
     usage,
     model,
     setModel,

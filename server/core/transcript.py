@@ -40,6 +40,22 @@ def pending_questions(messages: list[JsonObj]) -> list[JsonObj]:
     return [p for p in messages[-1].get("parts", []) if tool_name(p) in QUESTION_TOOLS and is_dangling(p)]
 
 
+def awaits_continuation(messages: list[JsonObj]) -> bool:
+    """Whether the learner's answers were saved but the teacher never went on: the last message is
+    the assistant's, none of its questions is pending, and nothing follows its last answered
+    question (the continuation failed before its first content: a 503, a rate limit). Such a
+    lesson is continued by re-posting that message (issue 12, item 2); once the continuation
+    wrote anything, it no longer awaits one, so a second retry is refused (exactly once)."""
+    if not messages or messages[-1].get("role") != "assistant" or pending_questions(messages):
+        return False
+    parts = [p for p in messages[-1].get("parts", []) if p.get("type") != "step-start"]
+    return (
+        bool(parts)
+        and tool_name(parts[-1]) in QUESTION_TOOLS
+        and parts[-1].get("state") == "output-available"
+    )
+
+
 def for_model(messages: list[JsonObj]) -> list[JsonObj]:
     """The transcript as the model must see it: every dangling tool call gets a synthesized
     INTERRUPTED result (no unanswered call may reach a provider). The record is not changed."""

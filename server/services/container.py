@@ -98,7 +98,12 @@ def build_services(
     turns = TurnService(stores.chats, models, registry, graph_reader=library)
     turns.on_settled = library.lesson_settled
     chats = ChatService(stores.chats, models, registry, events=events)
-    chats.on_deleted = library.lesson_deleted
+
+    def deleted(chat_id: str) -> None:
+        library.lesson_deleted(chat_id)
+        turns.forget(chat_id)
+
+    chats.on_deleted = deleted
     return Services(
         paths=paths,
         stores=stores,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import logging
 import re
 import secrets
@@ -29,7 +30,7 @@ from server.core.contracts.chat import ChatRecord, ChatRequest, TurnUsage
 from server.core.contracts.models import ResolvedModel
 from server.core.phases import Role, phase_of, role_for
 from server.core.ports import ChatStore, GraphReader
-from server.core.transcript import apply_answers, for_model, probe_assessment
+from server.core.transcript import apply_answers, awaits_continuation, for_model, probe_assessment
 from server.core.turns import (
     TurnRejected,
     accept_learner_message,
@@ -142,6 +143,10 @@ class TurnService:
         self.clock = clock
         self.new_id = new_id
         self.graph_reader = graph_reader
+        self.failures: dict[str, dict[str, str]] = {}
+        """Per session, the last accepted turn's failure `{detail, at}` (seed §5, late attachment):
+        memory only, cleared by the session's next accepted turn, its deletion, or the server's
+        exit. `GET /api/chats/{id}` shows it as `lastFailure`; never written to the record."""
         self.on_settled: Callable[[ChatRecord], object] | None = None
         """The extraction trigger seam: called with the saved record after each settled turn."""
 
@@ -174,12 +179,15 @@ class TurnService:
                 )
                 continued = None
             else:
-                messages = apply_answers(record.messages, incoming.model_dump(mode="json", exclude_none=True))
+                messages = self._answers_or_continuation(
+                    record.messages, incoming.model_dump(mode="json", exclude_none=True)
+                )
                 continued = messages[-1]
             role = role_for(phase_of(messages))
         except BaseException:
             self.registry.end(record.id)
             raise
+        self.failures.pop(record.id, None)  # accepted: an earlier failure is no longer the news
         # From here on the turn is a task the registry holds, so an abort reaches it at every
         # moment: while the model is resolved (the offline model starting), before the first
         # token, and after (issue 10, defect 2). This request waits for the turn's opening.
@@ -190,6 +198,21 @@ class TurnService:
         )
         await asyncio.shield(opened)
         return turn
+
+    @staticmethod
+    def _answers_or_continuation(
+        messages: list[dict[str, Any]], incoming: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        """The learner's answers applied; or, when they were saved but the teacher never went on
+        (`awaits_continuation`), the record as it is, to be continued. Raises TurnRejected as
+        `apply_answers` does."""
+        try:
+            return apply_answers(messages, incoming)
+        except TurnRejected as exc:
+            same = bool(messages) and messages[-1].get("id") == incoming.get("id")
+            if exc.code == "not_pending" and same and awaits_continuation(messages):
+                return copy.deepcopy(messages)
+            raise
 
     async def _open_and_run(
         self,
@@ -226,6 +249,10 @@ class TurnService:
                 opened.set_result(None)
             raise
         except BaseException as exc:
+            if isinstance(exc, TurnRejected):
+                self._failed(record.id, exc.detail)
+            elif isinstance(exc, Exception):
+                self._failed(record.id, f"the turn failed: {exc}")
             self.registry.end(record.id)
             turn.finish()
             if not opened.done():
@@ -388,12 +415,16 @@ class TurnService:
                 self._fail(turn, state, EARLY_END)
             if not state.fold.finished:
                 state.fold.interrupted = True
+            if state.fold.error_text is not None:
+                self._failed(state.chat_id, state.fold.error_text)
             try:
                 saved = self._persist_reply(state)
             except Exception as exc:
                 # Settlement failure is reported before [DONE], never swallowed (seed §5).
                 log.exception("saving the reply of session %s failed", state.chat_id)
-                turn.publish(sse({"type": "error", "errorText": f"the reply could not be saved: {exc}"}))
+                text = f"the reply could not be saved: {exc}"
+                self._failed(state.chat_id, text)
+                turn.publish(sse({"type": "error", "errorText": text}))
             else:
                 self._settled(saved)
             turn.publish("data: [DONE]\n\n")
@@ -408,6 +439,13 @@ class TurnService:
                 await _close(chunks)
                 self.registry.end(state.chat_id)
                 turn.finish()
+
+    def _failed(self, chat_id: str, detail: str) -> None:
+        self.failures[chat_id] = {"detail": detail, "at": self.clock()}
+
+    def forget(self, chat_id: str) -> None:
+        """The session was deleted: its failure notice goes with it."""
+        self.failures.pop(chat_id, None)
 
     @staticmethod
     def _fail(turn: RunningTurn, state: TurnState, text: str) -> None:

@@ -115,3 +115,19 @@ def test_framework_errors_reach_the_learner_in_plain_words() -> None:
         == "Connection error."
     )
     assert learner_facing({"type": "text-delta", "delta": "x"}) == {"type": "text-delta", "delta": "x"}
+
+
+def test_awaits_continuation_mirrors_the_browser() -> None:
+    from server.core.transcript import awaits_continuation
+
+    quiz = {"type": "tool-quiz", "toolCallId": "q1", "state": "output-available", "input": {}, "output": {}}
+    user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
+    answered = {"id": "a1", "role": "assistant", "parts": [{"type": "step-start"}, quiz]}
+    assert awaits_continuation([user, answered])
+    assert awaits_continuation([user, {**answered, "parts": [*answered["parts"], {"type": "step-start"}]}])
+    went_on = {**answered, "parts": [*answered["parts"], {"type": "text", "text": "Right."}]}
+    assert not awaits_continuation([user, went_on])
+    pending = {**answered, "parts": [{**quiz, "state": "input-available"}]}
+    assert not awaits_continuation([user, pending])
+    assert not awaits_continuation([user])
+    assert not awaits_continuation([])

@@ -63,8 +63,8 @@ export default function ChatView({ record }: { record: ChatRecord }) {
   const lastMessage = messages[messages.length - 1];
   // Refused answers were already re-synced from the record: nothing to retry.
   const errorInfo = error ? describeError(error) : null;
-  const canRetry =
-    !busy && !!errorInfo && !NO_RETRY.has(errorInfo.code ?? '') && !!lastMessage && lastMessage.role !== 'system';
+  const retryable = errorInfo ? !NO_RETRY.has(errorInfo.code ?? '') : !!lesson.failure;
+  const canRetry = !busy && retryable && !!lastMessage && lastMessage.role !== 'system';
 
   // Keep the transcript pinned to the bottom while the user has not scrolled up.
   const scrollRef = useRef<HTMLDivElement>(null);
@@ -95,7 +95,7 @@ export default function ChatView({ record }: { record: ChatRecord }) {
     [sendAnswer],
   );
 
-  const bannerText = errorInfo ? errorInfo.detail : lesson.notice;
+  const bannerText = errorInfo ? errorInfo.detail : (lesson.failure ?? lesson.notice);
 
   return (
     <div className="chat">
@@ -156,7 +156,7 @@ export default function ChatView({ record }: { record: ChatRecord }) {
                     type="button"
                     className="btn btn-small"
                     data-testid="error-dismiss"
-                    onClick={() => (error ? lesson.clearError() : lesson.clearNotice())}
+                    onClick={() => (error ? lesson.clearError() : lesson.failure ? lesson.clearFailure() : lesson.clearNotice())}
                   >
                     Dismiss
                   </button>

@@ -87,6 +87,20 @@ export function pendingQuestions(messages: readonly MessageLike[]): PendingQuest
   return out;
 }
 
+/**
+ * Whether the learner's answers were saved but the teacher never went on (mirrors
+ * `awaits_continuation` in server/core/transcript.py): the last message is the assistant's, none
+ * of its questions is pending, and its last part (step markers aside) is an answered question.
+ * Retry continues such a lesson by posting that message again; the server takes it once.
+ */
+export function awaitsContinuation(messages: readonly MessageLike[]): boolean {
+  const last = messages[messages.length - 1];
+  if (!last || last.role !== 'assistant' || pendingQuestions(messages).length) return false;
+  const parts = last.parts.filter((p) => !(isRecord(p) && p.type === 'step-start'));
+  const final = asToolPart(parts[parts.length - 1]);
+  return !!final && final.state === 'output-available' && isQuestionTool(toolNameOf(final));
+}
+
 /** Ids of the question calls of `message` that carry an answer (state output-available). */
 export function answeredQuestionIds(message: MessageLike | undefined): string[] {
   if (!message || message.role !== 'assistant') return [];

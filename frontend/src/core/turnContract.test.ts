@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decideRecovery, hasUnsentAnswer, mergeUnsent, retryDelay, withLocalInput, withResumeBase } from './turnContract';
-import type { MessageLike } from './transcript';
+import { awaitsContinuation, type MessageLike } from './transcript';
 
 const user = (id: string): MessageLike => ({ id, role: 'user', parts: [{ type: 'text', text: id }] });
 const quiz = (id: string, state: string, output?: unknown) => ({
@@ -37,8 +37,25 @@ describe('decideRecovery: answers', () => {
     expect(decision).toEqual({ kind: 'resend', messages: [user('u1'), answeredA] });
   });
 
-  it('syncs when the answer was already taken', () => {
-    expect(decideRecovery({ messages: [user('u1'), answeredA], running: false }, [user('u1'), answeredA])).toEqual({ kind: 'sync' });
+  it('syncs when the answer was already taken and the teacher went on', () => {
+    const continued: MessageLike = { ...answeredA, parts: [...answeredA.parts, { type: 'text', text: 'Right.' }] };
+    expect(decideRecovery({ messages: [user('u1'), continued], running: false }, [user('u1'), answeredA])).toEqual({ kind: 'sync' });
+  });
+
+  it('continues from the record when the answer was saved but the teacher never went on (no stranded lesson)', () => {
+    expect(decideRecovery({ messages: [user('u1'), answeredA], running: false }, [user('u1'), answeredA])).toEqual({
+      kind: 'resend',
+      messages: [user('u1'), answeredA],
+    });
+    // also after a reload, when the local copy is the record itself
+    expect(decideRecovery({ messages: [user('u1'), answeredA], running: false }, [user('u1')])).toEqual({
+      kind: 'resend',
+      messages: [user('u1'), answeredA],
+    });
+    expect(awaitsContinuation([user('u1'), answeredA])).toBe(true);
+    expect(awaitsContinuation([user('u1'), pendingA])).toBe(false);
+    expect(awaitsContinuation([user('u1'), { ...answeredA, parts: [...answeredA.parts, { type: 'step-start' }] }])).toBe(true);
+    expect(awaitsContinuation([user('u1')])).toBe(false);
   });
 
   it('follows when the answer was taken and the turn runs', () => {

@@ -2,7 +2,7 @@
 // in src/turnClient.ts). The session record on the server is the truth; the
 // browser's copy is a view of it plus, at most, learner input not yet accepted.
 
-import { answeredQuestionIds, pendingQuestions, type MessageLike } from './transcript';
+import { answeredQuestionIds, awaitsContinuation, pendingQuestions, type MessageLike } from './transcript';
 
 /** Waits between re-checks while another turn runs: 0.5 s, 1 s, 2 s, then 5 s. */
 export const RETRY_DELAYS_MS = [500, 1000, 2000, 5000] as const;
@@ -68,7 +68,12 @@ export function decideRecovery<M extends MessageLike>(
     if (stillPending) {
       return record.running ? { kind: 'wait' } : { kind: 'resend', messages: [...record.messages.slice(0, -1), last] };
     }
-    return record.running ? { kind: 'follow' } : { kind: 'sync' };
+    if (record.running) return { kind: 'follow' };
+    // Answers saved, but the continuation failed before its first word: continue from the record.
+    if (recordLast?.id === last.id && awaitsContinuation(record.messages)) {
+      return { kind: 'resend', messages: [...record.messages] };
+    }
+    return { kind: 'sync' };
   }
   if (last.role !== 'user') return record.running ? { kind: 'follow' } : { kind: 'sync' };
   const index = record.messages.findIndex((m) => m.id === last.id);
@@ -78,6 +83,8 @@ export function decideRecovery<M extends MessageLike>(
   if (record.running) return { kind: 'follow' };
   // Accepted but never answered (its turn produced nothing): the server takes it again.
   if (index === record.messages.length - 1) return { kind: 'resend', messages: [...record.messages] };
+  // Our message was answered with a question whose answer was saved, and nothing after it.
+  if (awaitsContinuation(record.messages)) return { kind: 'resend', messages: [...record.messages] };
   return { kind: 'sync' };
 }
 

@@ -43,9 +43,11 @@ async def create_chat(services: ServicesDep, body: CreateChat | None = None) -> 
 
 @router.get("/api/chats/{chat_id}")
 async def get_chat(chat_id: str, services: ServicesDep) -> dict[str, Any]:
-    """The whole record (metadata, UIMessages, usage) plus `running`; 404 chat_not_found."""
+    """The whole record (metadata, UIMessages, usage) plus `running` and `lastFailure` (`{detail,
+    at}` of the session's last accepted turn when it failed, memory only; else null); 404."""
     record = services.chats.get(chat_id).model_dump(by_alias=True)
     record["running"] = services.registry.running(chat_id)
+    record["lastFailure"] = services.turns.failures.get(chat_id)
     return record
 
 

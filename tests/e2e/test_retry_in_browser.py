@@ -1,0 +1,77 @@
+"""No stranded lesson, in real Chromium (issue 12, items 2-3, done-when): the model fails with 503
+right after the learner answered the prober's quiz; the banner offers Retry, which continues the
+lesson from the saved answer (once); a reload while the failure is the latest news shows the
+banner again from the server's memory-only notice, and nothing is re-sent on its own."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.test_classroom_in_browser import answer_quiz
+from tests.livehttp import serve
+from tests.procs import ServerProcess, start_on_stub
+from tests.stub_lesson import lesson_reply
+from tests.stub_openai import Reply, create_stub
+
+pytestmark = pytest.mark.e2e
+
+FAILING = {"on": False}
+
+
+def reply(body: dict[str, Any]) -> Reply | str:
+    if FAILING["on"]:
+        return Reply(status=503)
+    return lesson_reply(body)
+
+
+@pytest.fixture
+def server(data_dir: Path) -> Iterator[ServerProcess]:
+    FAILING["on"] = False
+    with serve(create_stub(reply, delay_s=0.01)) as stub_url:
+        proc = start_on_stub(data_dir, stub_url)
+        try:
+            yield proc
+        finally:
+            assert proc.stop() == 0
+
+
+def test_a_503_after_an_answer_leaves_a_retry_that_continues_the_lesson(
+    page: Page, server: ServerProcess
+) -> None:
+    page.goto(server.url + "/")
+    page.get_by_test_id("new-lesson").click()
+    expect(page).to_have_url(re.compile(r"/chat/c_[0-9a-f]+$"))
+    chat_id = page.url.rsplit("/", 1)[1]
+    page.get_by_test_id("composer-input").fill("Teach me derivatives")
+    page.get_by_test_id("composer-send").click()
+    expect(page.get_by_test_id("question-dock")).to_contain_text("What is", timeout=20_000)
+
+    FAILING["on"] = True
+    answer_quiz(page, 1)
+    banner = page.get_by_test_id("error-banner")
+    expect(banner).to_be_visible(timeout=30_000)
+    record = httpx.get(f"{server.url}/api/chats/{chat_id}").json()
+    assert record["lastFailure"] and not record["running"]
+
+    # a reload: the banner comes back from the server's notice; nothing is sent on its own
+    page.reload()
+    expect(banner).to_be_visible(timeout=10_000)
+    expect(page.get_by_test_id("error-retry")).to_be_visible()
+    before = httpx.get(f"{server.url}/api/chats/{chat_id}").json()["messages"]
+
+    FAILING["on"] = False
+    assert httpx.get(f"{server.url}/api/chats/{chat_id}").json()["messages"] == before
+    page.get_by_test_id("error-retry").click()
+    # the lesson goes on from the saved answer: the prober's goal question
+    expect(page.get_by_test_id("question-dock")).to_contain_text("What do you want to learn?", timeout=20_000)
+    expect(banner).to_have_count(0)
+    record = httpx.get(f"{server.url}/api/chats/{chat_id}").json()
+    assert record["lastFailure"] is None
+    assert [m["role"] for m in record["messages"]] == ["user", "assistant"]  # continued in place
