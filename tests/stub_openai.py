@@ -26,6 +26,8 @@ class Reply:
     tool: tuple[str, dict[str, Any], str] | None = None
     status: int | None = None
     """When set, the request is refused with this HTTP status (a provider's error body)."""
+    usage: bool = True
+    """False: the stream carries no usage (providers that do not report tokens)."""
 
 
 def last_user_text(body: dict[str, Any]) -> str:
@@ -108,7 +110,7 @@ def create_stub(
             if calls:
                 await asyncio.sleep(delay_s)
                 yield event({"tool_calls": [{"index": 0, **calls[0]}]})
-            yield event({}, finish, usage=usage)
+            yield event({}, finish, **({"usage": usage} if said.usage else {}))
             yield "data: [DONE]\n\n"
 
         return StreamingResponse(events(), media_type="text/event-stream")

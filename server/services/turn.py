@@ -331,17 +331,20 @@ class TurnService:
         )
 
         def record_usage(run: RunUsage | None) -> None:
-            """One usage entry per run; None (aborted or failed) records unknown spend, not zero."""
+            """One usage entry per run; None (aborted or failed) records unknown spend, not zero.
+            A run whose provider reported no tokens at all (pydantic-ai then counts 0 in and 0
+            out, but no real request reads nothing) is unknown too, and so is its cost."""
+            reported = run is not None and bool(run.input_tokens or run.output_tokens)
             state.usage.append(
                 TurnUsage(
                     message_id=state.fold.message_id,
                     role=role,
                     provider=resolved.provider,
                     model=resolved.model,
-                    input_tokens=run.input_tokens if run else None,
-                    output_tokens=run.output_tokens if run else None,
+                    input_tokens=run.input_tokens if run and reported else None,
+                    output_tokens=run.output_tokens if run and reported else None,
                     requests=run.requests if run else 0,
-                    cost_usd=run.cost_usd if run else None,
+                    cost_usd=run.cost_usd if run and reported else None,
                     at=self.clock(),
                 )
             )

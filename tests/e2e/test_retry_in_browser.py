@@ -75,3 +75,33 @@ def test_a_503_after_an_answer_leaves_a_retry_that_continues_the_lesson(
     record = httpx.get(f"{server.url}/api/chats/{chat_id}").json()
     assert record["lastFailure"] is None
     assert [m["role"] for m in record["messages"]] == ["user", "assistant"]  # continued in place
+
+
+LONG = " ".join(f"word{i}" for i in range(400))
+
+
+def long_reply(body: dict[str, Any]) -> Reply | str:
+    tools = {t["function"]["name"] for t in body.get("tools", [])}
+    if "probe_done" in tools:
+        return Reply(LONG)
+    return lesson_reply(body)
+
+
+def test_a_stopped_reply_is_marked_cut_short_after_a_reload(page: Page, data_dir: Path) -> None:
+    with serve(create_stub(long_reply, delay_s=0.02)) as stub_url:
+        server = start_on_stub(data_dir, stub_url)
+        try:
+            page.goto(server.url + "/")
+            page.get_by_test_id("new-lesson").click()
+            expect(page).to_have_url(re.compile(r"/chat/c_[0-9a-f]+$"))
+            page.get_by_test_id("composer-input").fill("Teach me derivatives")
+            page.get_by_test_id("composer-send").click()
+            expect(page.get_by_test_id("message-assistant").last).to_contain_text("word20", timeout=20_000)
+            page.get_by_test_id("composer-stop").click()
+            expect(page.get_by_test_id("chat-status")).to_have_text("ready", timeout=20_000)
+            page.reload()
+            note = page.get_by_test_id("message-cut-short")
+            expect(note).to_be_visible(timeout=10_000)
+            expect(note).to_contain_text("cut short")
+        finally:
+            assert server.stop() == 0

@@ -72,3 +72,28 @@ def test_a_scripted_lesson_over_the_openai_wire(data_dir: Path) -> None:
             assert any("cycle" in str(t) for t in tool_texts)
         finally:
             assert server.stop() == 0
+
+
+def test_tokens_a_provider_does_not_report_are_unknown_not_zero(data_dir: Path) -> None:
+    """Issue 12, item 5: pydantic-ai counts 0 tokens when the stream carries no usage; the record
+    says unknown (null), and so is the cost; a provider that reports them is recorded as is."""
+    from tests.stub_openai import Reply
+
+    reports = {"on": False}
+    stub = create_stub(lambda body: Reply("A short answer.", usage=reports["on"]), delay_s=0)
+    with serve(stub) as stub_url:
+        server = start_on_stub(data_dir, stub_url)
+        try:
+            with httpx.Client(base_url=server.url, timeout=60) as client:
+                chat_id = client.post("/api/chats", json={}).json()["id"]
+                assert client.post("/api/chat", json=learner_turn(chat_id, "Hello")).status_code == 200
+                reports["on"] = True
+                again = learner_turn(chat_id, "Again", message_id="u2")
+                record = client.get(f"/api/chats/{chat_id}").json()
+                again["messages"] = [*record["messages"], again["messages"][0]]
+                assert client.post("/api/chat", json=again).status_code == 200
+                usage = client.get(f"/api/chats/{chat_id}").json()["usage"]
+        finally:
+            assert server.stop() == 0
+    assert [(u["inputTokens"], u["outputTokens"]) for u in usage] == [(None, None), (10, 10)]
+    assert usage[0]["costUsd"] is None and usage[0]["requests"] == 1

@@ -2,7 +2,7 @@ import type { ChatStatus } from 'ai';
 import type { Phase } from '../core/phases';
 import type { LessonCoverage } from '../core/lessonGraph';
 import type { ChatModel } from '../core/types';
-import { formatCost, formatTokens, usageTotals, type UsageEntry } from '../core/usage';
+import { formatUsage, usageTotals, type UsageEntry } from '../core/usage';
 import { CoverageRing, SessionMenu } from './LessonGraph';
 import PhaseStepper from './PhaseStepper';
 import SessionModel from './SessionModel';
@@ -41,7 +41,7 @@ export default function SessionHeader({ chatId, title, status, phase, model, usa
           data-testid="usage-total"
           title={`${totals.requests} model request${totals.requests === 1 ? '' : 's'} in this lesson`}
         >
-          {totals.entries === 0 ? 'no model usage yet' : `${formatTokens(totals)} tokens · ${formatCost(totals.costUsd)}`}
+          {totals.entries === 0 ? 'no model usage yet' : formatUsage(totals)}
         </span>
       </div>
     </header>

@@ -27,18 +27,34 @@ describe('usageTotals', () => {
     expect(formatCost(t.costUsd)).toBe('$0.0031');
   });
 
-  it('is unknown (null), never 0, when any entry is unknown', () => {
+  it('sums what is known and counts what is not: one unknown run never makes the total unknown', () => {
     const t = usageTotals([entry(), entry({ costUsd: null, outputTokens: null })]);
-    expect(t.costUsd).toBeNull();
-    expect(t.outputTokens).toBeNull();
     expect(t.inputTokens).toBe(2000);
-    expect(formatTokens(t)).toBe('2,000 in / unknown out');
-    expect(formatCost(t.costUsd)).toBe('cost unknown');
-    expect(formatUsage(t)).toBe('2,000 in / unknown out tokens · cost unknown');
+    expect(t.outputTokens).toBe(200);
+    expect(t.costUsd).toBeCloseTo(0.001, 10);
+    expect(t.unknownTokens).toBe(1);
+    expect(t.unknownCost).toBe(1);
+    expect(formatUsage(t)).toBe('2,000 in / 200 out tokens (1 of 2 runs not reported) · $0.0010 + unknown');
+  });
+
+  it('is unknown (null), never 0, when no entry reports it', () => {
+    const t = usageTotals([entry({ inputTokens: null, outputTokens: null, costUsd: null })]);
+    expect(t.inputTokens).toBeNull();
+    expect(t.costUsd).toBeNull();
+    expect(formatTokens(t)).toBe('unknown in / unknown out');
+    expect(formatUsage(t)).toBe('unknown in / unknown out tokens · cost unknown');
   });
 
   it('totals of nothing are zero', () => {
-    expect(usageTotals([])).toEqual({ entries: 0, inputTokens: 0, outputTokens: 0, costUsd: 0, requests: 0 });
+    expect(usageTotals([])).toEqual({
+      entries: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+      costUsd: 0,
+      requests: 0,
+      unknownTokens: 0,
+      unknownCost: 0,
+    });
   });
 });
 

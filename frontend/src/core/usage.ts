@@ -1,5 +1,7 @@
-// Token and cost totals over a record's `usage` list. Absence is not zero: a
-// total with any unknown entry is unknown (null), never shown as 0.
+// Token and cost totals over a record's `usage` list. Absence is not zero: an entry whose provider
+// did not report tokens (or whose price is unknown) is counted as unknown, never as 0; a total is
+// the sum of what is known plus how many entries are unknown, so one unreported turn does not make
+// the whole lesson's total unknown forever.
 
 export interface UsageEntry {
   messageId: string;
@@ -16,33 +18,42 @@ export interface UsageEntry {
 export interface UsageTotals {
   /** Number of entries summed. */
   entries: number;
-  /** null = unknown (some entry did not report it). */
+  /** Sums of the known values; null only when entries exist and none reports it. */
   inputTokens: number | null;
   outputTokens: number | null;
   costUsd: number | null;
   requests: number;
+  /** Entries whose tokens (either side) were not reported. */
+  unknownTokens: number;
+  /** Entries whose cost is unknown. */
+  unknownCost: number;
 }
 
 function known(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value);
 }
 
-function sumOrNull(values: unknown[]): number | null {
+/** The sum of the known values; null when there are values and none is known. */
+function sumKnown(values: unknown[]): number | null {
   let total = 0;
+  let any = values.length === 0;
   for (const v of values) {
-    if (!known(v)) return null;
+    if (!known(v)) continue;
     total += v;
+    any = true;
   }
-  return total;
+  return any ? total : null;
 }
 
 export function usageTotals(entries: readonly UsageEntry[]): UsageTotals {
   return {
     entries: entries.length,
-    inputTokens: sumOrNull(entries.map((e) => e.inputTokens)),
-    outputTokens: sumOrNull(entries.map((e) => e.outputTokens)),
-    costUsd: sumOrNull(entries.map((e) => e.costUsd)),
+    inputTokens: sumKnown(entries.map((e) => e.inputTokens)),
+    outputTokens: sumKnown(entries.map((e) => e.outputTokens)),
+    costUsd: sumKnown(entries.map((e) => e.costUsd)),
     requests: entries.reduce((n, e) => n + (known(e.requests) ? e.requests : 0), 0),
+    unknownTokens: entries.filter((e) => !known(e.inputTokens) || !known(e.outputTokens)).length,
+    unknownCost: entries.filter((e) => !known(e.costUsd)).length,
   };
 }
 
@@ -88,7 +99,12 @@ export function formatCost(costUsd: number | null): string {
   return `$${costUsd.toFixed(digits)}`;
 }
 
-/** "1,234 in / 567 out · $0.0031" */
+/**
+ * "1,234 in / 567 out tokens · $0.0031", and when some entries are unknown, what is known with
+ * how many are not: "1,234 in / 567 out tokens (1 of 3 runs not reported) · $0.0031 + unknown".
+ */
 export function formatUsage(t: UsageTotals): string {
-  return `${formatTokens(t)} tokens · ${formatCost(t.costUsd)}`;
+  const tokensNote = t.unknownTokens && t.unknownTokens < t.entries ? ` (${t.unknownTokens} of ${t.entries} runs not reported)` : '';
+  const cost = t.unknownCost && t.unknownCost < t.entries && t.costUsd !== null ? `${formatCost(t.costUsd)} + unknown` : formatCost(t.costUsd);
+  return `${formatTokens(t)} tokens${tokensNote} · ${cost}`;
 }
