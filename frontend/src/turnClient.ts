@@ -5,11 +5,14 @@
 // - A network failure: re-read the record before anything is sent again;
 //   answers are re-sent only while their questions are still pending there,
 //   a turn that runs is followed (its stream from the start), else we sync.
+// - A stream that ends without its terminal, or whose read fails: one read-only
+//   reattachment (core/sseGuard.ts), then the error banner; never a re-send.
 // The decisions are pure (core/turnContract.ts); this file only does the I/O.
 
 import type { UIMessage } from 'ai';
 import * as api from './api';
 import { parseErrorText } from './core/errors';
+import { guardStream } from './core/sseGuard';
 import { WAIT_LIMIT_MS, decideRecovery, retryDelay, withLocalInput, type Recovery } from './core/turnContract';
 
 export interface TurnClientHooks {
@@ -81,6 +84,22 @@ function isStreamGet(url: string): boolean {
 export function createTurnFetch(hooks: TurnClientHooks): typeof fetch {
   const streamUrl = `/api/chats/${encodeURIComponent(hooks.chatId)}/stream`;
 
+  /** A turn's 200 event stream, guarded: one read-only reattachment if it ends early. */
+  function guarded(res: Response, signal: AbortSignal | null | undefined): Response {
+    const type = res.headers.get('content-type') ?? '';
+    if (res.status !== 200 || !res.body || !type.startsWith('text/event-stream')) return res;
+    const reattach = async () => {
+      const again = await fetch(streamUrl, { signal: signal ?? undefined });
+      if (again.status === 204) return null; // the turn ended: its reply is in the record
+      if (again.status !== 200 || !again.body) throw new Error(`reattachment answered ${again.status}`);
+      return again.body;
+    };
+    return new Response(guardStream(res.body, reattach, () => !!signal?.aborted), {
+      status: res.status,
+      headers: res.headers,
+    });
+  }
+
   async function readRecord(): Promise<api.ChatRecord> {
     const record = await api.getChat(hooks.chatId);
     hooks.onRecord(record);
@@ -95,20 +114,23 @@ export function createTurnFetch(hooks: TurnClientHooks): typeof fetch {
       hooks.setMessages((await readRecord().catch(() => record)).messages);
       return emptyStream();
     }
-    return res;
+    return guarded(res, signal);
   }
 
   return async function turnFetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
     const url = urlOf(input);
-    if (isStreamGet(url)) hooks.onRequest(null);
+    if (isStreamGet(url)) {
+      hooks.onRequest(null);
+      return guarded(await fetch(input, init), init?.signal);
+    }
     if (!isChatPost(url, init)) return fetch(input, init);
 
     const body = JSON.parse(init!.body as string) as ChatBody;
     const signal = init!.signal;
 
-    const post = (messages: UIMessage[]): Promise<Response> => {
+    const post = async (messages: UIMessage[]): Promise<Response> => {
       hooks.onRequest(messages);
-      return fetch(url, { ...init, body: JSON.stringify({ ...body, messages }) });
+      return guarded(await fetch(url, { ...init, body: JSON.stringify({ ...body, messages }) }), signal);
     };
 
     /** Act on a decision; `sent` is what we last tried to send. */

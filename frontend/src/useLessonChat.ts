@@ -8,7 +8,7 @@ import { DefaultChatTransport, lastAssistantMessageIsCompleteWithToolCalls, type
 import * as api from './api';
 import { useAppState } from './appState';
 import { describeError } from './core/errors';
-import { answeredQuestionIds } from './core/transcript';
+import { answeredQuestionIds, pendingQuestions } from './core/transcript';
 import { decideRecovery, hasUnsentAnswer, mergeUnsent, withLocalInput, withResumeBase } from './core/turnContract';
 import type { UsageEntry } from './core/usage';
 import type { ChatModel } from './core/types';
@@ -33,6 +33,8 @@ export function useLessonChat(initial: api.ChatRecord) {
   // The last turn failed while this view was not attached (a reload, another window): the
   // server's memory-only notice, shown as the error banner; Retry, never an automatic re-send.
   const [failure, setFailure] = useState<string | null>(initial.running ? null : (initial.lastFailure?.detail ?? null));
+  const failureRef = useRef(failure);
+  failureRef.current = failure;
   // The record's copy of the message a reattached turn continues (see withResumeBase).
   const [resumeBase, setResumeBase] = useState<UIMessage | null>(null);
 
@@ -181,11 +183,31 @@ export function useLessonChat(initial: api.ChatRecord) {
   const answer = useCallback(
     (tool: 'quiz' | 'ask_user_question', toolCallId: string, output: QuizResult | AskResult) => {
       setNotice(null);
+      const uncertain = statusRef.current === 'error' || failureRef.current !== null;
       setFailure(null);
-      answeredHere.current.add(toolCallId);
-      void addToolOutput({ tool, toolCallId, output });
+      const submit = () => {
+        answeredHere.current.add(toolCallId);
+        void addToolOutput({ tool, toolCallId, output });
+      };
+      if (!uncertain) {
+        submit();
+        return;
+      }
+      // After a failure the view may be behind: reconcile with the record (and a running turn)
+      // before sending, so an answer the server already took is never sent again.
+      clearError();
+      void api
+        .getChat(chatId)
+        .then((record) => {
+          applyRecord(record);
+          const stillPending = pendingQuestions(record.messages).some((q) => q.part.toolCallId === toolCallId);
+          if (record.running) follow(record);
+          else if (!stillPending) setMessages(record.messages);
+          else submit();
+        })
+        .catch((err: unknown) => setNotice(`Could not reach the server: ${describeError(err).detail}`));
     },
-    [addToolOutput],
+    [addToolOutput, chatId, applyRecord, follow, setMessages, clearError],
   );
 
   /** Stop: abort our request AND the server's turn (a dropped connection does not stop it). */

@@ -105,3 +105,45 @@ def test_a_stopped_reply_is_marked_cut_short_after_a_reload(page: Page, data_dir
             expect(note).to_contain_text("cut short")
         finally:
             assert server.stop() == 0
+
+
+def truncate(route: Any, keep: int = 3) -> None:
+    """Forward the request, then hand the page only the first `keep` SSE events: a clean EOF
+    without the `[DONE]` terminal, as a proxy or a dropped connection leaves it."""
+    response = route.fetch()
+    events = response.text().split("\n\n")
+    route.fulfill(response=response, body="\n\n".join(events[:keep]) + "\n\n")
+
+
+def test_a_stream_cut_without_its_terminal_is_reattached_once_then_reported(
+    page: Page, data_dir: Path
+) -> None:
+    with serve(create_stub(long_reply, delay_s=0.0)) as stub_url:
+        server = start_on_stub(data_dir, stub_url)
+        try:
+            page.goto(server.url + "/")
+            page.get_by_test_id("new-lesson").click()
+            expect(page).to_have_url(re.compile(r"/chat/c_[0-9a-f]+$"))
+            # 1. the turn's own stream ends early: one read-only reattachment (the turn has ended,
+            #    so the reply comes from the record) and the whole reply is shown, no error
+            page.route("**/api/chat", lambda route: truncate(route))
+            page.get_by_test_id("composer-input").fill("Teach me derivatives")
+            page.get_by_test_id("composer-send").click()
+            expect(page.get_by_test_id("message-assistant").last).to_contain_text("word399", timeout=20_000)
+            expect(page.get_by_test_id("error-banner")).to_have_count(0)
+            # 2. the reattachment fails too: the error banner with Retry, not a reply "done"
+            page.route("**/api/chats/*/stream", lambda route: route.fulfill(status=500, body="{}"))
+            page.get_by_test_id("composer-input").fill("Again")
+            page.get_by_test_id("composer-send").click()
+            expect(page.get_by_test_id("error-banner")).to_contain_text(
+                "connection to the server was lost", timeout=20_000
+            )
+            expect(page.get_by_test_id("error-retry")).to_be_visible()
+            page.unroute("**/api/chat")
+            page.unroute("**/api/chats/*/stream")
+            page.get_by_test_id("error-retry").click()  # re-reads the lesson: the reply was saved
+            expect(page.get_by_test_id("error-banner")).to_have_count(0, timeout=10_000)
+            expect(page.get_by_test_id("message-assistant")).to_have_count(2)
+            expect(page.get_by_test_id("message-user")).to_have_count(2)  # nothing was re-sent
+        finally:
+            assert server.stop() == 0

@@ -1,4 +1,5 @@
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
+import { draftOf, keepDraft } from '../questionDrafts';
 import { askInputOrNull, displayOrder, gradeQuiz, quizInputOrNull, type AskInput, type AskResult, type QuizInput, type QuizResult } from '../core/questions';
 import type { PendingQuestion } from '../core/transcript';
 import Markdown from './Markdown';
@@ -75,6 +76,7 @@ export default function QuestionDock({ pending, answers, busy, onAnswer }: Props
         return (
           <AskQuestion
             key={q.part.toolCallId}
+            toolCallId={q.part.toolCallId}
             ask={ask}
             busy={busy}
             onSend={(output) => {
@@ -126,7 +128,11 @@ function QuizQuestion({
   onCheck: (result: QuizResult) => void;
 }) {
   const order = useMemo(() => displayOrder(toolCallId, quiz.options.length), [toolCallId, quiz.options.length]);
-  const [chosen, setChosen] = useState<number | null>(null);
+  const [chosen, setChosenState] = useState<number | null>(() => draftOf(toolCallId).chosen ?? null);
+  const setChosen = (value: number | null) => {
+    setChosenState(value);
+    keepDraft(toolCallId, { chosen: value });
+  };
   const ref = useRef<HTMLDivElement>(null);
 
   useEffect(() => {
@@ -177,8 +183,22 @@ function QuizQuestion({
   );
 }
 
-function AskQuestion({ ask, busy, onSend }: { ask: AskInput; busy: boolean; onSend: (output: AskResult) => void }) {
-  const [text, setText] = useState('');
+function AskQuestion({
+  toolCallId,
+  ask,
+  busy,
+  onSend,
+}: {
+  toolCallId: string;
+  ask: AskInput;
+  busy: boolean;
+  onSend: (output: AskResult) => void;
+}) {
+  const [text, setTextState] = useState(() => draftOf(toolCallId).text ?? '');
+  const setText = (value: string) => {
+    setTextState(value);
+    keepDraft(toolCallId, { text: value });
+  };
   const ref = useRef<HTMLTextAreaElement>(null);
 
   useEffect(() => {
