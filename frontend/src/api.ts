@@ -5,11 +5,22 @@
 import type { UIMessage } from 'ai';
 import { normalizeActivity, normalizePending, type ActivityRow, type PendingLesson } from './core/activity';
 import { ApiError } from './core/errors';
-import { normalizeGraph, normalizeRenderSettings, type GraphData, type RenderSettings } from './core/graph';
+import { normalizeGraph, normalizeRenderSettings, type GraphCluster, type GraphData, type RenderSettings } from './core/graph';
 import { normalizeCoverage, normalizeFlush, type FlushAnswer, type LessonCoverage } from './core/lessonGraph';
 import { normalizeLibrarySettings, type LibrarySettings } from './core/librarySettings';
 import { normalizeImportFiles, normalizeSources, type GraphSource, type ImportFileResult } from './core/imports';
 import { normalizeMessages } from './core/messages';
+import {
+  normalizeLevels,
+  normalizeProblem,
+  normalizeSet,
+  normalizeSetSummaries,
+  type PracticeLevels,
+  type PracticeParams,
+  type PracticeProblem,
+  type ProblemSet,
+  type SetSummary,
+} from './core/practice';
 import type { ChatModel, ChatSummary, KeyProvider, ModelRef, Settings, SettingsUpdate } from './core/types';
 import { normalizeUsage, type UsageEntry } from './core/usage';
 
@@ -245,4 +256,64 @@ export async function deleteGraphNodes(ids: readonly string[]): Promise<{ delete
   });
   const strings = (v: unknown) => (Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : []);
   return { deletedNodes: strings(data.deletedNodes), deletedChains: strings(data.deletedChains) };
+}
+
+/** GET /api/graph/clusters: every birth-session group (a lesson or a notes file) with its node ids. */
+export async function getGraphClusters(init?: RequestInit): Promise<GraphCluster[]> {
+  const data = await json<{ clusters?: unknown }>('/api/graph/clusters', init);
+  return normalizeGraph({ nodes: [], links: [], clusters: data.clusters }).clusters;
+}
+
+// ---------------------------------------------------------------------------
+// Practice (seed §7): problem sets from the graph, one attempt per problem
+
+function setPath(id: string, rest = ''): string {
+  return `/api/practice/sets/${encodeURIComponent(id)}${rest}`;
+}
+
+/** GET /api/practice/levels: the three axes' named levels with their definitions, and the defaults. */
+export async function getPracticeLevels(init?: RequestInit): Promise<PracticeLevels> {
+  return normalizeLevels(await json<unknown>('/api/practice/levels', init));
+}
+
+/** GET /api/practice/sets: every set, newest first, with its status and counts. */
+export async function listPracticeSets(init?: RequestInit): Promise<SetSummary[]> {
+  return normalizeSetSummaries(await json<unknown>('/api/practice/sets', init));
+}
+
+export interface CreateSetBody {
+  nodeIds: string[];
+  params: PracticeParams;
+  title?: string;
+  note?: string;
+}
+
+/** POST /api/practice/sets: 202 {id}, generation runs on; 400 empty selection or bad params, 503 no model. */
+export async function createPracticeSet(body: CreateSetBody): Promise<string> {
+  const data = await json<{ id?: unknown }>('/api/practice/sets', { method: 'POST', body: JSON.stringify(body) });
+  if (typeof data.id !== 'string' || !data.id) throw new ApiError(500, 'the new set came back without an id');
+  return data.id;
+}
+
+/** GET /api/practice/sets/{id}: the whole set; a problem's solution and rubric only once answered. 404 unknown. */
+export async function getPracticeSet(id: string, init?: RequestInit): Promise<ProblemSet> {
+  const set = normalizeSet(await json<unknown>(setPath(id), init));
+  if (!set) throw new ApiError(500, 'the problem set could not be read');
+  return set;
+}
+
+/** DELETE /api/practice/sets/{id}: stops its runs, then deletes it. */
+export async function deletePracticeSet(id: string): Promise<void> {
+  await request(setPath(id), { method: 'DELETE' });
+}
+
+/**
+ * POST /api/practice/sets/{id}/answers {problemId, answer}: the one attempt. 202 with the problem,
+ * solution and rubric revealed, the grade to come; 409 not ready, 400 already answered or empty.
+ */
+export async function answerProblem(setId: string, problemId: string, answer: string): Promise<PracticeProblem> {
+  const data = await json<{ problem?: unknown }>(setPath(setId, '/answers'), { method: 'POST', body: JSON.stringify({ problemId, answer }) });
+  const problem = normalizeProblem(data.problem);
+  if (!problem) throw new ApiError(500, 'the answered problem could not be read');
+  return problem;
 }
