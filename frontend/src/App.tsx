@@ -8,6 +8,8 @@ import ChatPage from './components/ChatPage';
 import SettingsPage from './components/SettingsPage';
 import LibraryPage from './components/LibraryPage';
 import NotFoundPage from './components/NotFoundPage';
+import PracticePage from './components/practice/PracticePage';
+import ExamPage from './components/practice/ExamPage';
 
 export default function App() {
   return (
@@ -20,6 +22,8 @@ export default function App() {
               <Route path="chat/:id" element={<ChatPage />} />
               <Route path="settings" element={<SettingsPage />} />
               <Route path="library" element={<LibraryPage />} />
+              <Route path="practice" element={<PracticePage />} />
+              <Route path="practice/:id" element={<ExamPage />} />
               <Route path="*" element={<NotFoundPage />} />
             </Route>
           </Routes>

@@ -90,6 +90,9 @@ export default function Sidebar() {
         <NavLink to="/library" className={({ isActive }) => (isActive ? 'sidebar-link active' : 'sidebar-link')} data-testid="nav-library">
           Import notes
         </NavLink>
+        <NavLink to="/practice" className={({ isActive }) => (isActive ? 'sidebar-link active' : 'sidebar-link')} data-testid="nav-practice">
+          Practice
+        </NavLink>
         <button
           type="button"
           className={dockOpen ? 'sidebar-link activity-toggle open' : 'sidebar-link activity-toggle'}
