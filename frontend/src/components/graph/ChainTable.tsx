@@ -20,6 +20,8 @@ interface Props {
   data: GraphData;
   selection: ReadonlySet<string>;
   onSelectionChange: (next: Set<string>) => void;
+  /** Make a problem set of the selection (its node ids, and how many chains they make). */
+  onGenerate: (nodeIds: string[], chains: number) => void;
   /** Ask to delete these ids (propositions or one chain's `arg_` id): the parent confirms. */
   onDelete: (ids: string[]) => void;
   /** Show a node on the canvas (closes the table). */
@@ -39,7 +41,7 @@ const COLUMNS: { key: SortKey; label: string; className: string }[] = [
 ];
 
 /** The chain table: CLUSTER → REASONING CHAIN → PROPOSITION STATEMENTS, sortable, searchable, selectable. */
-export default function ChainTable({ data, selection, onSelectionChange, onDelete, onShowNode, onClose, escapeBlocked }: Props) {
+export default function ChainTable({ data, selection, onSelectionChange, onGenerate, onDelete, onShowNode, onClose, escapeBlocked }: Props) {
   const model = useMemo(() => buildTable(data), [data]);
   const search = useMemo(() => chainSearch(model), [model]);
   const chains = useMemo(() => chainsOf(data), [data]);
@@ -203,11 +205,15 @@ export default function ChainTable({ data, selection, onSelectionChange, onDelet
           <button type="button" className="btn btn-small btn-danger" data-testid="selection-delete" onClick={() => onDelete([...selection])}>
             Delete
           </button>
-          <span className="tooltip-wrap" title="Practice comes later">
-            <button type="button" className="btn btn-small btn-primary" data-testid="selection-generate" disabled title="Practice comes later">
-              Generate problem set
-            </button>
-          </span>
+          <button
+            type="button"
+            className="btn btn-small btn-primary"
+            data-testid="selection-generate"
+            title="Make a problem set of these nodes"
+            onClick={() => onGenerate([...selection], practice.count)}
+          >
+            Generate problem set
+          </button>
         </div>
       )}
     </div>

@@ -6,6 +6,7 @@ import { assignClusterColors } from '../../core/graphMath';
 import GraphCanvas, { type GraphHandle } from '../../graph/GraphCanvas';
 import type { RendererEvents } from '../../graph/renderer';
 import type { GraphDataState } from '../../graph/useGraphData';
+import CreateSetDialog, { type CustomSelection } from '../practice/CreateSetDialog';
 import ChainTable from './ChainTable';
 import GraphDeleteDialog from './GraphDeleteDialog';
 import NodeCard, { type SourceName } from './NodeCard';
@@ -24,6 +25,7 @@ export default function GraphHome({ graph }: Props) {
   const [deleteBusy, setDeleteBusy] = useState(false);
   const [deleteError, setDeleteError] = useState<string | null>(null);
   const [settingsOpen, setSettingsOpen] = useState(false);
+  const [generating, setGenerating] = useState<CustomSelection | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const canvas = useRef<GraphHandle>(null);
 
@@ -218,12 +220,15 @@ export default function GraphHome({ graph }: Props) {
           data={data}
           selection={selection}
           onSelectionChange={setSelection}
+          onGenerate={(nodeIds, chainCount) => setGenerating({ nodeIds, chains: chainCount })}
           onDelete={askDelete}
           onShowNode={showNode}
           onClose={closeTable}
-          escapeBlocked={pendingDelete !== null}
+          escapeBlocked={pendingDelete !== null || generating !== null}
         />
       )}
+
+      {generating && <CreateSetDialog custom={generating} onClose={() => setGenerating(null)} />}
 
       {pendingDelete && dialog && (
         <GraphDeleteDialog
