@@ -53,6 +53,11 @@ export default function CreateSetDialog({ custom, onClose, onCreated }: Props) {
   const [error, setError] = useState<string | null>(null);
   const titleId = useId();
   const today = useMemo(() => defaultSetTitle(), []);
+  const panel = useRef<HTMLDivElement>(null);
+
+  useEffect(() => {
+    panel.current?.focus();
+  }, []);
 
   // The server's defaults, once they arrive, unless the learner already moved a control.
   useEffect(() => {
@@ -112,7 +117,7 @@ export default function CreateSetDialog({ custom, onClose, onCreated }: Props) {
 
   const dialog = (
     <div className="modal-backdrop" onMouseDown={(e) => e.target === e.currentTarget && !busy && onClose()}>
-      <div className="practice-dialog" role="dialog" aria-modal="true" aria-labelledby={titleId} data-testid="create-dialog" data-mode={custom ? 'custom' : 'clusters'}>
+      <div ref={panel} tabIndex={-1} className="practice-dialog" role="dialog" aria-modal="true" aria-labelledby={titleId} data-testid="create-dialog" data-mode={custom ? 'custom' : 'clusters'}>
         <header className="practice-dialog-head">
           <h2 id={titleId}>New problem set</h2>
           <button type="button" className="icon-btn" aria-label="Close" title="Close (Esc)" disabled={busy} onClick={onClose}>

@@ -2,7 +2,7 @@ import { useCallback, useEffect, useRef, useState } from 'react';
 import { Link, useParams } from 'react-router-dom';
 import * as api from '../../api';
 import { ApiError, describeError } from '../../core/errors';
-import { chainCoverage, examProgress, keepAnswered, levelsLine, withProblem, type ProblemSet } from '../../core/practice';
+import { chainCoverage, examProgress, keepAnswered, levelsLine, selectionSummary, withProblem, type ProblemSet } from '../../core/practice';
 import { formatFull, formatRelative } from '../../core/time';
 import { useServerEvents } from '../../serverEvents';
 import { usePracticeLevels } from '../../usePracticeLevels';
@@ -127,12 +127,7 @@ export default function ExamPage() {
         </p>
         <p className="muted small exam-meta">
           {set.createdAt && <span title={formatFull(set.createdAt)}>Created {formatRelative(set.createdAt)}</span>}
-          {set.nodeIds.length > 0 && (
-            <span>
-              {' '}
-              · {set.nodeIds.length} {set.nodeIds.length === 1 ? 'node' : 'nodes'} → {set.chains.length} {set.chains.length === 1 ? 'chain' : 'chains'}
-            </span>
-          )}
+          {set.nodeIds.length > 0 && <span> · {selectionSummary(set.nodeIds.length, set.chains.length)}</span>}
         </p>
         {set.note && (
           <p className="exam-note small" data-testid="exam-note">
