@@ -76,6 +76,11 @@ class DataPaths:
         return self.root / "graph"
 
     @property
+    def practice(self) -> Path:
+        """Problem sets (`<id>.json`), written only by the practice pipeline."""
+        return self.root / "practice"
+
+    @property
     def secrets(self) -> Path:
         """Owner-only key file, used only where no OS keychain backend exists."""
         return self.root / "secrets.json"

@@ -6,6 +6,7 @@ fakes in `tests/fakes/`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from server.core.contracts.chat import ChatRecord
@@ -19,6 +20,7 @@ from server.core.contracts.graph import (
     SourceLine,
 )
 from server.core.contracts.models import KeyedProvider, Settings
+from server.core.contracts.practice import ProblemSet
 from server.core.graph import MergePlan
 
 
@@ -162,4 +164,28 @@ class GraphReader(Protocol):
 
     def propositions(self, session: str) -> list[dict[str, str]]:
         """`{id, name, statement}` of the propositions a session gave the graph."""
+        ...
+
+
+class PracticeStore(Protocol):
+    """Problem sets (seed §7), written only by the practice pipeline."""
+
+    def get(self, set_id: str) -> ProblemSet | None:
+        """The set, or None. Raises StoreCorrupt when unreadable."""
+        ...
+
+    def save(self, problem_set: ProblemSet) -> None:
+        """Replace the set atomically; OSError propagates."""
+        ...
+
+    def update(self, set_id: str, change: Callable[[ProblemSet], ProblemSet | None]) -> ProblemSet | None:
+        """Read-modify-write under the set's lock; None when the set is gone or nothing changed."""
+        ...
+
+    def list(self) -> list[ProblemSet]:
+        """Every readable set."""
+        ...
+
+    def delete(self, set_id: str) -> bool:
+        """Remove the set; False when absent."""
         ...

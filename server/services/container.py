@@ -15,6 +15,7 @@ from server.services.library import LibraryService
 from server.services.liveness import TurnRegistry
 from server.services.models import ModelFactory, ModelService
 from server.services.offline_model import OfflineModelServer
+from server.services.practice import PracticeService
 from server.services.stores import Stores, build_stores
 from server.services.turn import TurnService
 
@@ -35,6 +36,7 @@ class Services:
     extraction: ExtractionService
     library: LibraryService
     graph: GraphService
+    practice: PracticeService
     events: EventBus
 
     async def startup(self) -> None:
@@ -46,6 +48,10 @@ class Services:
                 log.info("%d lessons wait to be read into the graph", armed)
         except Exception:  # a side channel: the next settled turn re-arms the lesson
             log.exception("re-arming lessons' idle flushes failed")
+        try:
+            self.practice.sweep()
+        except Exception:  # a side channel: the sets stay as they are
+            log.exception("sweeping interrupted problem sets failed")
         if self.offline is None or not self.offline.available:
             return
         try:
@@ -61,6 +67,7 @@ class Services:
         checkpoints nothing), then stop the offline model."""
         await self.turns.shutdown()
         self.library.shutdown()
+        await self.practice.shutdown()
         await self.extraction.shutdown()
         if self.offline is not None:
             self.offline.stop()
@@ -98,6 +105,9 @@ def build_services(
     turns = TurnService(stores.chats, models, registry, graph_reader=library)
     turns.on_settled = library.lesson_settled
     chats = ChatService(stores.chats, models, registry, events=events)
+    practice = PracticeService(
+        stores.practice, stores.graph, models.model_for_slot, extraction.permits, events
+    )  # the one background-model pool, shared with extraction
 
     def deleted(chat_id: str) -> None:
         library.lesson_deleted(chat_id)
@@ -115,5 +125,6 @@ def build_services(
         extraction=extraction,
         library=library,
         graph=graph,
+        practice=practice,
         events=events,
     )

@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from server.config import KEYRING_SERVICE, DataPaths
-from server.core.ports import ChatStore, GraphStore, SecretStore, SettingsStore
+from server.core.ports import ChatStore, GraphStore, PracticeStore, SecretStore, SettingsStore
 from server.store.atomic import sweep_temp_files
 from server.store.chats import FileChatStore
 from server.store.graph import FileGraphStore
 from server.store.lock import DataDirLock, DataDirLocked
+from server.store.practice import FilePracticeStore
 from server.store.secrets import FileSecrets, KeyringSecrets, keychain_available
 from server.store.settings import FileSettingsStore
 
@@ -24,6 +25,7 @@ class Stores:
     settings: SettingsStore
     secrets: SecretStore
     graph: GraphStore
+    practice: PracticeStore
 
 
 def build_stores(paths: DataPaths, *, secrets: SecretStore | None = None) -> Stores:
@@ -43,6 +45,7 @@ def build_stores(paths: DataPaths, *, secrets: SecretStore | None = None) -> Sto
         settings=FileSettingsStore(paths.settings),
         secrets=secrets,
         graph=FileGraphStore(paths.graph),
+        practice=FilePracticeStore(paths.practice),
     )
 
 

@@ -93,10 +93,13 @@ def _refused(detail: str, files: list[dict[str, Any]]) -> JSONResponse:
 
 @router.get("/api/activity")
 async def activity(services: ServicesDep) -> dict[str, Any]:
-    """Background jobs, one row each: phase, `source · i/N` label, usage, error; and `pending`:
+    """Background jobs (extraction and practice), one row each, newest first: phase, label, usage,
+    error; and `pending`:
     lessons whose new prose waits for a trigger (`flushAt` when they go idle, or `waitingFor` a
     turn or a run)."""
-    return {"rows": services.extraction.activity(), "pending": services.library.pending()}
+    rows = [*services.extraction.activity(), *services.practice.activity()]
+    rows.sort(key=lambda r: r["queuedAt"], reverse=True)
+    return {"rows": rows, "pending": services.library.pending()}
 
 
 class FlushRequest(BaseModel):
@@ -188,7 +191,11 @@ def _library_view(services: Services) -> dict[str, Any]:
 
 @router.post("/api/activity/abort")
 async def abort(body: AbortRequest, services: ServicesDep) -> dict[str, Any]:
-    """Abort a source's extraction (source-wide); `{"aborted": bool}`."""
+    """Abort a row's run: an extraction source (source-wide), or a practice row by its shape
+    (`<set>:partition` the whole generation, `<set>:gen:<p>` that problem, `<set>:grade:<p>` that
+    grade); `{"aborted": bool}`."""
+    if ":" in body.source:
+        return {"aborted": services.practice.abort(body.source)}
     return {"aborted": services.extraction.abort(body.source)}
 
 

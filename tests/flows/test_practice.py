@@ -1,0 +1,285 @@
+"""Practice (issue 13) in-process on real files: a graph built by the scripted extraction
+pipeline, problem sets in `data/practice/`, scripted partitioner, generators and grader.
+
+Covered: the partition law (duplicates and gaps go back to the model), the echo law, per-problem
+failure isolation, one attempt and its instant reveal, grading (schema-refused scores retried),
+abort by row shape, deletion while generating, the boot sweep, and the refusals."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic_ai.models.function import FunctionModel
+
+from server.core.contracts.models import ResolvedModel
+from server.core.contracts.practice import AnswerBody, CreateSet, PracticeParams, ProblemSet
+from server.core.events import EventBus
+from server.core.turns import TurnRejected
+from server.services.practice import INTERRUPTED, PracticeService
+from server.store.practice import FilePracticeStore
+from tests.flows.graph_pipeline import Pipeline
+from tests.flows.practice_script import PracticeScript
+
+HEAP = "# Binary heap\n# Heap order\n# Root is the minimum\n"
+SORT = "# Heapsort\n"
+
+
+class World:
+    def __init__(self, root: Path) -> None:
+        self.pipe = Pipeline(root / "graph")
+        self.script = PracticeScript()
+        self.events = EventBus()
+        self.heard: list[str] = []
+        self.events.subscribe(lambda e, d: self.heard.append(e))
+        model = FunctionModel(function=self.script)
+        resolved = ResolvedModel(
+            provider="openai-compatible", model="scripted", base_url="http://127.0.0.1:9/v1"
+        )
+
+        async def model_for(slot: str) -> tuple[ResolvedModel, FunctionModel]:
+            return resolved, model
+
+        self.store = FilePracticeStore(root / "practice")
+        self.service = PracticeService(
+            self.store, self.pipe.graph, model_for, self.pipe.extraction.permits, self.events
+        )
+
+    async def graph(self) -> list[str]:
+        await self.pipe.import_note("vault/heap.md", HEAP)
+        await self.pipe.import_note("vault/sort.md", SORT)
+        return list(self.pipe.graph.nodes())
+
+    async def settled(self, set_id: str) -> ProblemSet:
+        row = self.service.tasks.get(f"{set_id}:partition")
+        if row is not None:
+            await asyncio.gather(row, return_exceptions=True)
+        return self.service.get(set_id)
+
+
+def run(root: Path, scenario: Any) -> None:
+    asyncio.run(scenario(World(root)))
+
+
+def test_a_set_is_generated_frozen_and_answered_once(tmp_path: Path) -> None:
+    async def scenario(w: World) -> None:
+        nodes = await w.graph()
+        created = await w.service.create(CreateSet(node_ids=nodes, params=PracticeParams(rung=3, cue=2)))
+        assert created.status == "partitioning"
+        # the world is frozen: 2 arguments of the heap note + Heapsort on its own
+        assert [c.id.split("_")[0] for c in created.chains] == ["arg", "arg", "single"]
+        assert {p.name for p in created.propositions} == {
+            "Binary heap",
+            "Heap order",
+            "Root is the minimum",
+            "Heapsort",
+        }
+        done = await w.settled(created.id)
+        assert done.status == "ready" and len(done.problems) == 3
+        assert all(p.status == "ready" and p.statement for p in done.problems)
+        assert sorted(c for p in done.problems for c in p.chain_ids) == sorted(c.id for c in done.chains)
+        # the levels reach the agents by name; the generator sees its target and the full set
+        first_gen = next(p for p in w.script.prompts if "YOUR TARGET" in p)
+        assert "LADDER RUNG 3 — Composition" in first_gen and "CUE DISTANCE 2 — Far context" in first_gen
+        assert "THE FULL SET" in first_gen and "Heapsort" in first_gen
+        # solution and rubric stay hidden until the answer
+        view = done.view()
+        assert all(p["solution"] is None and p["rubric"] is None for p in view["problems"])  # type: ignore[index]
+        problem = done.problems[0]
+        revealed = w.service.answer(
+            created.id, AnswerBody(problem_id=problem.id, answer="The root: heap order.")
+        )
+        assert revealed["solution"] and revealed["rubric"] and revealed["gradeStatus"] == "grading"
+        with pytest.raises(TurnRejected) as again:
+            w.service.answer(created.id, AnswerBody(problem_id=problem.id, answer="Another try"))
+        assert again.value.status == 400 and again.value.code == "already_answered"
+        await asyncio.gather(w.service.tasks[f"{created.id}:grade:{problem.id}"])
+        graded = w.service.get(created.id).problems[0]
+        assert graded.grade_status == "graded" and graded.grade is not None and graded.grade.score == 8
+        # grading touches no graph: the ledgers are as they were
+        assert list(w.pipe.graph.nodes()) == nodes
+        grader_prompt = next(p for p in w.script.prompts if p.startswith("THE PROBLEM:"))
+        assert "Heapsort" not in grader_prompt.split("THE LEARNER'S ANSWER")[0] or "Heapsort" in problem.title
+        assert "activity-changed" in w.heard
+        rows = {r["id"]: r for r in w.service.activity()}
+        assert rows[f"{created.id}:partition"]["phase"] == "done"
+        assert rows[f"{created.id}:gen:p1"]["label"].startswith("Problem 1/3 — ")
+        assert rows[f"{created.id}:grade:p1"]["phase"] == "done"
+
+    run(tmp_path, scenario)
+
+
+@pytest.mark.parametrize("mistake", ["duplicate", "drop"])
+def test_a_partition_that_duplicates_or_drops_a_chain_goes_back_to_the_model(
+    tmp_path: Path, mistake: str
+) -> None:
+    async def scenario(w: World) -> None:
+        w.script.partition_first = mistake
+        created = await w.service.create(CreateSet(node_ids=await w.graph()))
+        done = await w.settled(created.id)
+        assert done.status == "ready"
+        assert sorted(c for p in done.problems for c in p.chain_ids) == sorted(c.id for c in done.chains)
+        requests = [p for p in w.script.prompts if p.startswith("THE LEVELS") and "YOUR TARGET" not in p]
+        assert len(requests) == 2  # the refused submit, then the true partition, in one run
+
+    run(tmp_path, scenario)
+
+
+def test_the_echo_law_and_per_problem_failure_isolation(tmp_path: Path) -> None:
+    async def scenario(w: World) -> None:
+        w.script.echo_first_wrong = True
+        w.script.fail_names = {"Heapsort"}
+        created = await w.service.create(CreateSet(node_ids=await w.graph()))
+        done = await w.settled(created.id)
+        assert done.status == "ready"
+        by_status = {p.status for p in done.problems}
+        assert by_status == {"ready", "error"}
+        failed = next(p for p in done.problems if p.status == "error")
+        assert failed.chain_ids[0].startswith("single_") and "could not be written" in (failed.error or "")
+        generator_requests = [p for p in w.script.prompts if "YOUR TARGET" in p]
+        assert len(generator_requests) == 2 * 2 + 1  # ready ones: a refused echo, then the right one
+        with pytest.raises(TurnRejected) as refused:
+            w.service.answer(created.id, AnswerBody(problem_id=failed.id, answer="x"))
+        assert refused.value.status == 409
+
+    run(tmp_path, scenario)
+
+
+@pytest.mark.parametrize("first", ["8/10", 11, "eight"])
+def test_a_grade_that_is_not_an_integer_0_to_10_goes_back_to_the_grader(tmp_path: Path, first: Any) -> None:
+    async def scenario(w: World) -> None:
+        w.script.grade_first, w.script.score = first, 6
+        created = await w.service.create(CreateSet(node_ids=await w.graph()))
+        await w.settled(created.id)
+        w.service.answer(created.id, AnswerBody(problem_id="p1", answer="Because of heap order."))
+        await asyncio.gather(w.service.tasks[f"{created.id}:grade:p1"])
+        grade = w.service.get(created.id).problems[0].grade
+        assert grade is not None and grade.score == 6
+
+    run(tmp_path, scenario)
+
+
+def test_abort_routes_by_row_shape(tmp_path: Path) -> None:
+    async def scenario(w: World) -> None:
+        nodes = await w.graph()
+        # a generator row stops its problem only
+        w.script.gen_gate = asyncio.Event()
+        created = await w.service.create(CreateSet(node_ids=nodes))
+        while f"{created.id}:gen:p2" not in w.service.tasks:
+            await asyncio.sleep(0.01)
+        assert w.service.abort(f"{created.id}:gen:p2")
+        w.script.gen_gate.set()
+        done = await w.settled(created.id)
+        assert done.status == "ready"
+        assert [p.status for p in done.problems] == ["ready", "error", "ready"]
+        assert not w.service.abort(f"{created.id}:gen:p2")  # nothing runs any more
+        # a grade row stops that grade: the answer stands, "interrupted"
+        w.script.gate = asyncio.Event()
+        w.service.answer(created.id, AnswerBody(problem_id="p1", answer="Heap order."))
+        await asyncio.sleep(0.05)
+        assert w.service.abort(f"{created.id}:grade:p1")
+        await asyncio.gather(w.service.tasks[f"{created.id}:grade:p1"], return_exceptions=True)
+        stopped = w.service.get(created.id).problems[0]
+        assert stopped.answer == "Heap order." and stopped.grade_status == "interrupted"
+        # the partition row stops the whole run
+        w.script.gen_gate = asyncio.Event()
+        second = await w.service.create(CreateSet(node_ids=nodes))
+        while f"{second.id}:gen:p1" not in w.service.tasks:
+            await asyncio.sleep(0.01)
+        assert w.service.abort(f"{second.id}:partition")
+        await asyncio.gather(
+            *[t for r, t in w.service.tasks.items() if r.startswith(second.id)], return_exceptions=True
+        )
+        assert all(p.status == "error" for p in w.service.get(second.id).problems)
+
+    run(tmp_path, scenario)
+
+
+def test_deleting_a_set_while_it_generates_leaves_nothing_half_written(tmp_path: Path) -> None:
+    async def scenario(w: World) -> None:
+        w.script.gen_gate = asyncio.Event()
+        created = await w.service.create(CreateSet(node_ids=await w.graph()))
+        while f"{created.id}:gen:p1" not in w.service.tasks:
+            await asyncio.sleep(0.01)
+        await w.service.delete(created.id)
+        w.script.gen_gate.set()
+        await asyncio.sleep(0.05)
+        assert w.store.get(created.id) is None
+        assert not (w.store.root / f"{created.id}.json").exists()
+        with pytest.raises(TurnRejected) as gone:
+            await w.service.delete(created.id)
+        assert gone.value.status == 404
+
+    run(tmp_path, scenario)
+
+
+def test_the_boot_sweep_marks_what_a_dead_process_left(tmp_path: Path) -> None:
+    async def scenario(w: World) -> None:
+        nodes = await w.graph()
+        created = await w.service.create(CreateSet(node_ids=nodes))
+        await w.settled(created.id)
+        stale = w.service.get(created.id).model_copy(deep=True)
+        stale.status, stale.updated_at = "generating", "2026-01-01T00:00:00Z"
+        stale.problems[0].status = "generating"
+        stale.problems[1].answer, stale.problems[1].grade_status = "An answer", "grading"
+        w.store.save(stale)
+        fresh = PracticeService(w.store, w.pipe.graph, w.service.model_for, w.service.permits, w.events)
+        assert fresh.sweep() == 1
+        swept = fresh.get(created.id)
+        assert swept.status == "error" and swept.error == INTERRUPTED
+        assert swept.problems[0].status == "error"
+        assert swept.problems[1].grade_status == "interrupted" and swept.problems[1].answer == "An answer"
+        await fresh.shutdown()
+
+    run(tmp_path, scenario)
+
+
+def test_refusals(tmp_path: Path) -> None:
+    async def scenario(w: World) -> None:
+        await w.graph()
+        with pytest.raises(TurnRejected) as empty:
+            await w.service.create(CreateSet(node_ids=["n_0000000000000000"]))  # deleted since the selection
+        assert empty.value.status == 400 and "select again" in empty.value.detail
+        with pytest.raises(TurnRejected) as unknown:
+            w.service.get("ps_00000000")
+        assert unknown.value.status == 404
+
+    run(tmp_path, scenario)
+    for bad in ({"rung": 2.5}, {"rung": 5}, {"cue": -1}, {"presentation": "story"}, {"rung": "2"}):
+        with pytest.raises(ValueError):
+            PracticeParams.model_validate(bad)
+    for answer in ("", "   ", "x" * 20_001):
+        with pytest.raises(ValueError):
+            AnswerBody.model_validate({"problemId": "p1", "answer": answer})
+    with pytest.raises(ValueError, match="keep it to 2000"):
+        CreateSet.model_validate({"nodeIds": ["n_1"], "note": "x" * 2_001})
+    assert json.loads(PracticeParams().model_dump_json(by_alias=True)) == {
+        "rung": 2,
+        "cue": 1,
+        "presentation": "theory",
+    }
+
+
+def test_the_api_refuses_bad_levels_and_serves_the_named_levels(live: Any) -> None:
+    levels = live.client.get("/api/practice/levels").json()
+    assert [r["name"] for r in levels["rungs"]] == [
+        "Worked example",
+        "Completion",
+        "Direct exercise",
+        "Composition",
+        "Path-finding",
+    ]
+    assert levels["defaults"] == {"rung": 2, "cue": 1, "presentation": "theory"}
+    for params in ({"rung": 2.5}, {"rung": 7}, {"presentation": "story"}):
+        refused = live.client.post("/api/practice/sets", json={"nodeIds": ["n_1"], "params": params})
+        assert refused.status_code == 400, refused.text
+    empty = live.client.post("/api/practice/sets", json={"nodeIds": ["n_0000000000000000"]})
+    assert empty.status_code == 400 and empty.json()["error"] == "empty_selection"
+    assert live.client.get("/api/practice/sets").json() == {"sets": []}
+    assert live.client.get("/api/practice/sets/ps_00000000").status_code == 404
+    assert live.client.delete("/api/practice/sets/ps_00000000").status_code == 404
+    bad = live.client.post("/api/practice/sets/ps_00000000/answers", json={"problemId": "p1", "answer": ""})
+    assert bad.status_code == 400
