@@ -153,3 +153,12 @@ describe('queued and started', () => {
     expect(normalizeActivity({ rows: [{ id: 'j', source: 's', phase: 'done', startedAt: 't0' }] })[0].queuedAt).toBe('t0');
   });
 });
+
+describe('practice rows', () => {
+  it('are read with their own phases and kind, in plain words', () => {
+    const row = normalizeActivityRow({ id: 'ps_1:gen:p1', source: 'ps_1:gen:p1', kind: 'practice', phase: 'generating', label: 'Problem 1/2 — Heaps' });
+    expect(row?.kind).toBe('practice');
+    expect(row && phaseWords(row.phase)).toBe('writing the problem');
+    expect(normalizeActivityRow({ id: 'x', source: 'x', kind: 'practice', phase: 'grading' })?.phase).toBe('grading');
+  });
+});

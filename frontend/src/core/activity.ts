@@ -4,7 +4,19 @@
 
 import { formatCost, formatCount, formatTokens } from './usage';
 
-export const ACTIVITY_PHASES = ['queued', 'extracting', 'waiting', 'auditing', 'merging', 'done', 'error', 'aborted'] as const;
+export const ACTIVITY_PHASES = [
+  'queued',
+  'extracting',
+  'waiting',
+  'auditing',
+  'merging',
+  'partitioning',
+  'generating',
+  'grading',
+  'done',
+  'error',
+  'aborted',
+] as const;
 export type ActivityPhase = (typeof ACTIVITY_PHASES)[number];
 
 export const TERMINAL_PHASES: readonly ActivityPhase[] = ['done', 'error', 'aborted'];
@@ -27,7 +39,7 @@ export interface ActivityStats {
 export interface ActivityRow {
   id: string;
   source: string;
-  kind: 'chat' | 'notes';
+  kind: 'chat' | 'notes' | 'practice';
   /** e.g. "notes.md · 2/5" (just the title for a one-part source). */
   label: string;
   phase: ActivityPhase;
@@ -87,7 +99,7 @@ export function normalizeActivityRow(raw: unknown): ActivityRow | null {
   return {
     id,
     source,
-    kind: raw.kind === 'chat' ? 'chat' : 'notes',
+    kind: raw.kind === 'chat' || raw.kind === 'practice' ? raw.kind : 'notes',
     label: stringOr(raw.label, source),
     phase,
     error,
@@ -183,6 +195,9 @@ const PHASE_WORDS: Record<ActivityPhase, string> = {
   waiting: 'waiting to merge',
   auditing: 'checking against the graph',
   merging: 'merging',
+  partitioning: 'dividing into problems',
+  generating: 'writing the problem',
+  grading: 'grading the answer',
   done: 'done',
   error: 'failed',
   aborted: 'aborted',
