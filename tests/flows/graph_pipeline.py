@@ -37,6 +37,7 @@ from server.services.library import LibraryService
 from server.store.graph import FileGraphStore
 from server.store.ledger import read_ledger
 from tests.fakes import FakeChatStore, FakeSettingsStore
+from tests.flows.test_lesson_extraction import PROBE_DONE
 
 
 def _prompt(messages: list[ModelMessage]) -> str:
@@ -214,18 +215,3 @@ def invariants(
     view = derive_view(nodes, chains, {}, {})
     ids = {n["id"] for n in view["nodes"]}
     assert all(link["source"] in ids and link["target"] in ids for link in view["links"])
-
-
-PROBE_DONE = {
-    "type": "tool-probe_done",
-    "toolCallId": "call_pd",
-    "state": "output-available",
-    "input": {
-        "topic": "heaps",
-        "goal": "learn heaps",
-        "floor": "arrays",
-        "ceiling": "trees",
-        "level": "beginner",
-    },
-    "output": "Final result processed.",
-}

@@ -25,19 +25,10 @@ from pydantic_ai.messages import (
     RetryPromptPart,
     ToolCallPart,
     ToolReturnPart,
-    UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo
 
-
-def prompt_of(messages: list[ModelMessage]) -> str:
-    return "\n".join(
-        str(p.content)
-        for m in messages
-        if isinstance(m, ModelRequest)
-        for p in m.parts
-        if isinstance(p, UserPromptPart)
-    )
+from tests.flows.graph_script import _prompt as prompt_of
 
 
 def retried(messages: list[ModelMessage]) -> bool:
