@@ -60,3 +60,26 @@ def test_plans(case: dict) -> None:
 def test_statuses(case: dict) -> None:
     plan = PlanTree.model_validate(PLAN["statusPlan"])
     assert derive_statuses(plan, case["messages"]) == case["statuses"]
+
+
+PRACTICE = json.loads((VECTORS / "practice.json").read_text())
+
+
+@pytest.mark.parametrize("case", PRACTICE["selections"], ids=lambda c: c["name"])
+def test_practice_selections(case: dict) -> None:
+    from server.core.contracts.graph import Chain
+    from server.core.practice.chains import chains_for_selection
+
+    chains = [Chain(sources=["s"], createdAt="t", **c) for c in PRACTICE["chains"]]
+    made = chains_for_selection(case["selection"], chains)
+    assert [c.id for c in made if c.premises] == case["arguments"]
+    assert [c.conclusion for c in made if not c.premises] == case["singletons"]
+
+
+@pytest.mark.parametrize("case", PRACTICE["coverages"], ids=lambda c: c["name"])
+def test_practice_coverages(case: dict) -> None:
+    from server.core.practice.chains import chain_coverage
+
+    found = chain_coverage(case["chains"], case["partition"])
+    assert (sorted(found.missing), sorted(found.duplicated)) == (case["missing"], case["duplicated"])
+    assert found.ok == (not case["missing"] and not case["duplicated"])

@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from server.core.contracts.graph import Chain
 from server.core.contracts.plan import PlanTree
 from server.core.plan_tree import PlanError, derive_statuses, parse_plan
+from server.core.practice.chains import chain_coverage, chains_for_selection
 from server.core.questions import AnswerRejected, display_order, fnv1a32, settle_answer
 
 HERE = Path(__file__).resolve().parent
@@ -98,6 +100,57 @@ STATUS_CASES = [
 ]
 
 
+PRACTICE_CHAINS = [
+    {"id": "arg_ab_c", "premises": ["a", "b"], "conclusion": "c"},
+    {"id": "arg_c_d", "premises": ["c"], "conclusion": "d"},
+    {"id": "arg_e_d", "premises": ["e"], "conclusion": "d"},
+    {"id": "arg_d_f", "premises": ["d"], "conclusion": "f"},
+]
+SELECTIONS = [
+    ("all", ["a", "b", "c", "d", "e", "f"]),
+    ("a-premise-missing", ["a", "c", "d"]),
+    ("two-arguments-one-conclusion", ["c", "e", "d"]),
+    ("lonely-nodes", ["a", "f", "x"]),
+    ("premise-only-and-conclusion", ["d", "f", "b"]),
+    ("empty", []),
+]
+COVERAGES = [
+    ("true-partition", ["x", "y", "z"], [["x"], ["y", "z"]]),
+    ("gap", ["x", "y", "z"], [["x"], ["z"]]),
+    ("duplicate", ["x", "y", "z"], [["x", "y"], ["y", "z"]]),
+    ("both", ["x", "y", "z"], [["x"], ["x"]]),
+]
+
+
+def practice_vectors() -> dict[str, object]:
+    """The chain model of practice (core/practice/chains.py), for frontend/src/core/practice.ts."""
+    chains = [Chain(sources=["s"], createdAt="t", **c) for c in PRACTICE_CHAINS]
+    selections = []
+    for name, selection in SELECTIONS:
+        made = chains_for_selection(selection, chains)
+        selections.append(
+            {
+                "name": name,
+                "selection": selection,
+                "arguments": [c.id for c in made if c.premises],
+                "singletons": [c.conclusion for c in made if not c.premises],
+            }
+        )
+    coverages = []
+    for name, ids, partition in COVERAGES:
+        found = chain_coverage(ids, partition)
+        coverages.append(
+            {
+                "name": name,
+                "chains": ids,
+                "partition": partition,
+                "missing": sorted(found.missing),
+                "duplicated": sorted(found.duplicated),
+            }
+        )
+    return {"chains": PRACTICE_CHAINS, "selections": selections, "coverages": coverages}
+
+
 def build() -> dict[str, dict]:
     shuffles = [
         {"toolCallId": cid, "count": n, "order": display_order(cid, n)}
@@ -147,6 +200,7 @@ def build() -> dict[str, dict]:
     return {
         "questions.json": questions,
         "plan.json": {"plans": plans, "statusPlan": tree.model_dump(mode="json"), "statuses": statuses},
+        "practice.json": practice_vectors(),
     }
 
 
