@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   countRunning,
+  formatElapsed,
+  jobKindWords,
+  splitJobRows,
   formatRowUsage,
   formatStats,
   formatUsageSum,
@@ -160,5 +163,55 @@ describe('practice rows', () => {
     expect(row?.kind).toBe('practice');
     expect(row && phaseWords(row.phase)).toBe('writing the problem');
     expect(normalizeActivityRow({ id: 'x', source: 'x', kind: 'practice', phase: 'grading' })?.phase).toBe('grading');
+  });
+});
+
+describe('background agent rows (kind job)', () => {
+  const raw = {
+    id: 'job_abc',
+    source: 'job_abc',
+    kind: 'job',
+    jobKind: 'research',
+    chatId: 'chat_1',
+    label: 'Researching: who proved it?',
+    phase: 'running',
+    error: null,
+    usage: { inputTokens: null, outputTokens: null, requests: 0, costUsd: null },
+    queuedAt: '2026-01-01T00:00:00.000Z',
+    startedAt: '2026-01-01T00:00:00.000Z',
+    endedAt: null,
+    stats: {},
+  };
+
+  it('are read with their worker kind and lesson, running in plain words', () => {
+    const row = normalizeActivityRow(raw);
+    expect(row?.kind).toBe('job');
+    expect(row?.jobKind).toBe('research');
+    expect(row?.chatId).toBe('chat_1');
+    expect(row && phaseWords(row.phase)).toBe('working');
+    expect(row && isRunningRow(row)).toBe(true);
+    expect(row && formatRowUsage(row)).toBe('usage counted when it ends');
+    expect(row && jobKindWords(row)).toBe('Research');
+    expect(jobKindWords(normalizeActivityRow({ ...raw, jobKind: 'poem' })!)).toBe('Background agent');
+    // other kinds never carry job fields
+    expect(normalizeActivityRow({ ...raw, kind: 'chat' })?.jobKind).toBeUndefined();
+  });
+
+  it('are grouped apart from the other rows, order kept', () => {
+    const rows = normalizeActivity({ rows: [raw, { ...raw, id: 'n', source: 'n', kind: 'notes' }, { ...raw, id: 'job_2', source: 'job_2' }] });
+    const { agents, others } = splitJobRows(rows);
+    expect(agents.map((r) => r.id)).toEqual(['job_abc', 'job_2']);
+    expect(others.map((r) => r.id)).toEqual(['n']);
+    expect(countRunning(rows)).toBe(3);
+  });
+
+  it('say how long they have run', () => {
+    const t0 = Date.parse('2026-01-01T00:00:00.000Z');
+    const row = normalizeActivityRow(raw)!;
+    expect(formatElapsed(row, t0 + 8_400)).toBe('8 s');
+    expect(formatElapsed(row, t0 + 125_000)).toBe('2 min 05 s');
+    expect(formatElapsed(row, t0 + 3_780_000)).toBe('1 h 03 min');
+    expect(formatElapsed({ ...row, endedAt: '2026-01-01T00:00:30.000Z' }, t0 + 999_000)).toBe('30 s');
+    expect(formatElapsed({ ...row, startedAt: null, queuedAt: '' }, t0)).toBe('');
   });
 });

@@ -1,11 +1,13 @@
 // The background activity feed (GET /api/activity): extraction jobs of lessons
-// and notes files, one row per job. Pure helpers: reading rows defensively,
+// and notes files, practice jobs, and the lessons' background agents (kind job: the
+// Workbench's research, demo and visual workers while they compute), one row per job. Pure helpers: reading rows defensively,
 // phases in plain words, usage with unknowns (never shown as 0).
 
 import { formatCost, formatCount, formatTokens } from './usage';
 
 export const ACTIVITY_PHASES = [
   'queued',
+  'running',
   'extracting',
   'waiting',
   'auditing',
@@ -36,10 +38,17 @@ export interface ActivityStats {
   droppedChains: number;
 }
 
+export const JOB_ROW_KINDS = ['research', 'demo', 'visual'] as const;
+export type JobRowKind = (typeof JOB_ROW_KINDS)[number];
+
 export interface ActivityRow {
   id: string;
   source: string;
-  kind: 'chat' | 'notes' | 'practice';
+  kind: 'chat' | 'notes' | 'practice' | 'job';
+  /** Kind job: which worker (research, demo, visual). */
+  jobKind?: JobRowKind;
+  /** Kind job: the lesson that started it. */
+  chatId?: string;
   /** e.g. "notes.md · 2/5" (just the title for a one-part source). */
   label: string;
   phase: ActivityPhase;
@@ -96,10 +105,17 @@ export function normalizeActivityRow(raw: unknown): ActivityRow | null {
     }
   }
   const error = typeof raw.error === 'string' && raw.error.trim() ? raw.error : null;
+  const kind = raw.kind === 'chat' || raw.kind === 'practice' || raw.kind === 'job' ? raw.kind : 'notes';
+  const job: Pick<ActivityRow, 'jobKind' | 'chatId'> = {};
+  if (kind === 'job') {
+    if ((JOB_ROW_KINDS as readonly unknown[]).includes(raw.jobKind)) job.jobKind = raw.jobKind as JobRowKind;
+    if (typeof raw.chatId === 'string' && raw.chatId) job.chatId = raw.chatId;
+  }
   return {
     id,
     source,
-    kind: raw.kind === 'chat' || raw.kind === 'practice' ? raw.kind : 'notes',
+    kind,
+    ...job,
     label: stringOr(raw.label, source),
     phase,
     error,
@@ -125,6 +141,40 @@ export function normalizeActivity(raw: unknown): ActivityRow[] {
 /** Identity of one run of one job: a re-run of the same chunk keeps the id but is queued anew. */
 export function rowKey(row: Pick<ActivityRow, 'id' | 'queuedAt'>): string {
   return `${row.id}@${row.queuedAt}`;
+}
+
+// ---------------------------------------------------------------------------
+// Background agents (kind job)
+
+export function isJobRow(row: Pick<ActivityRow, 'kind'>): boolean {
+  return row.kind === 'job';
+}
+
+/** The rows split into the lessons' background agents and everything else (order kept). */
+export function splitJobRows<R extends Pick<ActivityRow, 'kind'>>(rows: readonly R[]): { agents: R[]; others: R[] } {
+  const agents: R[] = [];
+  const others: R[] = [];
+  for (const row of rows) (isJobRow(row) ? agents : others).push(row);
+  return { agents, others };
+}
+
+const JOB_KIND_WORDS: Record<JobRowKind, string> = { research: 'Research', demo: 'Demo', visual: 'Drawing' };
+
+/** "Research", "Demo", "Drawing" (or "Background agent" for a kind this client does not know). */
+export function jobKindWords(row: Pick<ActivityRow, 'jobKind'>): string {
+  return row.jobKind ? JOB_KIND_WORDS[row.jobKind] : 'Background agent';
+}
+
+/** "8 s", "2 min 05 s", "1 h 03 min": how long a job has run (until it ended, or until now). */
+export function formatElapsed(row: Pick<ActivityRow, 'queuedAt' | 'startedAt' | 'endedAt'>, now: number): string {
+  const start = Date.parse(row.startedAt ?? row.queuedAt);
+  if (!Number.isFinite(start)) return '';
+  const end = row.endedAt ? Date.parse(row.endedAt) : now;
+  const seconds = Math.max(0, Math.floor(((Number.isFinite(end) ? end : now) - start) / 1000));
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ${String(seconds % 60).padStart(2, '0')} s`;
+  return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, '0')} min`;
 }
 
 // ---------------------------------------------------------------------------
@@ -191,6 +241,7 @@ export function partIndex(row: Pick<ActivityRow, 'id' | 'label'>): number | null
 
 const PHASE_WORDS: Record<ActivityPhase, string> = {
   queued: 'queued',
+  running: 'working',
   extracting: 'reading',
   waiting: 'waiting to merge',
   auditing: 'checking against the graph',
