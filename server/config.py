@@ -46,6 +46,13 @@ API_KEY_ENV = {
 }
 """Environment variables that carry API keys, by provider (they win over the keychain)."""
 
+SEARCH_KEY_ENV = {
+    "tavily": "LH_TAVILY_API_KEY",
+    "brave": "LH_BRAVE_API_KEY",
+    "google": "LH_GOOGLE_SEARCH_API_KEY",
+}
+"""Environment variables that carry web search keys (the researcher's), by provider."""
+
 PROVIDER_BASE_URLS = {
     "openrouter": "https://openrouter.ai/api/v1",
     "openai": "https://api.openai.com/v1",
@@ -79,6 +86,11 @@ class DataPaths:
     def practice(self) -> Path:
         """Problem sets (`<id>.json`), written only by the practice pipeline."""
         return self.root / "practice"
+
+    @property
+    def jobs(self) -> Path:
+        """Workbench job records (`<id>.json`), written only by the job runner."""
+        return self.root / "jobs"
 
     @property
     def secrets(self) -> Path:

@@ -14,7 +14,7 @@ from typing import Any, Final, Literal
 import orjson
 from pydantic_ai import Agent, DeferredToolRequests, RunContext, ToolOutput
 from pydantic_ai.agent import AgentRunResult
-from pydantic_ai.capabilities import PrepareOutputTools, PrepareTools
+from pydantic_ai.capabilities import AbstractCapability, PrepareOutputTools, PrepareTools
 from pydantic_ai.messages import ModelResponse
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
@@ -31,6 +31,8 @@ from server.agent.tools import (
     question_toolset,
     teacher_toolset,
 )
+from server.agent.workbench.dispatch import job_toolset
+from server.core.contracts.jobs import JobKind
 from server.core.contracts.plan import PlanTree
 from server.core.contracts.probe import ProbeAssessment
 from server.core.ports import GraphReader
@@ -228,6 +230,28 @@ def teacher_instructions(assessment: ProbeAssessment | None) -> str:
     return text
 
 
+class SteerInbox(AbstractCapability[LessonDeps]):
+    """Delivers finished background jobs into a live run at its next model-request boundary
+    (seed §5.1): each steer message's text is enqueued (pydantic-ai's native steering), so the
+    model reads it in the request being prepared. Which steers were taken is the caller's to
+    record (`LessonDeps.take_steers` is its intake); the run's stream then carries a
+    `data-enqueued-messages` chunk for them."""
+
+    async def before_model_request(self, ctx: RunContext[LessonDeps], request_context: Any) -> Any:
+        take = ctx.deps.take_steers
+        if take is None:
+            return request_context
+        for steer in take():
+            text = next((p.get("text") for p in steer.get("parts", []) if p.get("type") == "text"), None)
+            if text:
+                ctx.enqueue(str(text))
+        return request_context
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
+
+
 def build_teacher(
     model: Model,
     *,
@@ -235,10 +259,13 @@ def build_teacher(
     max_tokens: int | None = None,
     retries: int | None = None,
     graph_tools: bool = False,
+    job_tools: list[JobKind] | None = None,
     offline: OfflineTuning | str | None = _DETECT,
 ) -> Agent[LessonDeps, Any]:
     """The teacher: authors the plan once (`plan_init`), then teaches with tagged quizzes; with
-    `graph_tools` it may read the learner's knowledge graph (`list_sessions`, `list_propositions`).
+    `graph_tools` it may read the learner's knowledge graph (`list_sessions`, `list_propositions`);
+    with `job_tools` it may hand slow work to the Workbench (`research`, `demo`, `visual`), and it
+    receives finished jobs' steers at its model-request boundaries (`SteerInbox`).
     `offline` as for `build_prober`."""
     tries = DEFAULT_RETRIES if retries is None else retries
     tuning = _tuning_for(model, offline)
@@ -246,6 +273,8 @@ def build_teacher(
     toolsets = [question_toolset(tries), teacher_toolset(tries)]
     if graph_tools:
         toolsets.append(graph_toolset())
+    if job_tools:
+        toolsets.append(job_toolset(job_tools))
     return Agent(
         model,
         deps_type=LessonDeps,
@@ -254,7 +283,7 @@ def build_teacher(
         toolsets=toolsets,
         output_type=[str, DeferredToolRequests],
         model_settings=_offline_settings(tuning, settings, _teacher_next_tool) if tuning else settings,
-        capabilities=_offline_capabilities(tuning) if tuning else None,
+        capabilities=[*(_offline_capabilities(tuning) if tuning else []), SteerInbox()],
         retries={"tools": tries, "output": tries},
     )
 
@@ -278,6 +307,8 @@ async def stream_turn(
     reply_id: str,
     on_usage: Callable[[RunUsage], None] | None = None,
     graph: GraphReader | None = None,
+    spawn: Callable[[str, str, dict[str, Any]], str] | None = None,
+    take_steers: Callable[[], list[dict[str, Any]]] | None = None,
 ) -> AsyncIterator[dict[str, Any]]:
     """Run one agent over the transcript and yield UI message stream chunks as JSON objects.
 
@@ -288,6 +319,7 @@ async def stream_turn(
         reply_id: the assistant message id (sent in the `start` chunk).
         on_usage: called once with the run's usage when it completes (not when it is cancelled).
         graph: the graph's read side for the teacher's graph tools (None when they are off).
+        spawn / take_steers: the Workbench's seams (`LessonDeps`).
 
     Yields:
         Chunk dicts, e.g. `{"type": "text-delta", "id": ..., "delta": ...}`, ending with `finish`
@@ -304,7 +336,7 @@ async def stream_turn(
             usage = result.usage
             on_usage(RunUsage(usage.input_tokens, usage.output_tokens, usage.requests, _cost(result)))
 
-    deps = LessonDeps(messages=messages, graph=graph)
+    deps = LessonDeps(messages=messages, graph=graph, spawn=spawn, take_steers=take_steers)
     async for chunk in adapter.run_stream(deps=deps, on_complete=on_complete):
         encoded = chunk.encode(SDK_VERSION)
         if encoded == "[DONE]":

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,12 +32,18 @@ class LessonDeps:
         plan_authored: set when `plan_init` succeeds in this run (author-once within a run too).
         plan_nodes: the node ids of the plan authored in this run.
         graph: the knowledge graph's read side, when the teacher may use its graph tools.
+        spawn: the job runner's dispatch, `(kind, tool call id, input) -> job id` (the Workbench's
+            job tools); None when no job tool is offered.
+        take_steers: the wake pipeline's live intake, called at each model-request boundary: the
+            steer messages (user-role UIMessages) to deliver into this run now.
     """
 
     messages: list[dict[str, Any]] = field(default_factory=list)
     plan_authored: bool = False
     plan_nodes: list[str] = field(default_factory=list)
     graph: GraphReader | None = None
+    spawn: Callable[[str, str, dict[str, Any]], str] | None = None
+    take_steers: Callable[[], list[dict[str, Any]]] | None = None
 
 
 async def quiz(ctx: RunContext[LessonDeps], q: QuizInput) -> dict[str, Any]:

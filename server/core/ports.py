@@ -20,7 +20,7 @@ from server.core.contracts.graph import (
     SourceLine,
 )
 from server.core.contracts.jobs import JobRecord
-from server.core.contracts.models import KeyedProvider, Settings
+from server.core.contracts.models import SecretName, Settings
 from server.core.contracts.practice import ProblemSet
 from server.core.graph import MergePlan
 
@@ -67,11 +67,11 @@ class SecretStore(Protocol):
     source: str
     """Where keys live: "keyring" or "file"."""
 
-    def get(self, provider: KeyedProvider) -> str | None: ...
+    def get(self, provider: SecretName) -> str | None: ...
 
-    def set(self, provider: KeyedProvider, key: str) -> None: ...
+    def set(self, provider: SecretName, key: str) -> None: ...
 
-    def delete(self, provider: KeyedProvider) -> None: ...
+    def delete(self, provider: SecretName) -> None: ...
 
 
 class GraphStore(Protocol):
@@ -201,6 +201,11 @@ class JobStore(Protocol):
 
     def save(self, job: JobRecord) -> None:
         """Replace the record atomically. Raises OSError loudly."""
+        ...
+
+    def update(self, job_id: str, change: Callable[[JobRecord], JobRecord | None]) -> JobRecord | None:
+        """Read, change and write under the job's lock; `change` returns the new record or None
+        (no write). Returns what was written, or None."""
         ...
 
     def list(self, chat_id: str | None = None) -> list[JobRecord]:

@@ -74,6 +74,8 @@ class AssistantMessageFold:
                 self.parts[index[chunk["id"]]]["state"] = "done"
         elif kind.startswith("tool-"):
             self._tool_chunk(kind, chunk)
+        elif kind == "data-subagent-artifact":
+            pass  # a steer delivered into this reply: the record holds it as its own message
         elif kind.startswith("data-"):
             self.parts.append({k: v for k, v in chunk.items() if k != "transient"})
         elif kind in ("source-url", "source-document", "file"):

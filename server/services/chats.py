@@ -54,6 +54,8 @@ class ChatService:
         model pick is a content write and stays silent (seed §10.3)."""
         self.on_deleted: Callable[[str], None] | None = None
         """After a delete (the Library forgets the lesson's pending flush); contained."""
+        self.jobs_computing: Callable[[str], bool] | None = None
+        """Whether a Workbench worker of a session computes (it blocks the deletion, seed §5.1)."""
 
     def create(self, title: str | None) -> ChatRecord:
         """A new, empty session stamped with the strong slot's model.
@@ -116,6 +118,13 @@ class ChatService:
         if self.registry.running(chat_id):
             raise TurnRejected(
                 409, "turn_running", "a turn is running in this session; stop it or wait, then delete"
+            )
+        if self.jobs_computing is not None and self.jobs_computing(chat_id):
+            raise TurnRejected(
+                409,
+                "job_running",
+                "a background agent of this session is still working; stop it in the activity dock "
+                "or wait, then delete",
             )
         removed = self.chats.delete(chat_id)
         if removed:  # present-entry gating: a delete that removed nothing is silent

@@ -14,15 +14,19 @@ from typing import Any
 from pydantic_ai.models import Model
 
 from server.agent.engine import build_model
-from server.config import API_KEY_ENV, OFFLINE_MODEL_NAME, OFFLINE_READY_TIMEOUT_S
+from server.config import API_KEY_ENV, OFFLINE_MODEL_NAME, OFFLINE_READY_TIMEOUT_S, SEARCH_KEY_ENV
 from server.core.contracts.models import (
     KEYED_PROVIDERS,
-    PROVIDERS,
-    SLOT_NAMES,
     KeyedProvider,
     ModelRef,
     ModelSlot,
+    PROVIDERS,
+    ResearchSettings,
     ResolvedModel,
+    SEARCH_PROVIDERS,
+    SLOT_NAMES,
+    SearchProviderName,
+    SecretName,
     Settings,
 )
 from server.core.model_slots import Resolution, resolve_ref, resolve_slot, stamp_from
@@ -227,8 +231,31 @@ class ModelService:
         self.settings.save(settings)
         return self.status()
 
-    def set_key(self, provider: KeyedProvider, key: str) -> None:
+    def set_key(self, provider: SecretName, key: str) -> None:
         self.secrets.set(provider, key)
 
-    def delete_key(self, provider: KeyedProvider) -> None:
+    def delete_key(self, provider: SecretName) -> None:
         self.secrets.delete(provider)
+
+    # -- web research (the Workbench's researcher) ------------------------------------------------
+    def search_key(self, provider: SearchProviderName) -> str | None:
+        """The search provider's key: its environment variable, else the key store."""
+        try:
+            return self.environ.get(SEARCH_KEY_ENV[provider]) or self.secrets.get(provider)
+        except Exception:  # a broken keychain reads as "no key"
+            return None
+
+    def research_status(self) -> dict[str, Any]:
+        """`{provider, googleCx, baseUrl, keys: {tavily, brave, google}}` (key presence, never keys)."""
+        research = self.settings.load().research
+        return {
+            **research.model_dump(mode="json", by_alias=True),
+            "keys": {p: self.search_key(p) is not None for p in SEARCH_PROVIDERS},
+        }
+
+    def save_research(self, research: ResearchSettings) -> dict[str, Any]:
+        """Replace the `research` section, keep the others; returns research_status()."""
+        settings = self.settings.load()
+        settings.research = research
+        self.settings.save(settings)
+        return self.research_status()

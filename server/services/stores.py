@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from server.config import KEYRING_SERVICE, DataPaths
-from server.core.ports import ChatStore, GraphStore, PracticeStore, SecretStore, SettingsStore
+from server.core.ports import ChatStore, GraphStore, JobStore, PracticeStore, SecretStore, SettingsStore
 from server.store.atomic import sweep_temp_files
 from server.store.chats import FileChatStore
 from server.store.graph import FileGraphStore
+from server.store.jobs import FileJobStore
 from server.store.lock import DataDirLock, DataDirLocked
 from server.store.practice import FilePracticeStore
 from server.store.secrets import FileSecrets, KeyringSecrets, keychain_available
@@ -26,6 +27,7 @@ class Stores:
     secrets: SecretStore
     graph: GraphStore
     practice: PracticeStore
+    jobs: JobStore
 
 
 def build_stores(paths: DataPaths, *, secrets: SecretStore | None = None) -> Stores:
@@ -46,6 +48,7 @@ def build_stores(paths: DataPaths, *, secrets: SecretStore | None = None) -> Sto
         secrets=secrets,
         graph=FileGraphStore(paths.graph),
         practice=FilePracticeStore(paths.practice),
+        jobs=FileJobStore(paths.jobs),
     )
 
 

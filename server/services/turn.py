@@ -27,6 +27,7 @@ from pydantic_ai.models import Model
 from server.agent.lesson import RunUsage, build_prober, build_teacher, stream_turn
 from server.agent.ui_messages import message_problem, usable_for_model
 from server.core.contracts.chat import ChatRecord, ChatRequest, TurnUsage
+from server.core.contracts.jobs import ARTIFACT_PART, JobKind
 from server.core.contracts.models import ResolvedModel
 from server.core.phases import Role, phase_of, role_for
 from server.core.ports import ChatStore, GraphReader
@@ -39,6 +40,7 @@ from server.core.turns import (
     upsert_message,
 )
 from server.core.ui_stream import AssistantMessageFold
+from server.core.workbench.wake import idle_wake_ready, place_steers
 from server.services.chats import utc_now
 from server.services.liveness import RunningTurn, TurnRegistry
 from server.services.models import ModelService
@@ -73,6 +75,11 @@ class TurnState:
     """Whether the role running now runs on the offline model (its crashes are explained)."""
     started: float = field(default_factory=time.monotonic)
     """`time.monotonic()` when the turn began: crashes of the offline model since then are its own."""
+    steers: list[dict[str, Any]] = field(default_factory=list)
+    """Steer messages the live run took at its model-request boundaries (seed §5.1): saved into
+    the record just before this turn's reply, which is what completes their delivery."""
+    announced: int = 0
+    """How many of `steers` the stream has shown (as `data-subagent-artifact` chunks)."""
 
 
 EARLY_END = (
@@ -149,6 +156,12 @@ class TurnService:
         exit. `GET /api/chats/{id}` shows it as `lastFailure`; never written to the record."""
         self.on_settled: Callable[[ChatRecord], object] | None = None
         """The extraction trigger seam: called with the saved record after each settled turn."""
+        self.job_tools: Callable[[], list[JobKind]] | None = None
+        """The Workbench's offer: which job tools the teacher gets this turn."""
+        self.spawn_job: Callable[[str, str, JobKind, dict[str, Any]], str] | None = None
+        """The job runner's dispatch: (session, tool call id, kind, input) -> job id."""
+        self.steer_source: Callable[[str], list[dict[str, Any]]] | None = None
+        """The wake pipeline's live intake: the steers a running turn of a session takes now."""
 
     # -- accepting a turn -------------------------------------------------------------------------
     async def start(self, body: bytes) -> RunningTurn:
@@ -187,6 +200,45 @@ class TurnService:
         except BaseException:
             self.registry.end(record.id)
             raise
+        return await self._launch(turn, record, messages, continued, role)
+
+    async def start_wake(self, chat_id: str, steers: list[dict[str, Any]]) -> RunningTurn | None:
+        """An idle wake (seed §5.1): a turn whose input is finished jobs' steer messages, run
+        through the normal turn composition. None when every steer is already in the record.
+
+        Raises TurnRejected: 404 (no session), 409 `turn_running` (back off and try again),
+        409 `question_pending` (a question awaits the learner: the steers wait for that answer's
+        turn), 503 (no model)."""
+        record = self.chats.get(chat_id)
+        if record is None:
+            raise TurnRejected(404, "chat_not_found", f"no session {chat_id!r}")
+        turn = self.registry.begin(record.id)
+        if turn is None:
+            raise TurnRejected(409, "turn_running", "a turn is already running in this session")
+        try:
+            if not idle_wake_ready(record.messages):
+                raise TurnRejected(409, "question_pending", "a question awaits the learner's answer")
+            messages = place_steers(record.messages, steers)
+            if len(messages) == len(record.messages):
+                self.registry.end(record.id)
+                return None
+            role = role_for(phase_of(messages))
+        except BaseException:
+            self.registry.end(record.id)
+            raise
+        log.info("session %s: woken by %d finished job(s)", record.id, len(messages) - len(record.messages))
+        return await self._launch(turn, record, messages, None, role)
+
+    async def _launch(
+        self,
+        turn: RunningTurn,
+        record: ChatRecord,
+        messages: list[dict[str, Any]],
+        continued: dict[str, Any] | None,
+        role: Role,
+    ) -> RunningTurn:
+        """Run an accepted turn as a task the registry holds; returns once it opened (or raises
+        what refused it before anything streamed)."""
         self.failures.pop(record.id, None)  # accepted: an earlier failure is no longer the news
         # From here on the turn is a task the registry holds, so an abort reaches it at every
         # moment: while the model is resolved (the offline model starting), before the first
@@ -318,6 +370,7 @@ class TurnService:
         cap = OFFLINE_MAX_TOKENS if resolved.offline else None
         retries = OFFLINE_RETRIES if resolved.offline else None
         graph = self._graph_for_teacher() if role == "teacher" else None
+        jobs = self._job_tools() if role == "teacher" and not resolved.offline else []
         agent = (
             build_prober(model, max_tokens=cap, retries=retries)
             if role == "prober"
@@ -327,6 +380,7 @@ class TurnService:
                 max_tokens=cap,
                 retries=retries,
                 graph_tools=graph is not None,
+                job_tools=jobs,
             )
         )
 
@@ -356,11 +410,20 @@ class TurnService:
             reply_id=state.fold.message_id,
             on_usage=record_usage,
             graph=graph,
+            spawn=self._spawner(record.id) if jobs else None,
+            take_steers=(lambda: self._take_steers(state)) if role == "teacher" else None,
         )
         reported = len(state.usage)
         try:
             async for chunk in stream:
                 if skip_start and chunk.get("type") == "start":
+                    continue
+                if chunk.get("type") == "data-enqueued-messages":
+                    # the steers the run took: shown as artifacts; the record keeps them as their
+                    # own messages (placed before this reply at the save), never inside it
+                    for steer in state.steers[state.announced :]:
+                        yield _artifact_chunk(steer)
+                    state.announced = len(state.steers)
                     continue
                 yield chunk
         finally:
@@ -471,6 +534,10 @@ class TurnService:
         update: dict[str, Any] = {"updated_at": self.clock(), "usage": [*record.usage, *state.usage]}
         if reply is not None:
             update["messages"] = upsert_message(record.messages, reply)
+        if state.steers:  # delivered into the live run: placed before its reply, each once
+            update["messages"] = place_steers(
+                update.get("messages", record.messages), state.steers, before=reply["id"] if reply else None
+            )
         record = record.model_copy(update=update)
         self.chats.save(record)
         return record
@@ -484,6 +551,37 @@ class TurnService:
             self.on_settled(record)
         except Exception:
             log.exception("the settled-turn seam failed for session %s", record.id)
+
+    def _job_tools(self) -> list[JobKind]:
+        if self.job_tools is None or self.spawn_job is None:
+            return []
+        try:
+            return self.job_tools()
+        except Exception:  # a side channel: the teacher teaches without job tools this turn
+            log.exception("deciding the job tools failed")
+            return []
+
+    def _spawner(self, chat_id: str) -> Callable[[str, str, dict[str, Any]], str]:
+        spawn = self.spawn_job
+        assert spawn is not None
+
+        def dispatch(kind: str, tool_call_id: str, tool_input: dict[str, Any]) -> str:
+            return spawn(chat_id, tool_call_id, kind, tool_input)  # type: ignore[arg-type]
+
+        return dispatch
+
+    def _take_steers(self, state: TurnState) -> list[dict[str, Any]]:
+        """The live intake at a model-request boundary: contained (a failure delivers nothing now;
+        the steers stay pending for an idle wake)."""
+        if self.steer_source is None:
+            return []
+        try:
+            taken = self.steer_source(state.chat_id)
+        except Exception:
+            log.exception("taking steers for session %s failed", state.chat_id)
+            return []
+        state.steers.extend(taken)
+        return taken
 
     def _graph_for_teacher(self) -> GraphReader | None:
         """The graph's read side when `agent.graphTools` is on."""
@@ -517,6 +615,13 @@ class TurnService:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _artifact_chunk(steer: dict[str, Any]) -> dict[str, Any]:
+    """The live stream's view of a steer delivered into the running reply (the browser draws the
+    artifact at once; the saved record holds the steer message itself)."""
+    part = next((p for p in steer.get("parts", []) if p.get("type") == ARTIFACT_PART), {})
+    return {"type": ARTIFACT_PART, "id": steer.get("id"), "data": part.get("data")}
 
 
 async def _close(chunks: Chunks) -> None:

@@ -13,7 +13,7 @@ import keyring
 import keyring.backends.fail
 import keyring.errors
 
-from server.core.contracts.models import KeyedProvider
+from server.core.contracts.models import SecretName
 from server.store.atomic import read_json, write_json_atomic
 
 
@@ -25,13 +25,13 @@ class KeyringSecrets:
     def __init__(self, service: str) -> None:
         self.service = service
 
-    def get(self, provider: KeyedProvider) -> str | None:
+    def get(self, provider: SecretName) -> str | None:
         return keyring.get_password(self.service, provider)
 
-    def set(self, provider: KeyedProvider, key: str) -> None:
+    def set(self, provider: SecretName, key: str) -> None:
         keyring.set_password(self.service, provider, key)
 
-    def delete(self, provider: KeyedProvider) -> None:
+    def delete(self, provider: SecretName) -> None:
         with contextlib.suppress(keyring.errors.PasswordDeleteError):
             keyring.delete_password(self.service, provider)
 
@@ -57,15 +57,15 @@ class FileSecrets:
             return {}
         return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
 
-    def get(self, provider: KeyedProvider) -> str | None:
+    def get(self, provider: SecretName) -> str | None:
         return self._load().get(provider)
 
-    def set(self, provider: KeyedProvider, key: str) -> None:
+    def set(self, provider: SecretName, key: str) -> None:
         data = self._load()
         data[provider] = key
         write_json_atomic(self.path, data, mode=0o600)
 
-    def delete(self, provider: KeyedProvider) -> None:
+    def delete(self, provider: SecretName) -> None:
         data = self._load()
         if data.pop(provider, None) is not None:
             write_json_atomic(self.path, data, mode=0o600)

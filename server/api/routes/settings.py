@@ -1,4 +1,5 @@
-"""Model slots and API keys: `GET/PUT /api/settings`, `PUT/DELETE /api/keys/{provider}`."""
+"""Model slots, web research and API keys: `GET/PUT /api/settings`, `GET/PUT /api/settings/research`,
+`PUT/DELETE /api/keys/{provider}` (model providers and search providers)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from server.api.bodies import StrictRoute
 from server.api.deps import ServicesDep
-from server.core.contracts.models import KeyedProvider, ModelSlots, RoleOverrides
+from server.core.contracts.models import ModelSlots, ResearchSettings, RoleOverrides, SecretName
 
 router = APIRouter(route_class=StrictRoute)
 
@@ -41,13 +42,26 @@ async def put_settings(body: SettingsUpdate, services: ServicesDep) -> dict[str,
 
 
 @router.put("/api/keys/{provider}", status_code=204)
-async def put_key(provider: KeyedProvider, body: KeyUpdate, services: ServicesDep) -> Response:
+async def put_key(provider: SecretName, body: KeyUpdate, services: ServicesDep) -> Response:
     """Store a key in the OS keychain (or the owner-only file). The key is never echoed or logged."""
     services.models.set_key(provider, body.key)
     return Response(status_code=204)
 
 
 @router.delete("/api/keys/{provider}", status_code=204)
-async def delete_key(provider: KeyedProvider, services: ServicesDep) -> Response:
+async def delete_key(provider: SecretName, services: ServicesDep) -> Response:
     services.models.delete_key(provider)
     return Response(status_code=204)
+
+
+@router.get("/api/settings/research")
+async def get_research(services: ServicesDep) -> dict[str, Any]:
+    """The researcher's web search provider: `{provider, googleCx, baseUrl, keys: {tavily, brave,
+    google}}` (key presence, never keys). With no provider, the teacher is not offered `research`."""
+    return services.models.research_status()
+
+
+@router.put("/api/settings/research")
+async def put_research(body: ResearchSettings, services: ServicesDep) -> dict[str, Any]:
+    """Replace the `research` section (other sections are kept); answers the new status."""
+    return services.models.save_research(body)

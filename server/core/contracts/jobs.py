@@ -11,15 +11,20 @@ from typing import Any, Literal
 
 from pydantic import Field, HttpUrl
 
-from server.core.contracts.models import Camel
+from server.core.contracts.models import (  # re-exported: the research settings
+    SEARCH_PROVIDERS,
+    Camel,
+    ResearchSettings,
+    SearchProviderName,
+)
+
+__all__ = ["SEARCH_PROVIDERS", "ResearchSettings", "SearchProviderName"]
 
 JobKind = Literal["research", "demo", "visual"]
 JOB_KINDS: tuple[JobKind, ...] = ("research", "demo", "visual")
 WorkerStatus = Literal["running", "done", "error", "aborted"]
 DeliveryKind = Literal["result", "abort"]
 DeliveryStatus = Literal["pending", "delivered"]
-SearchProviderName = Literal["tavily", "brave", "google"]
-SEARCH_PROVIDERS: tuple[SearchProviderName, ...] = ("tavily", "brave", "google")
 
 ARTIFACT_PART = "data-subagent-artifact"
 """The UI part of a steer message: `{"type": ARTIFACT_PART, "id": steer id, "data": Artifact}`."""
@@ -128,20 +133,6 @@ class JobRecord(Camel):
     error: str | None = None
     usage: WorkerUsage = Field(default_factory=WorkerUsage)
     delivery: Delivery | None = None
-
-
-class ResearchSettings(Camel):
-    """`research` section of settings.json: which web search provider the researcher uses.
-
-    Attributes:
-        provider: None switches the `research` tool off (the teacher is not offered it).
-        google_cx: the Programmable Search engine id (Google only).
-        base_url: overrides the provider's API origin (a proxy, or a fake on loopback in tests).
-    """
-
-    provider: SearchProviderName | None = None
-    google_cx: str | None = Field(default=None, max_length=200)
-    base_url: str | None = Field(default=None, max_length=500)
 
 
 def steer_id(job_id: str, kind: DeliveryKind) -> str:

@@ -15,6 +15,10 @@ Provider = Literal["openrouter", "openai", "openai-compatible", "local"]
 PROVIDERS: tuple[Provider, ...] = ("openrouter", "openai", "openai-compatible", "local")
 KeyedProvider = Literal["openrouter", "openai", "openai-compatible"]
 KEYED_PROVIDERS: tuple[KeyedProvider, ...] = ("openrouter", "openai", "openai-compatible")
+SearchProviderName = Literal["tavily", "brave", "google"]
+SEARCH_PROVIDERS: tuple[SearchProviderName, ...] = ("tavily", "brave", "google")
+SecretName = Literal["openrouter", "openai", "openai-compatible", "tavily", "brave", "google"]
+"""Whose key the key store holds: a model provider's or a web search provider's."""
 SlotName = Literal["strong", "cheap", "vision"]
 SLOT_NAMES: tuple[SlotName, ...] = ("strong", "cheap", "vision")
 
@@ -146,6 +150,29 @@ class ModelCallSettings(Camel):
     max_wait_s: float = Field(default=60.0, ge=0, le=3600)
 
 
+class ResearchSettings(Camel):
+    """`research` section of settings.json: which web search provider the researcher uses.
+
+    Attributes:
+        provider: None switches the `research` tool off (the teacher is not offered it).
+        google_cx: the Programmable Search engine id (Google only).
+        base_url: overrides the provider's API origin (a proxy, or a fake on loopback in tests).
+    """
+
+    provider: SearchProviderName | None = None
+    google_cx: str | None = Field(default=None, max_length=200)
+    base_url: str | None = Field(default=None, max_length=500)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value in (None, ""):
+            return None
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("baseUrl must be an http:// or https:// URL, or null for the provider's own")
+        return value.rstrip("/")
+
+
 class Settings(Camel):
     """The whole `settings.json`. Unknown top-level sections are kept for later issues."""
 
@@ -156,6 +183,7 @@ class Settings(Camel):
     graph: GraphSettings = Field(default_factory=GraphSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     model_calls: ModelCallSettings = Field(default_factory=ModelCallSettings)
+    research: ResearchSettings = Field(default_factory=ResearchSettings)
 
 
 class ModelRef(Camel):

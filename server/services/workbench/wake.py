@@ -1,0 +1,196 @@
+"""The wake pipeline (seed §5.1): each finished job's steer enters its lesson exactly once.
+
+A per-session registry holds one entry per steer id. A live turn of the session takes the
+entries at its next model-request boundary (`take`); its save places them before its reply. A
+session without a live turn, and with no question awaiting the learner, is woken through the
+normal turn composition (`TurnService.start_wake`); a 409 (a turn began meanwhile) backs off
+500 -> 1000 -> 2000 -> 5000 ms; any other failed start leaves the entries quietly pending until
+the session's next turn or a restart. Delivery completes only when the steer message is in the
+saved record; then the job is acknowledged. After a restart, `recover` re-registers what the
+job records still owe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from server.core.contracts.jobs import JobRecord, steer_message
+from server.core.events import EventBus
+from server.core.ports import ChatStore
+from server.core.turns import TurnRejected
+from server.core.workbench.wake import backoff_delay, delivered, pending_delivery
+from server.services.workbench.runner import JobRunner
+
+log = logging.getLogger("lh.wake")
+
+StartWake = Callable[[str, list[dict[str, Any]]], Awaitable[object]]
+
+
+class WakeService:
+    """Args:
+    chats: the session store (read only: delivery is confirmed against the saved record).
+    runner: the job runner (acknowledges delivered jobs; the job store's only writer).
+    events: the bus; `turn-settled` is when a session may be woken or its delivery confirmed.
+    turn_running: whether a session's turn is live.
+    sleep: the clock's wait (tests pass a fake clock).
+    """
+
+    def __init__(
+        self,
+        chats: ChatStore,
+        runner: JobRunner,
+        events: EventBus,
+        turn_running: Callable[[str], bool],
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.chats = chats
+        self.runner = runner
+        self.turn_running = turn_running
+        self.sleep = sleep
+        self.start_wake: StartWake | None = None
+        """`TurnService.start_wake`, wired by the container."""
+        self.entries: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {}
+        """Per session: steer id -> (job id, steer message). One entry per steer id."""
+        self.taken: dict[str, set[str]] = {}
+        """Per session: steer ids a live turn took and has not saved yet (not offered again)."""
+        self.parked: set[str] = set()
+        """Sessions whose idle wake failed to start: quiet until their next turn or a restart."""
+        self.loops: dict[str, asyncio.Task[None]] = {}
+        self._unsubscribe = events.subscribe(self._on_event)
+
+    # -- intake -----------------------------------------------------------------------------------
+    def intake(self, job: JobRecord) -> None:
+        """A job's outcome was saved with a pending delivery: register its steer and try to
+        deliver. Repeated intake of the same job shares the one entry."""
+        if not pending_delivery(job):
+            return
+        steer = steer_message(job)
+        self.entries.setdefault(job.chat_id, {}).setdefault(steer["id"], (job.id, steer))
+        self._kick(job.chat_id)
+
+    def recover(self, owed: list[JobRecord]) -> None:
+        """After a restart: register every job that still owes its lesson a steer (those whose
+        steer is already saved are acknowledged, not delivered again)."""
+        for job in owed:
+            self.intake(job)
+
+    def take(self, chat_id: str) -> list[dict[str, Any]]:
+        """The live turn's intake: steers of this session not yet taken (and not already in its
+        record). Their delivery completes when the turn's save holds them."""
+        pending = self.entries.get(chat_id)
+        if not pending:
+            return []
+        taken = self.taken.setdefault(chat_id, set())
+        out = []
+        for sid, (_, steer) in pending.items():
+            if sid not in taken:
+                taken.add(sid)
+                out.append(steer)
+        return out
+
+    def forget(self, chat_id: str) -> None:
+        """The session was deleted: its delivery obligations go with it."""
+        self.entries.pop(chat_id, None)
+        self.taken.pop(chat_id, None)
+        self.parked.discard(chat_id)
+        loop = self.loops.pop(chat_id, None)
+        if loop is not None:
+            loop.cancel()
+
+    def pending(self, chat_id: str) -> list[str]:
+        """Steer ids the session is still owed (for reads and tests)."""
+        return list(self.entries.get(chat_id, {}))
+
+    # -- confirmation and waking --------------------------------------------------------------------
+    def _on_event(self, event: str, data: dict[str, Any]) -> None:
+        if event != "turn-settled":
+            return
+        chat_id = str(data.get("chatId"))
+        self.taken.pop(chat_id, None)  # what the turn saved is confirmed below; the rest is offered again
+        self.parked.discard(chat_id)  # the session's next turn ran: a quiet entry may try again
+        if chat_id in self.entries:
+            self.confirm(chat_id)
+            self._kick(chat_id)
+
+    def confirm(self, chat_id: str) -> list[str]:
+        """Acknowledge every entry whose steer is in the saved record; returns their steer ids.
+        A failed acknowledgement leaves the job pending, but the entry goes: the marker is saved,
+        and recovery sees it there and acknowledges instead of delivering again."""
+        pending = self.entries.get(chat_id)
+        if not pending:
+            return []
+        try:
+            record = self.chats.get(chat_id)
+        except Exception:
+            log.exception("[wake %s] reading the record failed", chat_id)
+            return []
+        if record is None:  # deleted: nothing to deliver into
+            self.forget(chat_id)
+            return []
+        done = [sid for sid in pending if delivered(record.messages, sid)]
+        for sid in done:
+            job_id, _ = pending.pop(sid)
+            try:
+                self.runner.acknowledge(job_id)
+            except Exception:
+                log.exception("[wake %s] acknowledging job %s failed", chat_id, job_id)
+        if not pending:
+            self.entries.pop(chat_id, None)
+        return done
+
+    def _kick(self, chat_id: str) -> None:
+        if chat_id in self.parked or not self.entries.get(chat_id):
+            return
+        loop = self.loops.get(chat_id)
+        if loop is not None and not loop.done():
+            return
+        try:
+            running_loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop (a sync caller at startup): the next event kicks again
+            return
+        self.loops[chat_id] = running_loop.create_task(self._wake(chat_id), name=f"wake {chat_id}")
+
+    async def _wake(self, chat_id: str) -> None:
+        """Try an idle wake until the entries are delivered, a turn takes them, or a start fails."""
+        attempt = 0
+        try:
+            while True:
+                self.confirm(chat_id)  # a restart between the save and the acknowledgement
+                pending = self.entries.get(chat_id)
+                if not pending or self.start_wake is None:
+                    return
+                if self.turn_running(chat_id):
+                    return  # the live turn takes them at its next boundary; its settle kicks again
+                steers = [steer for _, steer in pending.values()]
+                try:
+                    await self.start_wake(chat_id, steers)
+                except TurnRejected as exc:
+                    if exc.code == "turn_running":
+                        await self.sleep(backoff_delay(attempt))
+                        attempt += 1
+                        continue
+                    if exc.code == "question_pending":
+                        return  # not a failure: the answer's turn takes them
+                    log.info("[wake %s] could not start (%s); the result stays pending", chat_id, exc.detail)
+                    self.parked.add(chat_id)
+                    return
+                except Exception:
+                    log.exception("[wake %s] could not start; the result stays pending", chat_id)
+                    self.parked.add(chat_id)
+                    return
+                self.confirm(chat_id)  # the wake's write-ahead saved the steers: delivered
+                return
+        finally:
+            if self.loops.get(chat_id) is asyncio.current_task():
+                self.loops.pop(chat_id, None)
+
+    async def shutdown(self) -> None:
+        loops = list(self.loops.values())
+        for loop in loops:
+            loop.cancel()
+        if loops:
+            await asyncio.gather(*loops, return_exceptions=True)
+        self._unsubscribe()
