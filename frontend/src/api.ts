@@ -10,6 +10,8 @@ import { normalizeCoverage, normalizeFlush, type FlushAnswer, type LessonCoverag
 import { normalizeLibrarySettings, type LibrarySettings } from './core/librarySettings';
 import { normalizeImportFiles, normalizeSources, type GraphSource, type ImportFileResult } from './core/imports';
 import { normalizeMessages } from './core/messages';
+import { normalizeResearchSettings, type ResearchSettings, type ResearchUpdate, type SearchProvider } from './core/research';
+import { normalizeJobs, type JobRecord } from './core/workbench';
 import {
   normalizeLevels,
   normalizeProblem,
@@ -93,11 +95,11 @@ export function putSettings(update: SettingsUpdate): Promise<Settings> {
   return json('/api/settings', { method: 'PUT', body: JSON.stringify(update) });
 }
 
-export async function putKey(provider: KeyProvider, key: string): Promise<void> {
+export async function putKey(provider: KeyProvider | SearchProvider, key: string): Promise<void> {
   await request(`/api/keys/${encodeURIComponent(provider)}`, { method: 'PUT', body: JSON.stringify({ key }) });
 }
 
-export async function deleteKey(provider: KeyProvider): Promise<void> {
+export async function deleteKey(provider: KeyProvider | SearchProvider): Promise<void> {
   await request(`/api/keys/${encodeURIComponent(provider)}`, { method: 'DELETE' });
 }
 
@@ -132,6 +134,21 @@ export async function deleteChat(id: string): Promise<void> {
 /** PUT /api/chats/{id}/settings {model: {provider, model, baseUrl?}}; 409 while a turn runs. */
 export async function setChatModel(id: string, model: ModelRef): Promise<ChatRecord> {
   return toRecord(await json<ChatRecord>(chatPath(id, '/settings'), { method: 'PUT', body: JSON.stringify({ model }) }));
+}
+
+/** GET /api/chats/{id}/jobs: the lesson's background jobs (research, demo, visual). */
+export async function getJobs(id: string, init?: RequestInit): Promise<JobRecord[]> {
+  return normalizeJobs(await json<unknown>(chatPath(id, '/jobs'), init));
+}
+
+/** GET /api/settings/research: the web search provider (none: no research tool) and which keys are stored. */
+export async function getResearchSettings(): Promise<ResearchSettings> {
+  return normalizeResearchSettings(await json<unknown>('/api/settings/research'));
+}
+
+/** PUT /api/settings/research {provider, googleCx, baseUrl}; answers the settings as they now are. */
+export async function putResearchSettings(update: ResearchUpdate): Promise<ResearchSettings> {
+  return normalizeResearchSettings(await json<unknown>('/api/settings/research', { method: 'PUT', body: JSON.stringify(update) }));
 }
 
 /** POST /api/chats/{id}/abort: the only way to stop a running turn on the server. */

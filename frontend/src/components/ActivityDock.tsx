@@ -1,9 +1,21 @@
 import { useEffect, useState } from 'react';
 import { Link } from 'react-router-dom';
 import { useActivity } from '../activityState';
-import { formatRowUsage, formatStats, isRunningRow, pendingWords, rowKey, type ActivityRow, type PendingLesson } from '../core/activity';
+import {
+  formatElapsed,
+  formatRowUsage,
+  formatStats,
+  isRunningRow,
+  jobKindWords,
+  pendingWords,
+  rowKey,
+  splitJobRows,
+  type ActivityRow,
+  type PendingLesson,
+} from '../core/activity';
 import { formatFull, formatRelative } from '../core/time';
 import PhasePill from './PhasePill';
+import './workbench/workbench.css';
 
 const SHOWN = 40;
 
@@ -21,8 +33,9 @@ export default function ActivityDock() {
   }, [dockOpen, setDockOpen]);
 
   if (!dockOpen) return null;
-  const shown = rows?.slice(0, SHOWN) ?? [];
-  const older = (rows?.length ?? 0) - shown.length;
+  const { agents, others } = splitJobRows(rows ?? []);
+  const shown = others.slice(0, SHOWN);
+  const older = others.length - shown.length;
 
   return (
     <section className="activity-dock" id="activity-dock" aria-label="Background activity" data-testid="activity-dock">
@@ -44,6 +57,8 @@ export default function ActivityDock() {
           </p>
         )}
         {rows === null && !error && <p className="muted small">Loading…</p>}
+        {agents.length > 0 && <AgentRows rows={agents} />}
+        {agents.length > 0 && (pending.length > 0 || shown.length > 0) && <h3 className="activity-group-title">Your graph and practice</h3>}
         {pending.length > 0 && (
           <ul className="activity-list" data-testid="activity-pending">
             {pending.map((p) => (
@@ -112,6 +127,72 @@ function ActivityRowView({ row }: { row: ActivityRow }) {
           {row.error}
         </p>
       )}
+      {notice && <p className="muted small">{notice}</p>}
+    </li>
+  );
+}
+
+/** The lessons' background agents (research, demos, drawings) while they work, with an Abort. */
+export function AgentRows({ rows }: { rows: readonly ActivityRow[] }) {
+  const [now, setNow] = useState(() => Date.now());
+  const anyRunning = rows.some(isRunningRow);
+  useEffect(() => {
+    if (!anyRunning) return;
+    const timer = window.setInterval(() => setNow(Date.now()), 1000);
+    return () => window.clearInterval(timer);
+  }, [anyRunning]);
+  return (
+    <>
+      <h3 className="activity-group-title">Background agents</h3>
+      <ul className="activity-list activity-agents" data-testid="activity-agents">
+        {rows.map((row) => (
+          <AgentRowView key={rowKey(row)} row={row} now={now} />
+        ))}
+      </ul>
+    </>
+  );
+}
+
+function AgentRowView({ row, now }: { row: ActivityRow; now: number }) {
+  const { abort, aborting } = useActivity();
+  const [notice, setNotice] = useState<string | null>(null);
+  const running = isRunningRow(row);
+  const elapsed = formatElapsed(row, now);
+  return (
+    <li className={`activity-row phase-${row.phase}`} data-testid="agent-row" data-phase={row.phase} data-source={row.source}>
+      <div className="activity-row-head">
+        <PhasePill phase={row.phase} />
+        {row.chatId ? (
+          <Link to={`/chat/${encodeURIComponent(row.chatId)}`} className="activity-label" title={row.label}>
+            {row.label}
+          </Link>
+        ) : (
+          <span className="activity-label" title={row.label}>
+            {row.label}
+          </span>
+        )}
+        {running && (
+          <button
+            type="button"
+            className="btn btn-small"
+            data-testid="agent-abort"
+            disabled={aborting.has(row.source)}
+            title="Stop this background agent; the teacher is told it was stopped"
+            onClick={() => {
+              setNotice(null);
+              void abort(row.source).then(setNotice);
+            }}
+          >
+            {aborting.has(row.source) ? 'Aborting…' : 'Abort'}
+          </button>
+        )}
+      </div>
+      <div className="activity-meta">
+        <span>{jobKindWords(row)}</span>
+        {elapsed && <span data-testid="agent-elapsed">{running ? `running for ${elapsed}` : `ran ${elapsed}`}</span>}
+        {!running && <span>{formatRowUsage(row)}</span>}
+      </div>
+      {row.error && <p className="activity-error">{row.error}</p>}
       {notice && <p className="muted small">{notice}</p>}
     </li>
   );

@@ -11,6 +11,7 @@ import { answersById, pendingQuestions } from '../core/transcript';
 import { formatUsage, messageUsage } from '../core/usage';
 import { useLessonChat } from '../useLessonChat';
 import { useLessonCoverage } from '../useLessonCoverage';
+import { useLessonJobs, WorkbenchProvider } from '../workbenchState';
 import Composer from './Composer';
 import MessageView from './MessageView';
 import PlanPanel from './PlanPanel';
@@ -32,6 +33,8 @@ export default function ChatView({ record }: { record: ChatRecord }) {
   // The lesson's place in the graph; leaving the lesson (another page, or closing the tab) has its
   // new teaching read into the graph, even below the budget (the server waits for a running reply).
   const { coverage, setCoverage, error: coverageError } = useLessonCoverage(record.id, busy);
+  // The lesson's background jobs, for the dispatch cards (followed on `jobs-changed`).
+  const jobs = useLessonJobs(record.id);
   const { refresh: refreshActivity } = useActivity();
   const leaveState = useRef({ coverage, busy });
   leaveState.current = { coverage, busy };
@@ -114,33 +117,35 @@ export default function ChatView({ record }: { record: ChatRecord }) {
       />
       <div className="chat-body">
         <div className="chat-main">
-          <div className="transcript" ref={scrollRef} onScroll={onScroll} data-testid="transcript">
-            <div className="transcript-inner">
-              {messages.length === 0 && (
-                <p className="empty-chat muted">Name a topic to begin, e.g. “Teach me how derivatives work.” Your tutor first checks what you already know.</p>
-              )}
-              {messages.map((m, i) => {
-                const isLast = i === messages.length - 1;
-                const totals = m.role === 'assistant' ? messageUsage(usage, m.id) : null;
-                return (
-                  <MessageView
-                    key={m.id}
-                    message={m}
-                    streaming={busy && isLast && m.role === 'assistant'}
-                    pendingIds={isLast ? pendingIds : ''}
-                    usage={totals ? formatUsage(totals) : ''}
-                  />
-                );
-              })}
-              {showTypingIndicator(status, messages) && (
-                <div className="typing" data-testid="streaming-indicator" aria-label="The tutor is writing">
-                  <span />
-                  <span />
-                  <span />
-                </div>
-              )}
+          <WorkbenchProvider jobs={jobs} messages={messages}>
+            <div className="transcript" ref={scrollRef} onScroll={onScroll} data-testid="transcript">
+              <div className="transcript-inner">
+                {messages.length === 0 && (
+                  <p className="empty-chat muted">Name a topic to begin, e.g. “Teach me how derivatives work.” Your tutor first checks what you already know.</p>
+                )}
+                {messages.map((m, i) => {
+                  const isLast = i === messages.length - 1;
+                  const totals = m.role === 'assistant' ? messageUsage(usage, m.id) : null;
+                  return (
+                    <MessageView
+                      key={m.id}
+                      message={m}
+                      streaming={busy && isLast && m.role === 'assistant'}
+                      pendingIds={isLast ? pendingIds : ''}
+                      usage={totals ? formatUsage(totals) : ''}
+                    />
+                  );
+                })}
+                {showTypingIndicator(status, messages) && (
+                  <div className="typing" data-testid="streaming-indicator" aria-label="The tutor is writing">
+                    <span />
+                    <span />
+                    <span />
+                  </div>
+                )}
+              </div>
             </div>
-          </div>
+          </WorkbenchProvider>
 
           {bannerText && (
             <div className="chat-error">

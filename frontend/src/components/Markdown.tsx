@@ -4,13 +4,26 @@ import rehypeKatex from 'rehype-katex';
 import remarkGfm from 'remark-gfm';
 import remarkMath from 'remark-math';
 import { normalizeMathDelimiters } from '../core/math';
+import { scrollToAnchor } from './workbench/scroll';
 
 const remarkPlugins: Options['remarkPlugins'] = [remarkGfm, remarkMath];
 const rehypePlugins: Options['rehypePlugins'] = [[rehypeKatex, { throwOnError: false, strict: false }]];
 
 const components: Components = {
-  // Links from the model open in a new tab and never get the opener.
-  a: ({ node: _node, ...props }) => <a {...props} target="_blank" rel="noreferrer noopener" />,
+  // Links from the model open in a new tab and never get the opener. An in-page link (a research
+  // card's [n] citation) scrolls to its target instead, leaving the URL alone.
+  a: ({ node: _node, href, ...props }) =>
+    href?.startsWith('#') ? (
+      <a
+        {...props}
+        href={href}
+        onClick={(e) => {
+          if (scrollToAnchor(href.slice(1))) e.preventDefault();
+        }}
+      />
+    ) : (
+      <a {...props} href={href} target="_blank" rel="noreferrer noopener" />
+    ),
 };
 
 // For short texts inside buttons and lines (quiz options): paragraphs become spans.

@@ -2,8 +2,10 @@ import { memo } from 'react';
 import type { UIMessage } from 'ai';
 import { messageText } from '../core/messages';
 import { asToolPart } from '../core/transcript';
+import { ARTIFACT_PART, ENQUEUED_PART, artifactParts, isSteerMessage, readArtifactPart } from '../core/workbench';
 import Markdown from './Markdown';
 import ToolPartView from './ToolPartView';
+import ArtifactCard from './workbench/ArtifactCard';
 
 type Part = UIMessage['parts'][number];
 
@@ -21,6 +23,20 @@ function UserMessage({ message }: { message: UIMessage }) {
         ))}
         {messageText(message)}
       </div>
+    </div>
+  );
+}
+
+/**
+ * A steer: the server delivering a background job's outcome. Never a learner bubble: its text is
+ * for the model; what it carries is drawn as the artifact card.
+ */
+function SteerMessage({ message }: { message: UIMessage }) {
+  return (
+    <div className="msg msg-steer" data-testid="message-steer" data-message-id={message.id}>
+      {artifactParts(message).map((data, i) => (
+        <ArtifactCard key={data.id || i} data={data} messageId={message.id} />
+      ))}
     </div>
   );
 }
@@ -66,6 +82,12 @@ function AssistantMessage({ message, streaming, pendingIds, usage }: AssistantPr
           );
         }
         if (isImageFile(part)) return <img key={i} className="msg-image" src={part.url} alt={part.filename ?? 'image'} />;
+        if (part.type === ARTIFACT_PART) {
+          // a result delivered into this running turn: the same card as its steer
+          const data = readArtifactPart(part);
+          return data ? <ArtifactCard key={data.id || i} data={data} messageId={message.id} /> : null;
+        }
+        if (part.type === ENQUEUED_PART) return null;
         const tool = asToolPart(part);
         if (tool) return <ToolPartView key={tool.toolCallId} part={tool} pending={pending.has(tool.toolCallId)} />;
         return null;
@@ -85,7 +107,7 @@ function AssistantMessage({ message, streaming, pendingIds, usage }: AssistantPr
 }
 
 function MessageViewImpl({ message, streaming, pendingIds = '', usage = '' }: Omit<AssistantProps, 'pendingIds' | 'usage'> & Partial<AssistantProps>) {
-  if (message.role === 'user') return <UserMessage message={message} />;
+  if (message.role === 'user') return isSteerMessage(message) ? <SteerMessage message={message} /> : <UserMessage message={message} />;
   if (message.role === 'assistant') return <AssistantMessage message={message} streaming={streaming} pendingIds={pendingIds} usage={usage} />;
   return null; // system messages are not shown
 }

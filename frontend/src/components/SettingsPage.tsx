@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import * as api from '../api';
 import './librarySettings.css';
+import ResearchSection from './workbench/ResearchSettings';
 import { useAppState } from '../appState';
 import { describeError } from '../core/errors';
 import {
@@ -64,6 +65,7 @@ export default function SettingsPage() {
           <ModelsSection settings={settings} />
           <KeysSection settings={settings} />
           <LibrarySection />
+          <ResearchSection />
         </>
       )}
     </div>

@@ -4,6 +4,7 @@ import { askInputOrNull, displayOrder, quizInputOrNull, type QuizInput } from '.
 import { toolNameOf, type ToolPart } from '../core/transcript';
 import Markdown from './Markdown';
 import { optionLetter } from './QuestionDock';
+import DispatchCard from './workbench/DispatchCard';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -21,6 +22,10 @@ export default function ToolPartView({ part, pending }: { part: ToolPart; pendin
       return <ProbePart part={part} />;
     case 'plan_init':
       return <PlanPart part={part} />;
+    case 'research':
+    case 'demo':
+    case 'visual':
+      return <DispatchCard kind={name} part={part} />;
     default:
       return <GenericTool name={name} part={part} />;
   }

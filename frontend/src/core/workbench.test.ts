@@ -148,10 +148,10 @@ describe('visual data url', () => {
 
 describe('citations', () => {
   it('link [n] to the numbered sources', () => {
-    expect(linkCitations('Euler did [1].', 3, 'job_1')).toBe(`Euler did [\\[1\\]](#${sourceAnchor('job_1', 1)}).`);
+    expect(linkCitations('Euler did [1].', 3, 'job_1')).toBe(`Euler did [&#91;1&#93;](#${sourceAnchor('job_1', 1)}).`);
     expect(sourceAnchor('job_1', 2)).toBe('artifact-job_1-src-2');
-    expect(linkCitations('a [2, 3] b', 3, 'job_1')).toBe('a [\\[2\\]](#artifact-job_1-src-2)[\\[3\\]](#artifact-job_1-src-3) b');
-    expect(linkCitations('a [1][2]', 2, 'j')).toBe('a [\\[1\\]](#artifact-j-src-1)[\\[2\\]](#artifact-j-src-2)');
+    expect(linkCitations('a [2, 3] b', 3, 'job_1')).toBe('a [&#91;2&#93;](#artifact-job_1-src-2)[&#91;3&#93;](#artifact-job_1-src-3) b');
+    expect(linkCitations('a [1][2]', 2, 'j')).toBe('a [&#91;1&#93;](#artifact-j-src-1)[&#91;2&#93;](#artifact-j-src-2)');
   });
 
   it('leave numbers without a source, links and definitions alone', () => {

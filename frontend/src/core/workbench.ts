@@ -393,12 +393,13 @@ const CITATION_RE = /\[(\d{1,2}(?:\s*,\s*\d{1,2})*)\](?![(:])/g;
 
 /**
  * The summary as Markdown whose citations are in-page links to the sources list: `[2]` becomes
- * `[\[2\]](#<anchor of source 2>)`, `[1, 3]` two such links. Numbers outside 1..count stay text.
+ * `[&#91;2&#93;](#<anchor of source 2>)` (entities, not `\[`: that would be read as display math),
+ * `[1, 3]` two such links. Numbers outside 1..count stay text.
  */
 export function linkCitations(summary: string, count: number, jobId: string): string {
   return summary.replace(CITATION_RE, (whole: string, list: string) => {
     const numbers = list.split(',').map((n) => Number(n.trim()));
     if (numbers.some((n) => !Number.isInteger(n) || n < 1 || n > count)) return whole;
-    return numbers.map((n) => `[\\[${n}\\]](#${sourceAnchor(jobId, n)})`).join('');
+    return numbers.map((n) => `[&#91;${n}&#93;](#${sourceAnchor(jobId, n)})`).join('');
   });
 }
