@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from server.core.contracts.jobs import ResearchSettings
+from server.core.ports import SearchHit, WebSearch
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,7 @@ class SearchFailed(Exception):
     """A search or a page read failed; `str()` is one plain sentence."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class Hit:
     """One search hit (the `SearchHit` port): title, absolute http(s) URL, a short plain snippet."""
 
@@ -100,10 +101,10 @@ class _Provider:
         except ValueError as exc:
             raise SearchFailed(f"{self.name} answered with something that is not JSON.") from exc
 
-    def _hits(self, rows: Any, title: str, url: str, snippet: str, limit: int) -> list[Hit]:
+    def _hits(self, rows: Any, title: str, url: str, snippet: str, limit: int) -> list[SearchHit]:
         if not isinstance(rows, list):
             raise SearchFailed(f"{self.name} answered JSON in an unexpected shape (no list of results).")
-        hits = []
+        hits: list[SearchHit] = []
         for row in rows:
             if isinstance(row, dict) and _web_url(row.get(url)):
                 hits.append(
@@ -136,7 +137,7 @@ class TavilySearch(_Provider):
     ) -> None:
         super().__init__(key, base_url=base_url, timeout=timeout)
 
-    async def search(self, query: str, *, limit: int = 5) -> list[Hit]:
+    async def search(self, query: str, *, limit: int = 5) -> list[SearchHit]:
         """Up to `limit` (1-10) hits. Raises SearchFailed."""
         body = {"query": query, "max_results": self._limit(limit), "search_depth": "basic"}
         data = await self._json("POST", "/search", json=body, headers={"Authorization": f"Bearer {self.key}"})
@@ -154,7 +155,7 @@ class BraveSearch(_Provider):
     ) -> None:
         super().__init__(key, base_url=base_url, timeout=timeout)
 
-    async def search(self, query: str, *, limit: int = 5) -> list[Hit]:
+    async def search(self, query: str, *, limit: int = 5) -> list[SearchHit]:
         """Up to `limit` (1-10) hits. Raises SearchFailed."""
         data = await self._json(
             "GET",
@@ -189,7 +190,7 @@ class GoogleSearch(_Provider):
             raise ValueError("Google Programmable Search needs a search engine id (cx)")
         self.cx = cx.strip()
 
-    async def search(self, query: str, *, limit: int = 5) -> list[Hit]:
+    async def search(self, query: str, *, limit: int = 5) -> list[SearchHit]:
         """Up to `limit` (1-10) hits. Raises SearchFailed."""
         data = await self._json(
             "GET",
@@ -258,7 +259,7 @@ async def read_page(url: str, *, limits: httpx.Timeout = TIMEOUT) -> str:
 
 def build_search(
     settings: ResearchSettings, key: str | None, *, timeout: httpx.Timeout = TIMEOUT
-) -> TavilySearch | BraveSearch | GoogleSearch | None:
+) -> WebSearch | None:
     """The configured provider, or None when research is off: no provider chosen, no key, or
     Google without its search engine id (`google_cx`). `settings.base_url` overrides the origin."""
     if settings.provider is None or not key or not key.strip():
