@@ -12,7 +12,7 @@ from starlette.types import ASGIApp
 from server import __version__
 from server.api.bodies import DEFAULT_MAX_BODY, JsonTooLarge
 from server.api.errors import install_error_handlers
-from server.api.routes import chats, events, graph, health, library, practice, settings
+from server.api.routes import chats, events, graph, health, jobs, library, practice, settings
 from server.api.security import LoopbackGuard
 from server.api.static import mount_frontend
 from server.services.container import Services
@@ -57,7 +57,7 @@ def create_app(
     )
     app.state.services = services
     install_error_handlers(app)
-    for module in (health, settings, chats, library, graph, practice, events):
+    for module in (health, settings, chats, jobs, library, graph, practice, events):
         app.include_router(module.router)
     if token and request_stop is not None:
 

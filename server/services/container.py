@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from server.agent.workbench.headless import ChromiumHeadless
 from server.config import DataPaths
 from server.core.events import EventBus
-from server.core.ports import SecretStore
+from server.core.ports import Headless, SecretStore
 from server.services.chats import ChatService
 from server.services.extraction import ExtractionService
 from server.services.graph import GraphService
@@ -18,6 +19,9 @@ from server.services.offline_model import OfflineModelServer
 from server.services.practice import PracticeService
 from server.services.stores import Stores, build_stores
 from server.services.turn import TurnService
+from server.services.workbench.runner import JobRunner
+from server.services.workbench.wake import WakeService
+from server.services.workbench.workers import WorkerHost
 
 log = logging.getLogger("lh.services")
 
@@ -38,6 +42,9 @@ class Services:
     graph: GraphService
     practice: PracticeService
     events: EventBus
+    jobs: JobRunner
+    wake: WakeService
+    workers: WorkerHost
 
     async def startup(self) -> None:
         """Re-arm lessons' idle flushes (timers live in memory), and start the offline model early
@@ -52,6 +59,10 @@ class Services:
             self.practice.sweep()
         except Exception:  # a side channel: the sets stay as they are
             log.exception("sweeping interrupted problem sets failed")
+        try:  # lazy recovery (seed §5.1): what finished jobs still owe their lessons
+            self.wake.recover(self.jobs.recover())
+        except Exception:  # the job records stay as they are; the next start tries again
+            log.exception("recovering pending job deliveries failed")
         if self.offline is None or not self.offline.available:
             return
         try:
@@ -66,6 +77,14 @@ class Services:
         """Cancel running turns (each persists what streamed) and extraction runs (a cancelled job
         checkpoints nothing), then stop the offline model."""
         await self.turns.shutdown()
+        await self.wake.shutdown()
+        await self.jobs.shutdown()
+        close = getattr(self.workers.headless, "close", None)
+        if close is not None:
+            try:
+                await close()
+            except Exception:
+                log.warning("closing the headless browser failed", exc_info=True)
         self.library.shutdown()
         await self.practice.shutdown()
         await self.extraction.shutdown()
@@ -80,6 +99,7 @@ def build_services(
     offline: bool = True,
     secrets: SecretStore | None = None,
     offline_server: OfflineModelServer | None = None,
+    headless: Headless | None = None,
 ) -> Services:
     """Wire the services for a data dir.
 
@@ -89,6 +109,7 @@ def build_services(
         offline: whether to manage the offline llama.cpp server (tests with scripted models pass False).
         secrets: overrides the key store (tests).
         offline_server: overrides the offline model server (tests pass one with a scripted child).
+        headless: overrides the browser that verifies demos and visuals (tests pass a fake).
     """
     stores = build_stores(paths, secrets=secrets)
     if offline_server is None and offline:
@@ -109,9 +130,25 @@ def build_services(
         stores.practice, stores.graph, models.model_for_slot, extraction.permits, events
     )  # the one background-model pool, shared with extraction
 
+    if headless is None:
+        headless = ChromiumHeadless()
+    workers = WorkerHost(models, headless)
+    jobs = JobRunner(stores.jobs, workers.run, extraction.permits, events)
+    wake = WakeService(stores.chats, jobs, events, registry.running)
+    jobs.on_outcome = wake.intake
+    wake.start_wake = turns.start_wake
+    turns.job_tools = workers.job_kinds
+    turns.spawn_job = lambda chat_id, call_id, kind, tool_input: (
+        jobs.spawn(chat_id, call_id, kind, tool_input).id
+    )
+    turns.steer_source = wake.take
+    chats.jobs_computing = jobs.computing
+
     def deleted(chat_id: str) -> None:
         library.lesson_deleted(chat_id)
         turns.forget(chat_id)
+        wake.forget(chat_id)
+        jobs.discard(chat_id)
 
     chats.on_deleted = deleted
     return Services(
@@ -127,4 +164,7 @@ def build_services(
         graph=graph,
         practice=practice,
         events=events,
+        jobs=jobs,
+        wake=wake,
+        workers=workers,
     )

@@ -17,14 +17,14 @@ from server.agent.engine import build_model
 from server.config import API_KEY_ENV, OFFLINE_MODEL_NAME, OFFLINE_READY_TIMEOUT_S, SEARCH_KEY_ENV
 from server.core.contracts.models import (
     KEYED_PROVIDERS,
+    PROVIDERS,
+    SEARCH_PROVIDERS,
+    SLOT_NAMES,
     KeyedProvider,
     ModelRef,
     ModelSlot,
-    PROVIDERS,
     ResearchSettings,
     ResolvedModel,
-    SEARCH_PROVIDERS,
-    SLOT_NAMES,
     SearchProviderName,
     SecretName,
     Settings,

@@ -620,7 +620,7 @@ class TurnService:
 def _artifact_chunk(steer: dict[str, Any]) -> dict[str, Any]:
     """The live stream's view of a steer delivered into the running reply (the browser draws the
     artifact at once; the saved record holds the steer message itself)."""
-    part = next((p for p in steer.get("parts", []) if p.get("type") == ARTIFACT_PART), {})
+    part: dict[str, Any] = next((p for p in steer.get("parts", []) if p.get("type") == ARTIFACT_PART), {})
     return {"type": ARTIFACT_PART, "id": steer.get("id"), "data": part.get("data")}
 
 

@@ -37,7 +37,11 @@ def msg(mid: str, role: str = "assistant", parts: list[dict[str, Any]] | None = 
 
 
 def steer(sid: str) -> dict[str, Any]:
-    return {"id": sid, "role": "user", "parts": [{"type": "text", "text": sid}, {"type": "data-subagent-artifact", "id": sid, "data": {}}]}
+    return {
+        "id": sid,
+        "role": "user",
+        "parts": [{"type": "text", "text": sid}, {"type": "data-subagent-artifact", "id": sid, "data": {}}],
+    }
 
 
 # -- pure rules ---------------------------------------------------------------------------------------
@@ -72,7 +76,13 @@ def test_a_pending_question_defers_the_idle_wake() -> None:
 
 def test_steer_messages_say_what_happened() -> None:
     job = JobRecord(
-        id="job_a", chat_id="c", tool_call_id="t", kind="demo", input={}, status="done", created_at="now",
+        id="job_a",
+        chat_id="c",
+        tool_call_id="t",
+        kind="demo",
+        input={},
+        status="done",
+        created_at="now",
         result=WorkerResult(text="A slider demo.", artifact=DEMO),
     )
     with pytest.raises(ValueError):
@@ -107,7 +117,9 @@ class Harness:
         async def sleep(seconds: float) -> None:
             self.sleeps.append(seconds)
 
-        self.wake = WakeService(self.chats, self.runner, self.events, lambda c: c in self.running, sleep=sleep)
+        self.wake = WakeService(
+            self.chats, self.runner, self.events, lambda c: c in self.running, sleep=sleep
+        )
         self.wake.start_wake = self.start
         self.runner.on_outcome = self.wake.intake
         self.chats.records["c"] = ChatRecord(
@@ -131,7 +143,13 @@ class Harness:
         from server.core.contracts.jobs import Delivery
 
         job = JobRecord(
-            id=job_id, chat_id="c", tool_call_id="t", kind="demo", input={}, status="done", created_at="t",
+            id=job_id,
+            chat_id="c",
+            tool_call_id="t",
+            kind="demo",
+            input={},
+            status="done",
+            created_at="t",
             result=WorkerResult(text="done", artifact=DEMO),
             delivery=Delivery(kind="result", steer_id=steer_id(job_id, "result")),
         )

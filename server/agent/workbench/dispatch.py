@@ -45,7 +45,7 @@ async def visual(ctx: RunContext[LessonDeps], job: VisualInput) -> dict[str, Any
     return _dispatch(ctx, "visual", job.model_dump(mode="json"))
 
 
-TOOLS = {"research": research, "demo": demo, "visual": visual}
+TOOLS: dict[str, Any] = {"research": research, "demo": demo, "visual": visual}
 
 
 def job_toolset(kinds: list[JobKind]) -> FunctionToolset[LessonDeps]:

@@ -93,11 +93,10 @@ def _refused(detail: str, files: list[dict[str, Any]]) -> JSONResponse:
 
 @router.get("/api/activity")
 async def activity(services: ServicesDep) -> dict[str, Any]:
-    """Background jobs (extraction and practice), one row each, newest first: phase, label, usage,
-    error; and `pending`:
-    lessons whose new prose waits for a trigger (`flushAt` when they go idle, or `waitingFor` a
-    turn or a run)."""
-    rows = [*services.extraction.activity(), *services.practice.activity()]
+    """Background jobs (extraction, practice and computing Workbench workers), one row each,
+    newest first: phase, label, usage, error; and `pending`: lessons whose new prose waits for a
+    trigger (`flushAt` when they go idle, or `waitingFor` a turn or a run)."""
+    rows = [*services.extraction.activity(), *services.practice.activity(), *services.jobs.activity()]
     rows.sort(key=lambda r: r["queuedAt"], reverse=True)
     return {"rows": rows, "pending": services.library.pending()}
 
@@ -191,9 +190,12 @@ def _library_view(services: Services) -> dict[str, Any]:
 
 @router.post("/api/activity/abort")
 async def abort(body: AbortRequest, services: ServicesDep) -> dict[str, Any]:
-    """Abort a row's run: an extraction source (source-wide), or a practice row by its shape
+    """Abort a row's run: a Workbench worker (`job_…`), an extraction source (source-wide), or a
+    practice row by its shape
     (`<set>:partition` the whole generation, `<set>:gen:<p>` that problem, `<set>:grade:<p>` that
     grade); `{"aborted": bool}`."""
+    if body.source.startswith("job_"):  # a Background agents row: a computing worker
+        return {"aborted": services.jobs.abort(body.source)}
     if ":" in body.source:
         return {"aborted": services.practice.abort(body.source)}
     return {"aborted": services.extraction.abort(body.source)}

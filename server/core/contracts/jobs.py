@@ -46,7 +46,9 @@ class ResearchInput(Camel):
 class DemoInput(Camel):
     """`demo` tool input: what the interactive HTML demo should show."""
 
-    request: str = Field(min_length=3, max_length=MAX_REQUEST, description="what the demo shows and lets the learner do")
+    request: str = Field(
+        min_length=3, max_length=MAX_REQUEST, description="what the demo shows and lets the learner do"
+    )
 
 
 class VisualInput(Camel):

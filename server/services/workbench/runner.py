@@ -103,13 +103,13 @@ class JobRunner:
                     self._finish(job.id, status="aborted", error="stopped by the learner", delivery="abort")
                 raise  # a shutdown leaves the record running; startup recovery reads it
             except Exception as exc:
-                usage = getattr(exc, "usage", None)
+                spent = getattr(exc, "usage", None)
                 log.warning("[job %s] failed: %s", job.id, exc)
                 self._finish(
                     job.id,
                     status="error",
                     error=str(exc) or type(exc).__name__,
-                    usage=usage if isinstance(usage, WorkerUsage) else None,
+                    usage=spent if isinstance(spent, WorkerUsage) else None,
                     delivery="result",
                 )
             else:
@@ -219,7 +219,11 @@ class JobRunner:
             if job.delivery is None or job.delivery.status == "delivered":
                 return None
             return job.model_copy(
-                update={"delivery": job.delivery.model_copy(update={"status": "delivered", "delivered_at": self.clock()})}
+                update={
+                    "delivery": job.delivery.model_copy(
+                        update={"status": "delivered", "delivered_at": self.clock()}
+                    )
+                }
             )
 
         saved = self.store.update(job_id, change)

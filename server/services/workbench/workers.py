@@ -1,0 +1,64 @@
+"""What a job's worker runs on: the strong slot's model, the vision slot's when one is set, the
+configured web search, and the headless browser (seed §5.1). Also which job tools the teacher is
+offered: `research` only with a search provider and its key, `demo` and `visual` only where the
+headless browser runs."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from server.agent.workbench.web import build_search
+from server.agent.workbench.workers import WorkerDeps, run_worker
+from server.core.contracts.jobs import JobKind, WorkerResult, WorkerUsage
+from server.core.ports import Headless
+from server.core.turns import TurnRejected
+from server.services.models import ModelService
+
+log = logging.getLogger("lh.job")
+
+
+class NoModel(RuntimeError):
+    """The worker's model cannot run (no slot, no key): a plain sentence, the job's error."""
+
+
+class WorkerHost:
+    """Args: models: the model slots and keys. headless: the browser that verifies demos and visuals."""
+
+    def __init__(self, models: ModelService, headless: Headless) -> None:
+        self.models = models
+        self.headless = headless
+
+    def job_kinds(self) -> list[JobKind]:
+        """The job tools to offer the teacher now."""
+        kinds: list[JobKind] = []
+        research = self.models.settings.load().research
+        if research.provider is not None and self.models.search_key(research.provider):
+            kinds.append("research")
+        try:
+            browser = self.headless.available()
+        except Exception:
+            browser = False
+        if browser:
+            kinds += ["demo", "visual"]
+        return kinds
+
+    async def run(self, kind: JobKind, tool_input: dict[str, Any]) -> tuple[WorkerResult, WorkerUsage]:
+        """Run one worker. Raises NoModel, or the worker's own failure (a plain sentence)."""
+        settings = self.models.settings.load()
+        try:
+            _, model = await self.models.model_for_slot("strong")
+        except TurnRejected as exc:
+            raise NoModel(f"no model to run the {kind} job: {exc.detail}") from exc
+        vision = None
+        if kind == "visual" and settings.models.vision is not None:
+            try:
+                _, vision = await self.models.model_for_slot("vision")
+            except TurnRejected as exc:  # the picture is still rendered and checked, not looked at
+                log.warning("the vision slot cannot run (%s); the visual is not looked at", exc.detail)
+        search = None
+        if kind == "research" and settings.research.provider is not None:
+            search = build_search(settings.research, self.models.search_key(settings.research.provider))
+        return await run_worker(
+            kind, tool_input, WorkerDeps(model=model, vision=vision, search=search, headless=self.headless)
+        )
