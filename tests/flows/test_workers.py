@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from pydantic_ai import BinaryContent
+from pydantic_ai.exceptions import ModelHTTPError
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -24,7 +25,9 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.usage import RunUsage
 
+from server.agent.workbench.common import worker_usage
 from server.agent.workbench.headless import ChromiumHeadless, HtmlCheckResult
 from server.agent.workbench.web import (
     BraveSearch,
@@ -35,7 +38,7 @@ from server.agent.workbench.web import (
     read_page,
 )
 from server.agent.workbench.workers import WorkerDeps, WorkerFailed, run_worker
-from server.core.contracts.jobs import ResearchSettings
+from server.core.contracts.jobs import ResearchSettings, WorkerUsage
 from tests.fakes.headless import FakeHeadless
 from tests.fakes.web import SECRET_BODY, FakeWeb
 
@@ -230,9 +233,9 @@ async def test_researcher_may_read_only_urls_from_its_search_results(web: FakeWe
 @pytest.mark.parametrize(
     ("mode", "expected"),
     [
-        ("garbage", "Tavily answered with something that is not JSON."),
-        ("slow", "Tavily did not answer within 0.4 s."),
-        ("error", "Tavily answered HTTP 500 instead of search results."),
+        ("garbage", "Tavily answered with something that is not JSON"),
+        ("slow", "Tavily did not answer within 0.4 s"),
+        ("error", "Tavily answered HTTP 500 instead of search results"),
         ("unauthorized", "Tavily refused the API key (HTTP 401)"),
     ],
 )
@@ -489,6 +492,28 @@ async def test_the_vision_model_rejects_once_then_accepts(chromium: ChromiumHead
     assert result.artifact.looked_at is True
     assert "a vision model looked at the rendered picture" in result.text
     assert usage.requests == 4  # two submissions, two looks
+
+
+# -- usage and model failures ----------------------------------------------------------------------------
+def test_usage_is_unknown_when_no_tokens_were_reported() -> None:
+    assert worker_usage(RunUsage(requests=2)) == WorkerUsage(requests=2)
+    assert worker_usage(RunUsage(requests=2)).input_tokens is None
+    counted = worker_usage(RunUsage(requests=1, input_tokens=10, output_tokens=3))
+    assert (counted.input_tokens, counted.output_tokens, counted.cost_usd) == (10, 3, None)
+
+
+async def test_a_provider_failure_becomes_a_plain_sentence() -> None:
+    def refuse(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise ModelHTTPError(429, "scripted", body={"error": SECRET_BODY})
+
+    with pytest.raises(WorkerFailed) as failed:
+        await run_worker("demo", {"request": "a slider"}, deps(FunctionModel(refuse, model_name="scripted")))
+    assert SECRET_BODY not in str(failed.value)
+    assert (
+        str(failed.value)
+        == "the provider is rate limiting requests to scripted (HTTP 429); wait a minute and try again"
+    )
+    assert failed.value.usage.input_tokens is None  # the refused request reported nothing
 
 
 # -- cancellation ---------------------------------------------------------------------------------------

@@ -16,10 +16,11 @@ log = logging.getLogger("lh.job")
 
 
 class WorkerFailed(Exception):
-    """A worker could not deliver; `str()` is one plain sentence, `.usage` what it spent."""
+    """A worker could not deliver; `str()` is one plain sentence without its final full stop (the
+    steer message adds it), `.usage` what it spent."""
 
     def __init__(self, message: str, usage: WorkerUsage | None = None) -> None:
-        super().__init__(message)
+        super().__init__(message.rstrip().rstrip("."))
         self.usage = usage or WorkerUsage()
 
 

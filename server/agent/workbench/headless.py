@@ -153,7 +153,8 @@ class ChromiumHeadless:
 
         Raises ValueError for a non-positive timeout, RuntimeError when no browser can run.
         Returns the observations; `timed_out` when loading, settling or the screenshot outlasted
-        `timeout_s` seconds (in all).
+        `timeout_s` seconds (in all). Returns within about `timeout_s` + `CLOSE_S` seconds even
+        when the page's script never yields.
         """
         if not timeout_s > 0:
             raise ValueError("timeout_s must be positive")
