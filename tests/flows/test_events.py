@@ -272,8 +272,9 @@ def test_fifty_reconnects_and_twenty_windows_leave_no_listener_behind(live: Live
 
 def test_a_window_that_falls_behind_gets_one_resync(live: Live, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(events_route, "BACKLOG", 5)
+    baseline = len(live.services.events)
     stream = Stream(live.url)
-    wait_for(lambda: len(live.services.events) >= 1)
+    wait_for(lambda: len(live.services.events) == baseline + 1)
     emit = live.services.events.emit
 
     async def burst() -> None:  # 40 events on the server's loop before the stream can drain any
@@ -304,8 +305,9 @@ def test_the_server_stops_promptly_with_streams_open(data_dir: Path) -> None:
     services = build_services(DataPaths(data_dir), offline=False, secrets=FakeSecrets())
     started = None
     with serve(create_app(services)) as url:
+        baseline = len(services.events)  # the server's own listeners (the wake pipeline)
         streams = [Stream(url) for _ in range(3)]
-        wait_for(lambda: len(services.events) == 3)
+        wait_for(lambda: len(services.events) == baseline + 3)
         started = time.monotonic()
     assert time.monotonic() - started < 5  # a graceful stop that does not wait on endless streams
     for stream in streams:
