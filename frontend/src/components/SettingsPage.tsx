@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import * as api from '../api';
 import './librarySettings.css';
 import ResearchSection from './workbench/ResearchSettings';
+import { SettingsLoading, useSettingsLoad } from './SettingsLoad';
 import { useAppState } from '../appState';
 import { describeError } from '../core/errors';
 import {
@@ -341,74 +342,16 @@ function KeyRow({ provider, settings }: { provider: KeyProvider; settings: Setti
 function LibrarySection() {
   const [saved, setSaved] = useState<LibraryDraft | null>(null);
   const [draft, setDraft] = useState<LibraryDraft | null>(null);
-  const [loadError, setLoadError] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
-  const [attempt, setAttempt] = useState(0);
-
-  useEffect(() => {
-    let cancelled = false;
-    api.getLibrarySettings().then(
-      (s) => {
-        if (cancelled) return;
-        setSaved(libraryDraft(s));
-        setDraft(libraryDraft(s));
-        setLoadError(null);
-      },
-      (err: unknown) => {
-        if (!cancelled) setLoadError(describeError(err).detail);
-      },
-    );
-    return () => {
-      cancelled = true;
-    };
-  }, [attempt]);
+  const { loadError, retry } = useSettingsLoad(api.getLibrarySettings, (s) => {
+    setSaved(libraryDraft(s));
+    setDraft(libraryDraft(s));
+  });
 
   if (!draft || !saved) {
-    return (
-      <section className="card" data-testid="library-settings">
-        <h2>Knowledge graph</h2>
-        {loadError ? (
-          <p className="error-text" role="alert">
-            Could not load these settings: {loadError}{' '}
-            <button type="button" className="btn btn-small" onClick={() => setAttempt((n) => n + 1)}>
-              Try again
-            </button>
-          </p>
-        ) : (
-          <p className="muted">Loading…</p>
-        )}
-      </section>
-    );
-  }
-
-  const dirty = !libraryDraftsEqual(draft, saved);
-  const edit = (patch: Partial<LibraryDraft>) => {
-    setDraft({ ...draft, ...patch });
-    setNotice(null);
-    setError(null);
-  };
-
-  async function save() {
-    if (!draft) return;
-    const { update, problems } = libraryUpdate(draft);
-    if (!update) {
-      setError(problems.join(' '));
-      return;
-    }
-    setSaving(true);
-    setError(null);
-    try {
-      const next = libraryDraft(await api.putLibrarySettings(update));
-      setSaved(next);
-      setDraft(next);
-      setNotice('Saved.');
-    } catch (err) {
-      setError(describeError(err).detail);
-    } finally {
-      setSaving(false);
-    }
+    return <SettingsLoading title="Knowledge graph" testId="library-settings" loadError={loadError} retry={retry} />;
   }
 
   return (

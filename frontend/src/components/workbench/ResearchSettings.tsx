@@ -12,49 +12,20 @@ import {
   type ResearchSettings,
   type SearchProvider,
 } from '../../core/research';
+import { SettingsLoading, useSettingsLoad } from '../SettingsLoad';
 import './workbench.css';
 
 /** Settings: which web search provider the teacher's researcher uses (none: no research tool). */
 export default function ResearchSection() {
   const [settings, setSettings] = useState<ResearchSettings | null>(null);
   const [draft, setDraft] = useState<ResearchDraft | null>(null);
-  const [loadError, setLoadError] = useState<string | null>(null);
-  const [attempt, setAttempt] = useState(0);
-
-  useEffect(() => {
-    let cancelled = false;
-    api.getResearchSettings().then(
-      (s) => {
-        if (cancelled) return;
-        setSettings(s);
-        setDraft(researchDraft(s));
-        setLoadError(null);
-      },
-      (err: unknown) => {
-        if (!cancelled) setLoadError(describeError(err).detail);
-      },
-    );
-    return () => {
-      cancelled = true;
-    };
-  }, [attempt]);
+  const { loadError, retry } = useSettingsLoad(api.getResearchSettings, (s) => {
+    setSettings(s);
+    setDraft(researchDraft(s));
+  });
 
   if (!settings || !draft) {
-    return (
-      <section className="card" data-testid="research-settings">
-        <h2>Web research</h2>
-        {loadError ? (
-          <p className="error-text" role="alert">
-            Could not load these settings: {loadError}{' '}
-            <button type="button" className="btn btn-small" onClick={() => setAttempt((n) => n + 1)}>
-              Try again
-            </button>
-          </p>
-        ) : (
-          <p className="muted">Loading…</p>
-        )}
-      </section>
-    );
+    return <SettingsLoading title="Web research" testId="research-settings" loadError={loadError} retry={retry} />;
   }
 
   return (
