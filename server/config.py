@@ -88,6 +88,11 @@ class DataPaths:
         return self.root / "practice"
 
     @property
+    def summaries(self) -> Path:
+        """Derived lesson summaries (`<chat id>.json`): a cache, deleted freely, rebuilt on demand."""
+        return self.root / "cache" / "summaries"
+
+    @property
     def jobs(self) -> Path:
         """Workbench job records (`<id>.json`), written only by the job runner."""
         return self.root / "jobs"

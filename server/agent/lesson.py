@@ -309,6 +309,7 @@ async def stream_turn(
     graph: GraphReader | None = None,
     spawn: Callable[[str, str, dict[str, Any]], str] | None = None,
     take_steers: Callable[[], list[dict[str, Any]]] | None = None,
+    transcript: list[dict[str, Any]] | None = None,
 ) -> AsyncIterator[dict[str, Any]]:
     """Run one agent over the transcript and yield UI message stream chunks as JSON objects.
 
@@ -320,6 +321,8 @@ async def stream_turn(
         on_usage: called once with the run's usage when it completes (not when it is cancelled).
         graph: the graph's read side for the teacher's graph tools (None when they are off).
         spawn / take_steers: the Workbench's seams (`LessonDeps`).
+        transcript: the whole record's messages, for the tools' checks (the plan is authored
+            once); `messages` may be a bounded view of it (`core.context`). Defaults to `messages`.
 
     Yields:
         Chunk dicts, e.g. `{"type": "text-delta", "id": ..., "delta": ...}`, ending with `finish`
@@ -336,7 +339,12 @@ async def stream_turn(
             usage = result.usage
             on_usage(RunUsage(usage.input_tokens, usage.output_tokens, usage.requests, _cost(result)))
 
-    deps = LessonDeps(messages=messages, graph=graph, spawn=spawn, take_steers=take_steers)
+    deps = LessonDeps(
+        messages=transcript if transcript is not None else messages,
+        graph=graph,
+        spawn=spawn,
+        take_steers=take_steers,
+    )
     async for chunk in adapter.run_stream(deps=deps, on_complete=on_complete):
         encoded = chunk.encode(SDK_VERSION)
         if encoded == "[DONE]":

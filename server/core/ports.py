@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from server.core.contracts.chat import ChatRecord
+from server.core.context import SummaryCover
+from server.core.contracts.chat import ChatRecord, ChatSummary
 from server.core.contracts.graph import (
     Chain,
     ChainLine,
@@ -33,11 +34,25 @@ class ChatStore(Protocol):
     """Session records, `data/chats/<id>.json`, replaced atomically."""
 
     def get(self, chat_id: str) -> ChatRecord | None:
-        """The record, or None when no such session exists. Raises StoreCorrupt."""
+        """The record, or None when no such session exists. Raises StoreCorrupt.
+
+        A record is an immutable value: it may be shared with other callers (a read cache), so
+        changes are derived with `model_copy(update=...)`, never made in place."""
         ...
 
     def save(self, record: ChatRecord) -> None:
         """Replace the record atomically (temp file, fsync, rename). Raises OSError loudly."""
+        ...
+
+    def summaries(self) -> list[ChatSummary]:
+        """The session list's rows (`running` False), one per readable record, in no particular
+        order, without reading the records that did not change (an index kept on save and
+        delete); unreadable records are skipped and logged."""
+        ...
+
+    def record_json(self, chat_id: str) -> bytes | None:
+        """The record as the bytes of one JSON object (as `get` returns it, dumped by alias:
+        camelCase keys), or None when no such session exists. Raises StoreCorrupt."""
         ...
 
     def list(self) -> list[ChatRecord]:
@@ -269,4 +284,20 @@ class WebSearch(Protocol):
     async def read_page(self, url: str) -> str:
         """The main text of a page (extracted), at most a bounded number of characters. Raises
         SearchFailed when it cannot be fetched or holds no text."""
+        ...
+
+
+class SummaryCache(Protocol):
+    """Derived lesson summaries (issue 15): a cache keyed by session, never the source of truth."""
+
+    def get(self, chat_id: str) -> SummaryCover | None:
+        """The cached summary, or None (also when its file is unreadable: it is rebuilt)."""
+        ...
+
+    def put(self, chat_id: str, cover: SummaryCover) -> None:
+        """Replace the session's summary atomically."""
+        ...
+
+    def delete(self, chat_id: str) -> None:
+        """Forget the session's summary (the session was deleted)."""
         ...

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 
 from server.agent.workbench.headless import ChromiumHeadless
 from server.config import DataPaths
+from server.core.contracts.chat import ChatRecord
 from server.core.events import EventBus
 from server.core.ports import Headless, SecretStore
 from server.services.chats import ChatService
+from server.services.context import ContextService
 from server.services.extraction import ExtractionService
 from server.services.graph import GraphService
 from server.services.library import LibraryService
@@ -45,6 +47,7 @@ class Services:
     jobs: JobRunner
     wake: WakeService
     workers: WorkerHost
+    context: ContextService
 
     async def startup(self) -> None:
         """Re-arm lessons' idle flushes (timers live in memory), and start the offline model early
@@ -78,6 +81,7 @@ class Services:
         checkpoints nothing), then stop the offline model."""
         await self.turns.shutdown()
         await self.wake.shutdown()
+        await self.context.shutdown()
         await self.jobs.shutdown()
         close = getattr(self.workers.headless, "close", None)
         if close is not None:
@@ -124,7 +128,16 @@ def build_services(
     graph = GraphService(stores.graph, stores.chats, extraction)
     extraction.after_merge = graph.settle_layout
     turns = TurnService(stores.chats, models, registry, graph_reader=library)
-    turns.on_settled = library.lesson_settled
+    context = ContextService(
+        stores.summaries, stores.settings, lambda: models.model_for_slot("cheap"), extraction.permits
+    )
+    turns.context = context
+
+    def settled(record: ChatRecord) -> None:
+        library.lesson_settled(record)
+        context.settled(record)
+
+    turns.on_settled = settled
     chats = ChatService(stores.chats, models, registry, events=events)
     practice = PracticeService(
         stores.practice, stores.graph, models.model_for_slot, extraction.permits, events
@@ -149,6 +162,7 @@ def build_services(
         turns.forget(chat_id)
         wake.forget(chat_id)
         jobs.discard(chat_id)
+        context.forget(chat_id)
 
     chats.on_deleted = deleted
     return Services(
@@ -167,4 +181,5 @@ def build_services(
         jobs=jobs,
         wake=wake,
         workers=workers,
+        context=context,
     )

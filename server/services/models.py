@@ -7,6 +7,7 @@ except inside the model client.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -44,6 +45,15 @@ def default_model_factory(resolved: ResolvedModel, api_key: str | None, base_url
     return build_model(resolved, api_key=api_key, base_url=base_url)
 
 
+CLIENT_CACHE_SIZE = 16
+"""Model clients kept (oldest dropped first)."""
+
+
+def _fingerprint(key: str | None) -> str | None:
+    """A key's SHA-256 (the cache never holds a key as a dict key in plain text)."""
+    return hashlib.sha256(key.encode()).hexdigest() if key else None
+
+
 class ModelService:
     """Resolves slots and session stamps into models.
 
@@ -68,6 +78,9 @@ class ModelService:
         self.secrets = secrets
         self.offline = offline
         self.model_factory: ModelFactory = model_factory or self._build
+        self._clients: dict[tuple[Any, ...], Model] = {}
+        """Built model clients, by (provider, model, slot URL, live URL, key fingerprint, deadlines):
+        a new client (provider, SSL context, connection pool) costs ~17 ms, a turn reuses one."""
         self.environ = os.environ if environ is None else environ
 
     def _build(self, resolved: ResolvedModel, api_key: str | None, base_url: str | None) -> Model:
@@ -210,8 +223,23 @@ class ModelService:
                     f"{exc}. Send your message again to retry it, or add an API key in Settings "
                     "to use a hosted model instead.",
                 ) from exc
-        model = self.model_factory(resolved, self.api_key(resolved.provider), base_url)
+        api_key = self.api_key(resolved.provider)
+        limits = self._limits()
+        key = (resolved.provider, resolved.model, resolved.base_url, base_url, _fingerprint(api_key), limits)
+        model = self._clients.get(key)
+        if model is None:  # a client per (provider, model, URL, key, deadlines), reused (issue 15)
+            model = self.model_factory(resolved, api_key, base_url)
+            if len(self._clients) >= CLIENT_CACHE_SIZE:
+                self._clients.pop(next(iter(self._clients)))
+            self._clients[key] = model
         return resolved, model
+
+    def _limits(self) -> str:
+        """The deadlines a client is built with (part of its cache key: a changed setting builds anew)."""
+        try:
+            return self.settings.load().model_calls.model_dump_json()
+        except Exception:
+            return ""
 
     async def offline_failure(self, since: float | None = None) -> str | None:
         """After a request to the offline model failed: the crash in plain words when its child

@@ -5,7 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from server.config import KEYRING_SERVICE, DataPaths
-from server.core.ports import ChatStore, GraphStore, JobStore, PracticeStore, SecretStore, SettingsStore
+from server.core.ports import (
+    ChatStore,
+    GraphStore,
+    JobStore,
+    PracticeStore,
+    SecretStore,
+    SettingsStore,
+    SummaryCache,
+)
 from server.store.atomic import sweep_temp_files
 from server.store.chats import FileChatStore
 from server.store.graph import FileGraphStore
@@ -14,6 +22,7 @@ from server.store.lock import DataDirLock, DataDirLocked
 from server.store.practice import FilePracticeStore
 from server.store.secrets import FileSecrets, KeyringSecrets, keychain_available
 from server.store.settings import FileSettingsStore
+from server.store.summaries import FileSummaryCache
 
 __all__ = ["DataDirLock", "DataDirLocked", "Stores", "build_stores", "data_dir_lock"]
 
@@ -28,6 +37,7 @@ class Stores:
     graph: GraphStore
     practice: PracticeStore
     jobs: JobStore
+    summaries: SummaryCache
 
 
 def build_stores(paths: DataPaths, *, secrets: SecretStore | None = None) -> Stores:
@@ -49,6 +59,7 @@ def build_stores(paths: DataPaths, *, secrets: SecretStore | None = None) -> Sto
         graph=FileGraphStore(paths.graph),
         practice=FilePracticeStore(paths.practice),
         jobs=FileJobStore(paths.jobs),
+        summaries=FileSummaryCache(paths.summaries),
     )
 
 

@@ -42,6 +42,7 @@ from server.core.turns import (
 from server.core.ui_stream import AssistantMessageFold
 from server.core.workbench.wake import idle_wake_ready, place_steers
 from server.services.chats import utc_now
+from server.services.context import ContextService
 from server.services.liveness import RunningTurn, TurnRegistry
 from server.services.models import ModelService
 
@@ -162,6 +163,8 @@ class TurnService:
         """The job runner's dispatch: (session, tool call id, kind, input) -> job id."""
         self.steer_source: Callable[[str], list[dict[str, Any]]] | None = None
         """The wake pipeline's live intake: the steers a running turn of a session takes now."""
+        self.context: ContextService | None = None
+        """The model's bounded view of a long lesson (issue 15); None: the whole transcript."""
 
     # -- accepting a turn -------------------------------------------------------------------------
     async def start(self, body: bytes) -> RunningTurn:
@@ -403,10 +406,16 @@ class TurnService:
                 )
             )
 
+        shown = (
+            self.context.view(record.id, transcript, offline=resolved.offline).messages
+            if self.context is not None
+            else transcript
+        )
         stream = stream_turn(
             agent,
             chat_id=record.id,
-            messages=usable_for_model(for_model(transcript)),
+            messages=usable_for_model(for_model(shown)),
+            transcript=transcript,
             reply_id=state.fold.message_id,
             on_usage=record_usage,
             graph=graph,

@@ -121,11 +121,15 @@ class AgentSettings(Camel):
 
     Attributes:
         graph_tools: whether the teacher may read the graph (`list_sessions`, `list_propositions`).
+        context_tokens: the estimated tokens of a lesson the model reads per request (the plan,
+            a running summary, the recent messages verbatim; issue 15). The offline model reads
+            at most `OFFLINE_CONTEXT_TOKENS` whatever this says.
     """
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
 
     graph_tools: bool = True
+    context_tokens: int = Field(default=24_000, ge=2_000, le=2_000_000)
 
 
 class ModelCallSettings(Camel):

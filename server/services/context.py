@@ -1,0 +1,171 @@
+"""The model's bounded view of a lesson, and the running summary behind it (issue 15; seed §5:
+the record is the only truth, agents rebuild from it each turn).
+
+`view` is on every turn's path and costs what is new: message sizes are cached per session (a
+prefix whose last id is unchanged is reused), the summary is a cached read, and only the view's
+messages are converted for the model. `settled` runs after a turn, in the background: when the
+messages left out of view and not yet summarized grow past a chunk (or an edit made the summary
+stale), the cheap slot extends the summary, chunk by chunk, under the background-model permits.
+A failed summary call changes nothing: the view shows fewer messages and says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic_ai.models import Model
+
+from server.agent.summarizer import summarize
+from server.core.context import (
+    DEFAULT_CONTEXT_TOKENS,
+    ModelView,
+    SummaryCover,
+    fingerprint,
+    message_tokens,
+    model_view,
+    plan_text,
+    summary_due,
+)
+from server.core.contracts.chat import ChatRecord
+from server.core.contracts.models import ResolvedModel
+from server.core.ports import SettingsStore, SummaryCache
+
+log = logging.getLogger("lh.context")
+
+OFFLINE_CONTEXT_TOKENS = 2_500
+"""The offline model's view of a lesson (its context is 4,096 tokens, with instructions, tool
+schemas and the reply to fit beside it)."""
+SUMMARY_INPUT_TOKENS = 12_000
+"""The most of the transcript one summary call reads (a long backlog is summarized in steps)."""
+
+
+class ContextService:
+    """Args:
+    summaries: the summary cache port.
+    settings: for `agent.contextTokens`.
+    cheap_model: the cheap slot's model (summaries are background work).
+    permits: the shared background-model pool.
+    """
+
+    def __init__(
+        self,
+        summaries: SummaryCache,
+        settings: SettingsStore,
+        cheap_model: Callable[[], Awaitable[tuple[ResolvedModel, Model]]],
+        permits: asyncio.Semaphore,
+    ) -> None:
+        self.summaries = summaries
+        self.settings = settings
+        self.cheap_model = cheap_model
+        self.permits = permits
+        self._sizes: dict[str, tuple[list[str], list[int]]] = {}
+        self.refreshing: dict[str, asyncio.Task[SummaryCover | None]] = {}
+
+    def budget(self, offline: bool) -> int:
+        try:
+            budget = self.settings.load().agent.context_tokens
+        except Exception:  # unreadable settings: the settings page says so; the default holds
+            budget = DEFAULT_CONTEXT_TOKENS
+        return min(budget, OFFLINE_CONTEXT_TOKENS) if offline else budget
+
+    def sizes(self, chat_id: str, messages: list[dict[str, Any]]) -> list[int]:
+        """Each message's estimated tokens, computed once per message: the cached prefix is
+        reused while its last id still sits at the same place; the last two are always
+        recomputed (a reply grows, answers are applied)."""
+        ids, sizes = self._sizes.get(chat_id, ([], []))
+        keep = len(ids) - 2
+        if keep <= 0 or len(messages) < len(ids) or messages[keep - 1].get("id") != ids[keep - 1]:
+            keep = 0
+        new_ids = ids[:keep] + [str(m.get("id")) for m in messages[keep:]]
+        new_sizes = sizes[:keep] + [message_tokens(m) for m in messages[keep:]]
+        self._sizes[chat_id] = (new_ids, new_sizes)
+        return new_sizes
+
+    def view(self, chat_id: str, messages: list[dict[str, Any]], *, offline: bool = False) -> ModelView:
+        """What the model reads of this transcript now."""
+        return model_view(
+            messages,
+            budget=self.budget(offline),
+            plan=plan_text(messages),
+            summary=self._cached(chat_id),
+            sizes=self.sizes(chat_id, messages),
+        )
+
+    def _cached(self, chat_id: str) -> SummaryCover | None:
+        try:
+            return self.summaries.get(chat_id)
+        except Exception:
+            log.warning("reading the summary of %s failed", chat_id, exc_info=True)
+            return None
+
+    # -- the running summary ------------------------------------------------------------------------
+    def settled(self, record: ChatRecord) -> None:
+        """After a turn: extend the summary in the background when it is due."""
+        running = self.refreshing.get(record.id)
+        if running is not None and not running.done():
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self.refreshing[record.id] = loop.create_task(self.refresh(record.id, record.messages))
+
+    async def refresh(self, chat_id: str, messages: list[dict[str, Any]]) -> SummaryCover | None:
+        """Bring the summary up to where the view's verbatim window begins, in steps of at most
+        `SUMMARY_INPUT_TOKENS`. Returns the summary saved last (None when nothing was due or the
+        first call failed)."""
+        view = self.view(chat_id, messages)
+        cover = self._cached(chat_id)
+        due = await asyncio.to_thread(summary_due, messages, view, cover)
+        if due is None:
+            return None
+        sizes = self.sizes(chat_id, messages)
+        fresh = (
+            cover is not None
+            and cover.count <= due
+            and cover.fingerprint == await asyncio.to_thread(fingerprint, messages[: cover.count])
+        )
+        covered, text = (cover.count, cover.text) if fresh and cover is not None else (0, None)
+        saved: SummaryCover | None = None
+        try:
+            _, model = await self.cheap_model()
+            while covered < due:
+                end, total = covered, 0
+                while end < due and (end == covered or total + sizes[end] <= SUMMARY_INPUT_TOKENS):
+                    total += sizes[end]
+                    end += 1
+                async with self.permits:
+                    text, _usage = await summarize(model, text, messages[covered:end])
+                saved = SummaryCover(
+                    count=end,
+                    fingerprint=await asyncio.to_thread(fingerprint, messages[:end]),
+                    last_id=str(messages[end - 1].get("id")),
+                    text=text,
+                )
+                self.summaries.put(chat_id, saved)
+                covered = end
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the old summary stays; the view shows fewer messages, says so
+            log.warning("summarizing lesson %s failed: %s", chat_id, exc)
+        return saved
+
+    def forget(self, chat_id: str) -> None:
+        self._sizes.pop(chat_id, None)
+        task = self.refreshing.pop(chat_id, None)
+        if task is not None:
+            task.cancel()
+        try:
+            self.summaries.delete(chat_id)
+        except Exception:
+            log.warning("deleting the summary of %s failed", chat_id, exc_info=True)
+
+    async def shutdown(self) -> None:
+        tasks = [t for t in self.refreshing.values() if not t.done()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
