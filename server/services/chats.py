@@ -7,7 +7,7 @@ import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from server.core.contracts.chat import DEFAULT_TITLE, ChatRecord, ChatSummary, summarize
+from server.core.contracts.chat import DEFAULT_TITLE, ChatRecord, ChatSummary
 from server.core.contracts.models import ModelRef, ModelSlot
 from server.core.events import EventBus
 from server.core.ports import ChatStore
@@ -77,8 +77,12 @@ class ChatService:
         return record
 
     def list(self) -> list[ChatSummary]:
-        """Session rows, most recently updated first, each saying whether a turn runs."""
-        rows = [summarize(r, running=self.registry.running(r.id)) for r in self.chats.list()]
+        """Session rows, most recently updated first, each saying whether a turn runs (from the
+        store's index: no record is read unless its file changed)."""
+        rows = [
+            row.model_copy(update={"running": True}) if self.registry.running(row.id) else row
+            for row in self.chats.summaries()
+        ]
         return sorted(rows, key=lambda r: r.updated_at, reverse=True)
 
     def get(self, chat_id: str) -> ChatRecord:
@@ -89,6 +93,17 @@ class ChatService:
                 404, "chat_not_found", f"no session {chat_id!r}; pick one from the list or start a new lesson"
             )
         return record
+
+    def get_json(self, chat_id: str) -> bytes:
+        """The record as stored, the bytes of one JSON object (camelCase keys), not re-serialized.
+
+        Raises TurnRejected(404) for an unknown id; StoreCorrupt for an unreadable record."""
+        body = self.chats.record_json(chat_id)
+        if body is None:
+            raise TurnRejected(
+                404, "chat_not_found", f"no session {chat_id!r}; pick one from the list or start a new lesson"
+            )
+        return body
 
     def rename(self, chat_id: str, title: str) -> ChatRecord:
         """Set the title (allowed while a turn runs: the turn re-reads the record before saving).

@@ -29,12 +29,13 @@ def write_json_atomic(path: Path, data: Any, *, mode: int | None = None) -> None
     write_bytes_atomic(path, orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n", mode=mode)
 
 
-def write_bytes_atomic(path: Path, payload: bytes, *, mode: int | None = None) -> None:
+def write_bytes_atomic(path: Path, payload: bytes, *, mode: int | None = None, durable: bool = True) -> None:
     """Replace `path` with `payload`, atomically: a temp file beside it, fsync, rename, fsync dir.
 
     A reader sees either the old file or the new one, never a half-written one. The directory is
     created when missing. Raises OSError (disk full, permissions) after removing the temp file;
-    the old file is untouched.
+    the old file is untouched. `durable=False` skips both fsyncs: only for derived files that are
+    rebuilt when found missing, torn or stale after a crash (e.g. the session index).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -44,13 +45,14 @@ def write_bytes_atomic(path: Path, payload: bytes, *, mode: int | None = None) -
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    if hasattr(os, "O_DIRECTORY"):
+    if durable and hasattr(os, "O_DIRECTORY"):
         dir_fd = os.open(path.parent, os.O_DIRECTORY)
         try:
             os.fsync(dir_fd)

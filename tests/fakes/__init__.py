@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from server.core.contracts.chat import ChatRecord
+import orjson
+
+from server.core.contracts.chat import ChatRecord, ChatSummary, summarize
 from server.core.contracts.models import KeyedProvider, Settings
 
 
@@ -26,6 +28,13 @@ class FakeChatStore:
 
     def list(self) -> list[ChatRecord]:
         return list(self.records.values())
+
+    def summaries(self) -> list[ChatSummary]:
+        return [summarize(r) for r in self.records.values()]
+
+    def record_json(self, chat_id: str) -> bytes | None:
+        record = self.records.get(chat_id)
+        return orjson.dumps(record.model_dump(mode="json", by_alias=True)) if record else None
 
     def delete(self, chat_id: str) -> bool:
         return self.records.pop(chat_id, None) is not None

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 
 from server.api.bodies import StrictRoute, inline_schema, request_body
 from server.api.deps import ServicesDep
-from server.core.contracts.chat import ChatRequest, CreateChat, RenameChat
+from server.core.contracts.chat import ChatRecord, ChatRequest, CreateChat, RenameChat
 from server.core.contracts.models import ModelSlot
 from server.services.turn import STREAM_HEADERS
 
@@ -41,14 +42,54 @@ async def create_chat(services: ServicesDep, body: CreateChat | None = None) -> 
     return record.model_dump(by_alias=True)
 
 
-@router.get("/api/chats/{chat_id}")
-async def get_chat(chat_id: str, services: ServicesDep) -> dict[str, Any]:
+class ChatView(ChatRecord):
+    """`GET /api/chats/{id}`'s answer, for `/openapi.json` only (the route splices the live fields
+    into the stored bytes, see `with_fields`)."""
+
+    running: bool
+    last_failure: dict[str, str] | None
+
+
+def with_fields(body: bytes, fields: dict[str, Any]) -> bytes:
+    """The JSON object `body` with `fields` added after its own members, without parsing it:
+    its closing brace is replaced by `,"k":v...}`. When `body` already has such a key, the added
+    one comes last and wins (as the last duplicate does in `JSON.parse` and orjson).
+
+    Args:
+        body: the bytes of one JSON object (trailing whitespace allowed).
+        fields: the members to add (orjson-serializable), at least one.
+    Raises ValueError when `body` does not end with `}`."""
+    head = body.rstrip()
+    if not head.endswith(b"}"):
+        raise ValueError("not a JSON object")
+    head = head[:-1].rstrip()
+    tail = orjson.dumps(fields)[1:]  # `"k":v,...}` without its opening brace
+    return head + tail if head.endswith(b"{") else head + b"," + tail
+
+
+@router.get(
+    "/api/chats/{chat_id}",
+    response_model=None,
+    responses={
+        200: {
+            "description": "Successful Response",
+            "content": {"application/json": {"schema": inline_schema(ChatView)}},
+        }
+    },
+)
+async def get_chat(chat_id: str, services: ServicesDep) -> Response:
     """The whole record (metadata, UIMessages, usage) plus `running` and `lastFailure` (`{detail,
-    at}` of the session's last accepted turn when it failed, memory only; else null); 404."""
-    record = services.chats.get(chat_id).model_dump(by_alias=True)
-    record["running"] = services.registry.running(chat_id)
-    record["lastFailure"] = services.turns.failures.get(chat_id)
-    return record
+    at}` of the session's last accepted turn when it failed, memory only; else null); 404.
+
+    The record's stored bytes are answered as they are (validated once per file change; a torn
+    file is 503 store_corrupt), with the two live fields spliced in: the transcript is never
+    re-serialized."""
+    body = services.chats.get_json(chat_id)
+    live = {
+        "running": services.registry.running(chat_id),
+        "lastFailure": services.turns.failures.get(chat_id),
+    }
+    return Response(with_fields(body, live), media_type="application/json")
 
 
 @router.patch("/api/chats/{chat_id}")

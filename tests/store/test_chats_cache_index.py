@@ -1,0 +1,282 @@
+"""FileChatStore's compact files, read cache and session index (issue 15).
+
+Invariants: a record file changed behind the store's back is read again (never served stale); an
+unreadable one raises StoreCorrupt (or is skipped by the list) and is left byte for byte; the
+index is derived: rebuilt when missing, unreadable or stale, and listing sessions reads no record
+that did not change."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import orjson
+import pytest
+
+import server.store.chats as chats_module
+from server.core.contracts.chat import ChatRecord
+from server.core.contracts.models import ModelRef
+from server.core.ports import StoreCorrupt
+from server.store.atomic import write_json_atomic
+from server.store.chats import INDEX_NAME, FileChatStore, compact_json
+
+
+def record(
+    chat_id: str = "c_1", title: str = "A lesson", updated: str = "2026-01-01T00:00:00.000Z", n: int = 2
+):
+    return ChatRecord(
+        id=chat_id,
+        title=title,
+        created_at="2026-01-01T00:00:00.000Z",
+        updated_at=updated,
+        model=ModelRef(provider="local", model="SmolLM2-135M-Instruct"),
+        messages=[
+            {
+                "id": f"m{i}",
+                "role": "user" if i % 2 == 0 else "assistant",
+                "parts": [{"type": "text", "text": "hi"}],
+            }
+            for i in range(n)
+        ],
+    )
+
+
+class Spy(FileChatStore):
+    """Counts record file reads (the index is not a record)."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.reads: list[str] = []
+
+    def _read_record(self, path: Path):  # type: ignore[no-untyped-def]
+        self.reads.append(path.stem)
+        return super()._read_record(path)
+
+
+def touch_later(path: Path) -> None:
+    """Move the file's mtime on (a coarse clock may give a quick rewrite the same mtime)."""
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000))
+
+
+# -- compact JSON ---------------------------------------------------------------------------------
+def test_records_are_written_compact_and_old_pretty_files_read_back(tmp_path: Path) -> None:
+    store = FileChatStore(tmp_path)
+    rec = record()
+    store.save(rec)
+    raw = (tmp_path / "c_1.json").read_bytes()
+    assert raw == orjson.dumps(rec.model_dump(mode="json", by_alias=True)) + b"\n"
+    assert raw.count(b"\n") == 1
+
+    write_json_atomic(
+        tmp_path / "c_old.json", record("c_old").model_dump(mode="json", by_alias=True)
+    )  # pretty
+    pretty = (tmp_path / "c_old.json").read_bytes()
+    assert pretty.count(b"\n") > 5
+    assert FileChatStore(tmp_path).get("c_old") == record("c_old")
+    # a file that is the record as this build writes it is answered as its own bytes
+    assert FileChatStore(tmp_path).record_json("c_old") == pretty
+
+
+def test_record_json_normalizes_a_file_an_older_build_wrote(tmp_path: Path) -> None:
+    """A file without `usage` (a default) or with a snake_case key answers what `get` says."""
+    data = record().model_dump(mode="json", by_alias=True)
+    del data["usage"]
+    data["created_at"] = data.pop("createdAt")
+    (tmp_path / "c_1.json").write_bytes(orjson.dumps(data))
+    body = orjson.loads(FileChatStore(tmp_path).record_json("c_1") or b"")
+    assert body == record().model_dump(mode="json", by_alias=True)
+    assert body["usage"] == [] and "createdAt" in body and "created_at" not in body
+
+
+# -- the read cache -------------------------------------------------------------------------------
+def test_get_reads_a_file_once_and_again_when_it_changed(tmp_path: Path) -> None:
+    store = Spy(tmp_path)
+    FileChatStore(tmp_path).save(record(title="first"))
+    first = store.get("c_1")
+    assert store.get("c_1") is first and store.record_json("c_1") is not None
+    assert store.reads == ["c_1"]
+
+    FileChatStore(tmp_path).save(record(title="second"))  # behind the store's back (another writer)
+    assert store.get("c_1").title == "second"  # type: ignore[union-attr]
+    assert store.reads == ["c_1", "c_1"]
+
+    # an in-place edit of the same size: only the mtime says it changed
+    path = tmp_path / "c_1.json"
+    path.write_bytes(path.read_bytes().replace(b'"second"', b'"Second"'))
+    touch_later(path)
+    assert store.get("c_1").title == "Second"  # type: ignore[union-attr]
+    assert orjson.loads(store.record_json("c_1") or b"")["title"] == "Second"
+
+
+def test_a_save_fills_the_cache_with_what_it_wrote(tmp_path: Path) -> None:
+    store = Spy(tmp_path)
+    rec = record()
+    store.save(rec)
+    assert store.get("c_1") is rec
+    assert store.record_json("c_1") == (tmp_path / "c_1.json").read_bytes()
+    assert store.reads == []
+
+
+def test_a_torn_file_raises_even_when_a_good_copy_was_cached_and_is_left_alone(tmp_path: Path) -> None:
+    store = FileChatStore(tmp_path)
+    store.save(record())
+    assert store.get("c_1") is not None
+    path = tmp_path / "c_1.json"
+    torn = path.read_bytes()[:40]
+    path.write_bytes(torn)
+    with pytest.raises(StoreCorrupt, match="c_1"):
+        store.get("c_1")
+    with pytest.raises(StoreCorrupt, match="c_1"):
+        store.record_json("c_1")
+    path.write_bytes(b'{"id": "c_1"}')  # whole JSON, not a record
+    with pytest.raises(StoreCorrupt, match="not a session record"):
+        store.get("c_1")
+    assert path.read_bytes() == b'{"id": "c_1"}'
+
+
+def test_a_file_deleted_behind_the_store_reads_as_absent(tmp_path: Path) -> None:
+    store = FileChatStore(tmp_path)
+    store.save(record())
+    (tmp_path / "c_1.json").unlink()
+    assert store.get("c_1") is None and store.record_json("c_1") is None
+
+
+def test_the_cache_keeps_at_most_cache_size_records(tmp_path: Path) -> None:
+    store = FileChatStore(tmp_path, cache_size=3)
+    for i in range(5):
+        store.save(record(f"c_{i}"))
+    assert list(store._cache) == ["c_2", "c_3", "c_4"]
+    assert store.get("c_0") == record("c_0")  # read again from its file
+
+
+# -- the session index ----------------------------------------------------------------------------
+def summary_titles(store: FileChatStore) -> dict[str, str]:
+    return {row.id: row.title for row in store.summaries()}
+
+
+def test_summaries_match_the_records_and_follow_saves_and_deletes(tmp_path: Path) -> None:
+    store = FileChatStore(tmp_path)
+    assert store.summaries() == []
+    store.save(record("c_a", "Alpha", n=3))
+    store.save(record("c_b", "Beta", n=0))
+    rows = {row.id: row for row in store.summaries()}
+    assert rows["c_a"].message_count == 3 and rows["c_b"].message_count == 0
+    assert rows["c_a"].model_dump() == {
+        "id": "c_a",
+        "title": "Alpha",
+        "created_at": "2026-01-01T00:00:00.000Z",
+        "updated_at": "2026-01-01T00:00:00.000Z",
+        "model": {"provider": "local", "model": "SmolLM2-135M-Instruct", "base_url": None},
+        "message_count": 3,
+        "running": False,
+    }
+    store.save(record("c_a", "Alpha 2", n=4))
+    assert store.delete("c_b") is True
+    assert summary_titles(store) == {"c_a": "Alpha 2"}
+    on_disk = orjson.loads((tmp_path / INDEX_NAME).read_bytes())
+    assert [row["summary"]["id"] for row in on_disk["sessions"]] == ["c_a"]
+    assert on_disk["sessions"][0]["summary"]["messageCount"] == 4
+    assert summary_titles(FileChatStore(tmp_path)) == {"c_a": "Alpha 2"}  # a fresh process agrees
+
+
+def test_the_index_is_not_a_session(tmp_path: Path) -> None:
+    store = FileChatStore(tmp_path)
+    store.save(record())
+    assert (tmp_path / INDEX_NAME).exists()
+    assert [r.id for r in store.list()] == ["c_1"]
+    assert store.get(".index") is None
+
+
+@pytest.mark.parametrize("damage", ["missing", "garbage", "torn", "wrong shape", "old version"])
+def test_the_index_is_rebuilt_when_missing_or_unreadable(tmp_path: Path, damage: str) -> None:
+    first = FileChatStore(tmp_path)
+    for i in range(3):
+        first.save(record(f"c_{i}", f"Lesson {i}"))
+    index = tmp_path / INDEX_NAME
+    good = index.read_bytes()
+    if damage == "missing":
+        index.unlink()
+    elif damage == "garbage":
+        index.write_bytes(b"\x00\xff not json")
+    elif damage == "torn":
+        index.write_bytes(good[: len(good) // 2])
+    elif damage == "wrong shape":
+        index.write_bytes(b'{"version": 1, "sessions": [{"summary": {"id": "c_0"}}]}')
+    else:
+        index.write_bytes(good.replace(b'"version":1', b'"version":0'))
+    store = Spy(tmp_path)
+    assert summary_titles(store) == {f"c_{i}": f"Lesson {i}" for i in range(3)}
+    assert sorted(store.reads) == ["c_0", "c_1", "c_2"]
+    rebuilt = orjson.loads(index.read_bytes())
+    assert sorted(row["summary"]["id"] for row in rebuilt["sessions"]) == ["c_0", "c_1", "c_2"]
+    again = Spy(tmp_path)
+    assert len(again.summaries()) == 3 and again.reads == []
+
+
+def test_a_stale_row_is_refreshed_from_its_record_alone(tmp_path: Path) -> None:
+    FileChatStore(tmp_path).save(record("c_a", "Alpha"))
+    FileChatStore(tmp_path).save(record("c_b", "Beta"))
+    # an older build (pretty JSON) or a hand edit changes c_a; another file appears; c_b vanishes
+    write_json_atomic(
+        tmp_path / "c_a.json", record("c_a", "Alpha, edited").model_dump(mode="json", by_alias=True)
+    )
+    write_json_atomic(tmp_path / "c_new.json", record("c_new", "New").model_dump(mode="json", by_alias=True))
+    (tmp_path / "c_b.json").unlink()
+    store = Spy(tmp_path)
+    assert summary_titles(store) == {"c_a": "Alpha, edited", "c_new": "New"}
+    assert sorted(store.reads) == ["c_a", "c_new"]
+    store.reads.clear()
+    assert len(store.summaries()) == 2 and store.reads == []
+    # a same-size in-place edit is seen through the mtime
+    path = tmp_path / "c_new.json"
+    path.write_bytes(path.read_bytes().replace(b'"New"', b'"Now"'))
+    touch_later(path)
+    assert summary_titles(store)["c_new"] == "Now"
+
+
+def test_an_unreadable_record_is_skipped_logged_and_left_alone(tmp_path: Path, caplog) -> None:
+    store = Spy(tmp_path)
+    store.save(record("c_good"))
+    bad = tmp_path / "c_bad.json"
+    bad.write_bytes(b'{"id": "c_bad", "messages": [')
+    with caplog.at_level(logging.WARNING, logger="lh.store.chats"):
+        assert [row.id for row in store.summaries()] == ["c_good"]
+    assert "c_bad" in caplog.text
+    assert store.reads == ["c_bad"]
+    assert [row.id for row in store.summaries()] == ["c_good"]
+    assert store.reads == ["c_bad"]  # not re-read until it changes
+    assert bad.read_bytes() == b'{"id": "c_bad", "messages": ['
+    FileChatStore(tmp_path / "elsewhere").save(record("c_bad", "Repaired"))
+    os.replace(tmp_path / "elsewhere" / "c_bad.json", bad)
+    assert summary_titles(store) == {"c_good": "A lesson", "c_bad": "Repaired"}
+
+
+def test_a_failed_index_write_does_not_fail_the_save(tmp_path: Path, monkeypatch, caplog) -> None:
+    store = FileChatStore(tmp_path)
+    store.save(record("c_a", "Alpha"))
+    real = chats_module.write_bytes_atomic
+
+    def no_index(path: Path, payload: bytes, **kwargs) -> None:
+        if path.name == INDEX_NAME:
+            raise OSError(28, "No space left on device")
+        real(path, payload, **kwargs)
+
+    monkeypatch.setattr(chats_module, "write_bytes_atomic", no_index)
+    with caplog.at_level(logging.WARNING, logger="lh.store.chats"):
+        store.save(record("c_a", "Alpha 2"))
+    assert "session index" in caplog.text
+    monkeypatch.undo()
+    assert summary_titles(store) == {"c_a": "Alpha 2"}
+    assert summary_titles(FileChatStore(tmp_path)) == {"c_a": "Alpha 2"}  # the stale file is refreshed
+
+
+def test_a_thousand_sessions_are_listed_without_reading_a_record(tmp_path: Path) -> None:
+    for i in range(1000):  # written directly (a thousand fsynced saves would be slow)
+        (tmp_path / f"c_{i:04d}.json").write_bytes(compact_json(record(f"c_{i:04d}", f"Lesson {i}", n=i % 7)))
+    assert len(FileChatStore(tmp_path).summaries()) == 1000  # builds the index
+    store = Spy(tmp_path)  # a fresh process: the index from its file, the records only stat'ed
+    rows = store.summaries()
+    assert len(rows) == 1000 and store.reads == []
+    assert {row.id: row.message_count for row in rows}["c_0013"] == 13 % 7
