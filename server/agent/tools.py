@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -75,11 +76,14 @@ async def plan_init(ctx: RunContext[LessonDeps], plan: PlanInitInput) -> dict[st
     return {"ok": True, "plan": tree.model_dump(mode="json")}
 
 
+@functools.cache
 def question_toolset(max_retries: int = 3) -> FunctionToolset[LessonDeps]:
-    """quiz + ask_user_question (both roles ask questions)."""
+    """quiz + ask_user_question (both roles ask questions). Built once per `max_retries` (a
+    toolset holds no run state; building one generates its tools' JSON schemas, ~20 ms)."""
     return FunctionToolset([quiz, ask_user_question], max_retries=max_retries)
 
 
+@functools.cache
 def teacher_toolset(max_retries: int = 3) -> FunctionToolset[LessonDeps]:
     """The teacher's server-side tools."""
     return FunctionToolset([plan_init], max_retries=max_retries)
@@ -103,6 +107,7 @@ async def list_propositions(ctx: RunContext[LessonDeps], session: str) -> list[d
     return rows
 
 
+@functools.cache
 def graph_toolset() -> FunctionToolset[LessonDeps]:
     """The teacher's read-only graph tools, offered when `agent.graphTools` is on."""
     return FunctionToolset([list_sessions, list_propositions], max_retries=2)

@@ -52,10 +52,11 @@ def message_views(messages: list[dict[str, Any]]) -> list[MessageView]:
             continue
         paragraphs: list[str] = []
         for part in message.get("parts", []):
-            if tool_name(part) == "probe_done" and part.get("state") == "output-available":
+            if teacher:  # the common case, checked first: a long lesson is mostly teacher prose
+                if part.get("type") == "text" and str(part.get("text", "")).strip():
+                    paragraphs.append(str(part["text"]).strip())
+            elif tool_name(part) == "probe_done" and part.get("state") == "output-available":
                 teacher = True
-            elif teacher and part.get("type") == "text" and str(part.get("text", "")).strip():
-                paragraphs.append(str(part["text"]).strip())
         if paragraphs:
             text = "\n\n".join(paragraphs)
             views.append(

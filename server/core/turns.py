@@ -84,8 +84,9 @@ def upsert_message(messages: list[JsonObj], message: JsonObj) -> list[JsonObj]:
     Idempotent: re-posting the same message never duplicates it.
     """
     out = list(messages)
-    for index, existing in enumerate(out):
-        if existing.get("id") == message.get("id"):
+    wanted = message.get("id")
+    for index in range(len(out) - 1, -1, -1):  # the replaced message is nearly always the last
+        if out[index].get("id") == wanted:
             out[index] = message
             return out
     out.append(message)

@@ -7,6 +7,7 @@ so the teacher keeps teaching. The result re-enters the lesson later as a steer 
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from pydantic_ai import FunctionToolset, ModelRetry, RunContext
@@ -50,5 +51,10 @@ TOOLS: dict[str, Any] = {"research": research, "demo": demo, "visual": visual}
 
 def job_toolset(kinds: list[JobKind]) -> FunctionToolset[LessonDeps]:
     """The job tools offered this turn (research only with a search provider configured; demo
-    and visual only where a headless browser runs)."""
+    and visual only where a headless browser runs). Built once per set of kinds."""
+    return _job_toolset(tuple(kinds))
+
+
+@functools.cache
+def _job_toolset(kinds: tuple[JobKind, ...]) -> FunctionToolset[LessonDeps]:
     return FunctionToolset([TOOLS[k] for k in kinds], max_retries=2)
