@@ -8,8 +8,9 @@ Read cache: `get` and `record_json` re-read a record only when its file changed,
 `(st_mtime_ns, st_size, st_ino)` (an atomic replace gives a new inode); a save puts what it wrote
 into the cache. Cached records are shared: callers treat a `ChatRecord` as an immutable value and
 derive changed ones with `model_copy(update=...)` (every caller in `server/` does; nothing mutates
-`record.messages`, its dicts or its fields in place). At most `cache_size` records are kept (least
-recently used first out).
+`record.messages`, its dicts or its fields in place). The cache holds at most `cache_size` records
+and `cache_bytes` of record files (their in-memory form is several times larger); the least
+recently used go first, but the last one used always stays.
 
 Index: one row per session, `{"file": [mtime_ns, size, ino], "summary": ChatSummary}`, kept on
 save and delete. It is a derived file: written atomically but not fsynced, and rebuilt from the
@@ -52,7 +53,16 @@ def _key(stat: os.stat_result) -> FileKey:
 
 def compact_json(record: ChatRecord) -> bytes:
     """The record as written to its file: compact JSON (camelCase keys), one line, `\\n`-ended."""
-    return orjson.dumps(record.model_dump(mode="json", by_alias=True)) + b"\n"
+    # The messages are JSON already (UIMessages as parsed): orjson writes them directly, which is
+    # ~10x faster than pydantic's serializer walking 10,000 dicts; the rest keeps the field order.
+    head = record.model_dump(mode="json", by_alias=True, exclude={"messages"})
+    ordered: dict[str, object] = {}
+    for key, value in head.items():
+        if key == "usage":
+            ordered["messages"] = record.messages
+        ordered[key] = value
+    ordered.setdefault("messages", record.messages)
+    return orjson.dumps(ordered) + b"\n"
 
 
 @dataclass
@@ -87,14 +97,17 @@ class FileChatStore:
     Args:
         root: the chats directory (created on first save).
         cache_size: most records kept in the read cache.
+        cache_bytes: most record-file bytes (st_size) kept in the read cache (64 MiB: about twenty
+            10,000-message lessons).
 
     Thread-safe: one lock guards the cache, the index and the writes (a save's stat must describe
     its own write).
     """
 
-    def __init__(self, root: Path, *, cache_size: int = 64) -> None:
+    def __init__(self, root: Path, *, cache_size: int = 64, cache_bytes: int = 64 * 2**20) -> None:
         self.root = root
         self.cache_size = cache_size
+        self.cache_bytes = cache_bytes
         self._lock = threading.RLock()
         self._cache: OrderedDict[str, _Entry] = OrderedDict()
         self._rows: dict[str, _Row] | None = None
@@ -157,8 +170,10 @@ class FileChatStore:
     def _remember(self, chat_id: str, entry: _Entry) -> None:
         self._cache[chat_id] = entry
         self._cache.move_to_end(chat_id)
-        while len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
+        held = sum(e.key[1] for e in self._cache.values())
+        while len(self._cache) > 1 and (len(self._cache) > self.cache_size or held > self.cache_bytes):
+            _, dropped = self._cache.popitem(last=False)
+            held -= dropped.key[1]
 
     def get(self, chat_id: str) -> ChatRecord | None:
         """The record, or None. Raises StoreCorrupt when the file is unreadable (left untouched).

@@ -150,6 +150,15 @@ def test_the_cache_keeps_at_most_cache_size_records(tmp_path: Path) -> None:
     assert list(store._cache) == ["c_2", "c_3", "c_4"]
     assert store.get("c_0") == record("c_0")  # read again from its file
 
+    size = (tmp_path / "c_0.json").stat().st_size
+    by_bytes = FileChatStore(tmp_path, cache_bytes=2 * size)
+    for i in range(5):
+        by_bytes.get(f"c_{i}")
+    assert list(by_bytes._cache) == ["c_3", "c_4"]
+    tiny = FileChatStore(tmp_path, cache_bytes=1)
+    tiny.get("c_0")
+    assert list(tiny._cache) == ["c_0"]  # the last one used always stays
+
 
 # -- the session index ----------------------------------------------------------------------------
 def summary_titles(store: FileChatStore) -> dict[str, str]:
