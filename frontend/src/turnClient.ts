@@ -1,5 +1,7 @@
 // The chat transport's fetch: the client half of the turn contract.
 //
+// - Every POST carries only the last message (the server reads the rest from the record), also
+//   when a recovery re-sends: the decisions below read only the last message of what was sent.
 // - 409 turn_running: wait (0.5 s, 1 s, 2 s, then every 5 s, ~60 s in all),
 //   re-read the record, merge the learner's unsent input after it, re-send.
 // - A network failure: re-read the record before anything is sent again;
@@ -13,6 +15,7 @@ import type { UIMessage } from 'ai';
 import * as api from './api';
 import { parseErrorText } from './core/errors';
 import { guardStream } from './core/sseGuard';
+import { lastMessageOnly } from './core/turnRequest';
 import { WAIT_LIMIT_MS, decideRecovery, retryDelay, withLocalInput, type Recovery } from './core/turnContract';
 
 export interface TurnClientHooks {
@@ -128,9 +131,12 @@ export function createTurnFetch(hooks: TurnClientHooks): typeof fetch {
     const body = JSON.parse(init!.body as string) as ChatBody;
     const signal = init!.signal;
 
+    // `messages` is what the view shows (a recovery's record plus our input); the server takes only
+    // the last one, so only that goes on the wire (core/turnRequest.ts, issue 15).
     const post = async (messages: UIMessage[]): Promise<Response> => {
       hooks.onRequest(messages);
-      return guarded(await fetch(url, { ...init, body: JSON.stringify({ ...body, messages }) }), signal);
+      const sent = JSON.stringify({ ...body, messages: lastMessageOnly(messages) });
+      return guarded(await fetch(url, { ...init, body: sent }), signal);
     };
 
     /** Act on a decision; `sent` is what we last tried to send. */

@@ -10,6 +10,7 @@ import { useAppState } from './appState';
 import { describeError } from './core/errors';
 import { answeredQuestionIds, pendingQuestions } from './core/transcript';
 import { decideRecovery, hasUnsentAnswer, mergeUnsent, withLocalInput, withResumeBase } from './core/turnContract';
+import { turnRequestBody } from './core/turnRequest';
 import type { UsageEntry } from './core/usage';
 import type { ChatModel } from './core/types';
 import type { QuizResult, AskResult } from './core/questions';
@@ -58,6 +59,10 @@ export function useLessonChat(initial: api.ChatRecord) {
     () =>
       new DefaultChatTransport<UIMessage>({
         api: '/api/chat',
+        // Only what is new: the server reads the rest from the record (issue 15).
+        prepareSendMessagesRequest: ({ id, messages, trigger, messageId, body }) => ({
+          body: turnRequestBody({ id, messages, trigger, messageId, body }),
+        }),
         prepareReconnectToStreamRequest: ({ id }) => ({ api: `/api/chats/${encodeURIComponent(id)}/stream` }),
         fetch: createTurnFetch({
           chatId,
