@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useLayoutEffect, useMemo, useRef } from 'react';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import * as api from '../api';
 import type { ChatRecord } from '../api';
 import { useActivity } from '../activityState';
@@ -8,11 +8,13 @@ import { showTypingIndicator } from '../core/messages';
 import { phaseOf } from '../core/phases';
 import { derivePlanStatuses, planOf } from '../core/plan';
 import { answersById, pendingQuestions } from '../core/transcript';
+import { TRANSCRIPT_WINDOW, revealEarlier, transcriptWindow } from '../core/transcriptWindow';
 import { formatUsage, messageUsage } from '../core/usage';
 import { useLessonChat } from '../useLessonChat';
 import { useLessonCoverage } from '../useLessonCoverage';
 import { useLessonJobs, WorkbenchProvider } from '../workbenchState';
 import Composer from './Composer';
+import EarlierMessages from './EarlierMessages';
 import MessageView from './MessageView';
 import PlanPanel from './PlanPanel';
 import QuestionDock from './QuestionDock';
@@ -82,6 +84,26 @@ export default function ChatView({ record }: { record: ChatRecord }) {
     if (el && stickToBottom.current) el.scrollTop = el.scrollHeight;
   }, [messages, status, error, pendingIds]);
 
+  // Only the transcript's DOM is windowed (a long lesson would take minutes to draw); everything
+  // above reads the whole message list.
+  const [windowLimit, setWindowLimit] = useState(TRANSCRIPT_WINDOW);
+  const shown = transcriptWindow(messages.length, windowLimit);
+  // Revealing earlier messages keeps what the learner looks at in place (its distance from the bottom).
+  const revealFromBottom = useRef<number | null>(null);
+  const showEarlier = useCallback(() => {
+    const el = scrollRef.current;
+    revealFromBottom.current = el ? el.scrollHeight - el.scrollTop : null;
+    setWindowLimit((limit) => revealEarlier(messagesRef.current.length, limit));
+  }, []);
+  const messagesRef = useRef(messages);
+  messagesRef.current = messages;
+  useLayoutEffect(() => {
+    const el = scrollRef.current;
+    const fromBottom = revealFromBottom.current;
+    revealFromBottom.current = null;
+    if (el && fromBottom !== null) el.scrollTop = el.scrollHeight - fromBottom;
+  }, [windowLimit]);
+
   const { send: sendText, answer: sendAnswer } = lesson;
   const send = useCallback(
     (text: string) => {
@@ -123,8 +145,9 @@ export default function ChatView({ record }: { record: ChatRecord }) {
                 {messages.length === 0 && (
                   <p className="empty-chat muted">Name a topic to begin, e.g. “Teach me how derivatives work.” Your tutor first checks what you already know.</p>
                 )}
-                {messages.map((m, i) => {
-                  const isLast = i === messages.length - 1;
+                <EarlierMessages hidden={shown.hidden} next={shown.next} onShow={showEarlier} />
+                {messages.slice(shown.start).map((m, j) => {
+                  const isLast = shown.start + j === messages.length - 1;
                   const totals = m.role === 'assistant' ? messageUsage(usage, m.id) : null;
                   return (
                     <MessageView
