@@ -95,9 +95,16 @@ def test_a_10000_message_lesson_opens_and_turns_with_a_small_body(page: Page, se
     expect(drawn.first).to_have_attribute("data-message-id", f"m{MESSAGES - WINDOW}")
     earlier = page.get_by_test_id("earlier-messages")
     expect(earlier).to_have_attribute("data-hidden", str(MESSAGES - WINDOW))
+    # Revealing earlier messages leaves what the learner was reading where it was.
+    transcript.evaluate("el => { el.scrollTop = 0; }")
+    reading = transcript.locator(f'[data-message-id="m{MESSAGES - WINDOW}"]')
+    before = reading.bounding_box()
     page.get_by_test_id("show-earlier").click()
     expect(drawn).to_have_count(2 * WINDOW)
     expect(drawn.first).to_have_attribute("data-message-id", f"m{MESSAGES - 2 * WINDOW}")
+    after = reading.bounding_box()
+    assert before is not None and after is not None
+    assert abs(after["y"] - before["y"]) < 5, (before, after)
 
     question = "So what is the derivative of cos(x^3)?"
     page.get_by_test_id("composer-input").fill(question)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TRANSCRIPT_STEP, TRANSCRIPT_WINDOW, limitToShow, revealEarlier, transcriptWindow } from './transcriptWindow';
+import { TRANSCRIPT_STEP, TRANSCRIPT_WINDOW, revealEarlier, transcriptWindow } from './transcriptWindow';
 
 describe('transcriptWindow', () => {
   it('draws a short lesson whole', () => {
@@ -43,14 +43,5 @@ describe('revealEarlier', () => {
     }
     expect(clicks).toBe(49);
     expect(limit).toBe(10_000);
-  });
-});
-
-describe('limitToShow', () => {
-  it('widens the window to draw a message, never narrows it', () => {
-    expect(transcriptWindow(10_000, limitToShow(10_000, 200, 42)).start).toBe(42);
-    expect(limitToShow(10_000, 500, 9_900)).toBe(500);
-    expect(limitToShow(10_000, 200, -1)).toBe(200);
-    expect(limitToShow(10_000, 200, 10_000)).toBe(200);
   });
 });

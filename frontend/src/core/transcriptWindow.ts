@@ -5,7 +5,8 @@
 // index still read the whole message list.
 //
 // The window is anchored to the end: `limit` is how many of the most recent messages are drawn,
-// so a new message (the learner's, the reply) stays in view and the oldest drawn one leaves.
+// so a new message (the learner's, the reply) stays in view and the oldest drawn one leaves. A drawn
+// dispatch card's artifact is always drawn too: it is saved at or after the message that called it.
 
 /** How many of the most recent messages are drawn at first. */
 export const TRANSCRIPT_WINDOW = 200;
@@ -33,10 +34,4 @@ export function transcriptWindow(total: number, limit: number, step: number = TR
 export function revealEarlier(total: number, limit: number, step: number = TRANSCRIPT_STEP): number {
   const { start, next } = transcriptWindow(total, limit, step);
   return total - start + next;
-}
-
-/** The limit that draws `index` (and everything after it); the current one when it already does. */
-export function limitToShow(total: number, limit: number, index: number): number {
-  if (index < 0 || index >= total) return limit;
-  return Math.max(limit, total - index);
 }
