@@ -43,13 +43,29 @@ class MessageView:
     tokens: int
 
 
-def message_views(messages: list[dict[str, Any]]) -> list[MessageView]:
-    """The teacher-prose views of a transcript, oldest first (messages without prose omitted)."""
+ViewMemo = dict[str, tuple[dict[str, Any], "MessageView | None"]]
+"""Per message id: the message object a view was made from, and its view (None: no prose)."""
+
+
+def message_views(messages: list[dict[str, Any]], memo: ViewMemo | None = None) -> list[MessageView]:
+    """The teacher-prose views of a transcript, oldest first (messages without prose omitted).
+
+    `memo` (the caller's, per lesson) reuses the view of a message that is the very same object
+    as last time (records are immutable values, shared by the chat store's cache), so a long
+    lesson's views cost what is new."""
     views: list[MessageView] = []
     teacher = False
     for message in messages:
         if message.get("role") != "assistant":
             continue
+        key = str(message.get("id"))
+        if teacher and memo is not None:
+            cached = memo.get(key)
+            if cached is not None and cached[0] is message:
+                if cached[1] is not None:
+                    views.append(cached[1])
+                continue
+        was_teacher = teacher
         paragraphs: list[str] = []
         for part in message.get("parts", []):
             if teacher:  # the common case, checked first: a long lesson is mostly teacher prose
@@ -57,16 +73,15 @@ def message_views(messages: list[dict[str, Any]]) -> list[MessageView]:
                     paragraphs.append(str(part["text"]).strip())
             elif tool_name(part) == "probe_done" and part.get("state") == "output-available":
                 teacher = True
+        view = None
         if paragraphs:
             text = "\n\n".join(paragraphs)
-            views.append(
-                MessageView(
-                    str(message.get("id")),
-                    text,
-                    hashlib.sha256(text.encode("utf-8")).hexdigest(),
-                    estimate_tokens(text),
-                )
+            view = MessageView(
+                key, text, hashlib.sha256(text.encode("utf-8")).hexdigest(), estimate_tokens(text)
             )
+            views.append(view)
+        if was_teacher and memo is not None:
+            memo[key] = (message, view)
     return views
 
 

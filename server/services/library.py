@@ -16,7 +16,14 @@ from typing import Any, Literal
 
 from server.core.contracts.chat import ChatRecord
 from server.core.contracts.graph import SourceLine
-from server.core.coverage import MessageView, batch_uncovered, message_views, summarize, uncovered
+from server.core.coverage import (
+    MessageView,
+    ViewMemo,
+    batch_uncovered,
+    message_views,
+    summarize,
+    uncovered,
+)
 from server.core.graph import covered_by, version_jobs
 from server.core.notes import (
     MAX_NOTE_BYTES,
@@ -126,6 +133,8 @@ class LibraryService:
         self._idle_due: dict[str, tuple[float, str]] = {}
         self._flush_after: set[str] = set()
         self._titles: dict[str, str] = {}
+        self._view_memos: dict[str, ViewMemo] = {}
+        """Per lesson, the teacher-prose views already made (a turn costs what is new, issue 15)."""
 
     def budget(self) -> int:
         return self.settings.load().graph.extraction_chunk_tokens
@@ -308,7 +317,7 @@ class LibraryService:
         if not views:
             self._flush_after.discard(chat_id)
             self._retire_stale(record)
-            if message_views(record.messages):
+            if message_views(record.messages, self._view_memo(record.id)):
                 return FlushOutcome("covered", "everything this lesson taught is already in your graph")
             return FlushOutcome(
                 "empty", "nothing to add yet: the teacher has not taught anything in this lesson"
@@ -325,7 +334,7 @@ class LibraryService:
         """The session header's coverage: covered / uncovered teacher prose, the lesson's running
         jobs, and when (or after what) its uncovered prose is extracted."""
         record = self.chats.get(chat_id) if self.chats is not None else None
-        views = message_views(record.messages) if record is not None else []
+        views = message_views(record.messages, self._view_memo(record.id)) if record is not None else []
         summary = summarize(views, self._covered(chat_id, views))
         jobs = [
             {"id": r["id"], "label": r["label"], "phase": r["phase"]}
@@ -353,6 +362,7 @@ class LibraryService:
             self._flush_after.discard(chat_id)
             self.extraction.events.emit("activity-changed")
         self._titles.pop(chat_id, None)
+        self._view_memos.pop(chat_id, None)
 
     def resume_pending(self) -> int:
         """At startup: idle timers live in memory, so re-arm one for every lesson with uncovered
@@ -396,8 +406,11 @@ class LibraryService:
         coverage = self.graph.coverage(chat_id)
         return covered_by(coverage, version_jobs(coverage, _version(views)))
 
+    def _view_memo(self, chat_id: str) -> ViewMemo:
+        return self._view_memos.setdefault(chat_id, {})
+
     def _uncovered(self, record: ChatRecord) -> list[MessageView]:
-        views = message_views(record.messages)
+        views = message_views(record.messages, self._view_memo(record.id))
         return uncovered(views, self._covered(record.id, views))
 
     def _retire_stale(self, record: ChatRecord) -> bool:
@@ -405,7 +418,7 @@ class LibraryService:
         count: retire them (a run with no jobs; no model call). Returns whether one started."""
         if self.extraction.running(record.id):
             return False
-        version = _version(message_views(record.messages))
+        version = _version(message_views(record.messages, self._view_memo(record.id)))
         stale = self.graph.contributors(record.id) - version_jobs(self.graph.coverage(record.id), version)
         if not stale:
             return False
@@ -477,7 +490,9 @@ class LibraryService:
             elif not all_merged:
                 self._flush_after.discard(chat_id)
 
-        version = _version(message_views(record.messages))  # what replaces the lesson's old jobs
+        version = _version(
+            message_views(record.messages, self._view_memo(record.id))
+        )  # what replaces the lesson's old jobs
         started = self.extraction.start(
             record.id, "chat", record.title, "session", jobs, on_complete=ended, version=version
         )

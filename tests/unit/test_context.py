@@ -177,3 +177,24 @@ def test_message_sizes_are_computed_once_per_message() -> None:
     assert context.sizes("c", longer) == [*first, message_tokens(longer[-1])]
     regenerated = [*messages[:100], {"id": "other", "role": "user", "parts": [{"type": "text", "text": "x"}]}]
     assert context.sizes("c", regenerated) == [message_tokens(m) for m in regenerated]  # a cut: recomputed
+
+
+def test_teacher_prose_views_are_remade_only_for_new_or_replaced_messages() -> None:
+    from server.core.coverage import ViewMemo, message_views
+    from tests.flows.test_workbench import teaching_record
+
+    messages = [*teaching_record("c"), *lesson(400)[2:]]
+    memo: ViewMemo = {}
+    first = message_views(messages, memo)
+    assert first == message_views(messages)  # the memo never changes the answer
+    again = message_views(messages, memo)
+    assert again == first
+    # reused whole, except the probe's own message (the teacher starts speaking inside it)
+    assert sum(v is not w for v, w in zip(again, first, strict=True)) == 1
+    edited = list(messages)
+    edited[5] = {
+        **messages[5],
+        "parts": [{"type": "text", "text": "An edited reply."}],
+    }  # same id, new object
+    views = message_views(edited, memo)
+    assert views == message_views(edited) and any(v.text == "An edited reply." for v in views)
