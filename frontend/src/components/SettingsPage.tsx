@@ -354,6 +354,34 @@ function LibrarySection() {
     return <SettingsLoading title="Knowledge graph" testId="library-settings" loadError={loadError} retry={retry} />;
   }
 
+  const dirty = !libraryDraftsEqual(draft, saved);
+  const edit = (patch: Partial<LibraryDraft>) => {
+    setDraft({ ...draft, ...patch });
+    setNotice(null);
+    setError(null);
+  };
+
+  async function save() {
+    if (!draft) return;
+    const { update, problems } = libraryUpdate(draft);
+    if (!update) {
+      setError(problems.join(' '));
+      return;
+    }
+    setSaving(true);
+    setError(null);
+    try {
+      const next = libraryDraft(await api.putLibrarySettings(update));
+      setSaved(next);
+      setDraft(next);
+      setNotice('Saved.');
+    } catch (err) {
+      setError(describeError(err).detail);
+    } finally {
+      setSaving(false);
+    }
+  }
+
   return (
     <section className="card" data-testid="library-settings">
       <h2>Knowledge graph</h2>

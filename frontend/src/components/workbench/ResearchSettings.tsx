@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import * as api from '../../api';
 import { describeError } from '../../core/errors';
 import {
