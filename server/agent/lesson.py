@@ -15,7 +15,7 @@ import orjson
 from pydantic_ai import Agent, DeferredToolRequests, RunContext, ToolOutput
 from pydantic_ai.agent import AgentRunResult
 from pydantic_ai.capabilities import AbstractCapability, PrepareOutputTools, PrepareTools
-from pydantic_ai.messages import ModelResponse
+from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
@@ -288,6 +288,30 @@ def build_teacher(
     )
 
 
+class ModelHistory:
+    """One lesson's UIMessages converted to pydantic-ai messages, each once (issue 15).
+
+    Keyed by message id, valid while the message is the very same object (records are immutable
+    values; `core.transcript.for_model` copies only messages it changes). Each turn gets fresh
+    message objects with fresh part lists, so a run never changes what the cache holds."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, tuple[dict[str, Any], list[ModelMessage]]] = {}
+
+    def convert(self, messages: list[dict[str, Any]]) -> list[ModelMessage]:
+        out: list[ModelMessage] = []
+        kept: dict[str, tuple[dict[str, Any], list[ModelMessage]]] = {}
+        for message in messages:
+            key = str(message.get("id"))
+            hit = self._cache.get(key)
+            if hit is None or hit[0] is not message:
+                hit = (message, VercelAIAdapter.load_messages([UIMessage.model_validate(message)]))
+            kept[key] = hit
+            out.extend(replace(m, parts=list(m.parts)) for m in hit[1])  # type: ignore[arg-type]
+        self._cache = kept
+        return out
+
+
 def _cost(result: AgentRunResult[Any]) -> float | None:
     total = 0.0
     for message in result.new_messages():
@@ -310,6 +334,7 @@ async def stream_turn(
     spawn: Callable[[str, str, dict[str, Any]], str] | None = None,
     take_steers: Callable[[], list[dict[str, Any]]] | None = None,
     transcript: list[dict[str, Any]] | None = None,
+    history: ModelHistory | None = None,
 ) -> AsyncIterator[dict[str, Any]]:
     """Run one agent over the transcript and yield UI message stream chunks as JSON objects.
 
@@ -323,13 +348,21 @@ async def stream_turn(
         spawn / take_steers: the Workbench's seams (`LessonDeps`).
         transcript: the whole record's messages, for the tools' checks (the plan is authored
             once); `messages` may be a bounded view of it (`core.context`). Defaults to `messages`.
+        history: the lesson's conversion cache: the messages before the last are converted once
+            each (the last goes through the adapter as the client's message, so answered questions
+            resume as deferred tool results).
 
     Yields:
         Chunk dicts, e.g. `{"type": "text-delta", "id": ..., "delta": ...}`, ending with `finish`
         (or `error`). The `[DONE]` terminator is not yielded: the transport adds it. Model
         failures arrive as an `error` chunk, never as an exception.
     """
-    run_input = SubmitMessage(id=chat_id, messages=[UIMessage.model_validate(m) for m in messages])
+    if history is not None and len(messages) > 1:
+        earlier: list[ModelMessage] | None = history.convert(messages[:-1])
+        run_input = SubmitMessage(id=chat_id, messages=[UIMessage.model_validate(messages[-1])])
+    else:
+        earlier = None
+        run_input = SubmitMessage(id=chat_id, messages=[UIMessage.model_validate(m) for m in messages])
     adapter = VercelAIAdapter(
         agent=agent, run_input=run_input, sdk_version=SDK_VERSION, server_message_id=reply_id
     )
@@ -345,7 +378,7 @@ async def stream_turn(
         spawn=spawn,
         take_steers=take_steers,
     )
-    async for chunk in adapter.run_stream(deps=deps, on_complete=on_complete):
+    async for chunk in adapter.run_stream(deps=deps, on_complete=on_complete, message_history=earlier):
         encoded = chunk.encode(SDK_VERSION)
         if encoded == "[DONE]":
             continue

@@ -91,9 +91,30 @@ def message_problem(message: dict[str, Any]) -> str | None:
     return None
 
 
-def usable_for_model(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+UsableMemo = dict[str, tuple[dict[str, Any], "dict[str, Any] | None"]]
+"""Per message id: the message object checked, and what the model gets of it (None: skipped)."""
+
+
+def usable_for_model(messages: list[dict[str, Any]], memo: UsableMemo | None = None) -> list[dict[str, Any]]:
     """The messages the model can be given: each valid message as it is; an invalid one with its
-    invalid parts left out (skipped whole when none remains). Logs every repair."""
+    invalid parts left out (skipped whole when none remains). Logs every repair. With `memo` (the
+    caller's, per lesson), a message that is the very same object as last time is not checked
+    again (issue 15)."""
+    if memo is not None:
+        out: list[dict[str, Any]] = []
+        kept: UsableMemo = {}
+        for message in messages:
+            key = str(message.get("id"))
+            hit = memo.get(key)
+            if hit is None or hit[0] is not message:
+                checked = usable_for_model([message])
+                hit = (message, checked[0] if checked else None)
+            kept[key] = hit
+            if hit[1] is not None:
+                out.append(hit[1])
+        memo.clear()
+        memo.update(kept)
+        return out
     usable: list[dict[str, Any]] = []
     for message in messages:
         problem = message_problem(message)

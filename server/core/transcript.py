@@ -58,11 +58,14 @@ def awaits_continuation(messages: list[JsonObj]) -> bool:
 
 def for_model(messages: list[JsonObj]) -> list[JsonObj]:
     """The transcript as the model must see it: every dangling tool call gets a synthesized
-    INTERRUPTED result (no unanswered call may reach a provider). The record is not changed."""
-    out = copy.deepcopy(messages)
-    for message in out:
-        if message.get("role") != "assistant":
+    INTERRUPTED result (no unanswered call may reach a provider). The record is not changed:
+    a message with a dangling call is copied; every other message is the very same object (so
+    per-message caches keyed by identity keep working, issue 15)."""
+    out = list(messages)
+    for index, message in enumerate(out):
+        if message.get("role") != "assistant" or not any(is_dangling(p) for p in message.get("parts", [])):
             continue
+        message = out[index] = copy.deepcopy(message)
         for part in message.get("parts", []):
             if is_dangling(part):
                 part["state"] = "output-available"

@@ -24,8 +24,8 @@ import orjson
 from pydantic import ValidationError
 from pydantic_ai.models import Model
 
-from server.agent.lesson import RunUsage, build_prober, build_teacher, stream_turn
-from server.agent.ui_messages import message_problem, usable_for_model
+from server.agent.lesson import ModelHistory, RunUsage, build_prober, build_teacher, stream_turn
+from server.agent.ui_messages import UsableMemo, message_problem, usable_for_model
 from server.core.contracts.chat import ChatRecord, ChatRequest, TurnUsage
 from server.core.contracts.jobs import ARTIFACT_PART, JobKind
 from server.core.contracts.models import ResolvedModel
@@ -165,6 +165,8 @@ class TurnService:
         """The wake pipeline's live intake: the steers a running turn of a session takes now."""
         self.context: ContextService | None = None
         """The model's bounded view of a long lesson (issue 15); None: the whole transcript."""
+        self._histories: dict[str, tuple[UsableMemo, ModelHistory]] = {}
+        """Per lesson: what was already checked and converted for the model (each message once)."""
 
     # -- accepting a turn -------------------------------------------------------------------------
     async def start(self, body: bytes) -> RunningTurn:
@@ -406,6 +408,7 @@ class TurnService:
                 )
             )
 
+        usable_memo, history = self._histories.setdefault(record.id, ({}, ModelHistory()))
         shown = (
             self.context.view(record.id, transcript, offline=resolved.offline).messages
             if self.context is not None
@@ -414,8 +417,9 @@ class TurnService:
         stream = stream_turn(
             agent,
             chat_id=record.id,
-            messages=usable_for_model(for_model(shown)),
+            messages=usable_for_model(for_model(shown), usable_memo),
             transcript=transcript,
+            history=history,
             reply_id=state.fold.message_id,
             on_usage=record_usage,
             graph=graph,
@@ -519,8 +523,9 @@ class TurnService:
         self.failures[chat_id] = {"detail": detail, "at": self.clock()}
 
     def forget(self, chat_id: str) -> None:
-        """The session was deleted: its failure notice goes with it."""
+        """The session was deleted: its failure notice and conversion caches go with it."""
         self.failures.pop(chat_id, None)
+        self._histories.pop(chat_id, None)
 
     @staticmethod
     def _fail(turn: RunningTurn, state: TurnState, text: str) -> None:
