@@ -25,6 +25,7 @@ from server.core.coverage import (
     uncovered,
 )
 from server.core.graph import covered_by, version_jobs
+from server.core.note_text import NoteText, prepare_note
 from server.core.notes import (
     MAX_NOTE_BYTES,
     NOTE_SUFFIXES,
@@ -148,11 +149,11 @@ class LibraryService:
         results = []
         for name, data in files:
             try:
-                text = decode_note(name, data)
+                note = prepare_note(name, decode_note(name, data))
             except NoteRefused as exc:
                 results.append(ImportResult(name, None, "refused", str(exc)))
                 continue
-            results.append(self._import_text(name, text, budget, sources))
+            results.append(self._import_text(name, note, budget, sources))
         return results
 
     def collect_folder(self, folder: str) -> tuple[list[tuple[str, bytes]], list[ImportResult]]:
@@ -238,7 +239,10 @@ class LibraryService:
         files, refused = self.collect_folder(folder)
         return refused + self.import_files(files)
 
-    def _import_text(self, name: str, text: str, budget: int, sources: dict[str, SourceLine]) -> ImportResult:
+    def _import_text(
+        self, name: str, note: NoteText, budget: int, sources: dict[str, SourceLine]
+    ) -> ImportResult:
+        text = note.prose  # what the model reads: the fingerprint ignores a drawing's or blob's edits
         fingerprint = content_fingerprint(text)
         src = source_id(name)
         known = sources.get(src)
@@ -271,7 +275,8 @@ class LibraryService:
         self.extraction.start(src, "notes", title, "notes", jobs, on_complete=complete, version=version)
         if not jobs:  # merged by earlier runs: only the replacement and the stamp are left
             return ImportResult(name, src, "unchanged", "every chunk was already merged", len(chunks))
-        return ImportResult(name, src, "queued", "", len(chunks))
+        skipped = f"{name}: skipped {', '.join(note.dropped)}; its prose is imported" if note.dropped else ""
+        return ImportResult(name, src, "queued", skipped, len(chunks))
 
     # -- the lesson trigger seam ----------------------------------------------------------------
     # Four triggers, one seam (seed §6: "session end, idle, explicit flush"): a settled turn whose

@@ -1,0 +1,376 @@
+"""Notes read as notes (issue 16, item 4): what of a decoded notes file reaches the extractor.
+
+`prepare_note` turns a file's text into the prose the model reads, beside its metadata:
+
+- YAML front matter (`---` ... `---` at the top) is parsed by a small safe parser (`key: value`,
+  `key: [a, b]`, `key:` + `  - a` lists); `title`, `aliases` and `tags` are kept as metadata, the
+  block itself is not prose. A front matter that does not parse is kept as text.
+- Obsidian syntax: `[[Page]]`, `[[Page|shown]]`, `[[Page#Heading]]` become plain words; embeds
+  `![[Note]]` become the note's name, embedded files (`![[file.png]]`) are dropped; callouts
+  `> [!note] Title` keep their title and body without the marker; `%% comments %%` are dropped.
+- Non-prose is dropped, each with a reason: Excalidraw drawings (a whole drawing refuses the
+  file), base64 blobs and data: URLs, large JSON code blocks; a file that is mostly JSON, or
+  holds nothing else, is refused (`NoteRefused`, the import's per-file refusal).
+- Padding whitespace (runs of spaces/tabs inside lines, line ends, table rule dashes) is
+  collapsed and blank-line runs become one blank line, before tokens are counted.
+- `\\#` (an Obsidian way to write a `#` that is not a tag) reaches the model as `#`, so headings
+  arrive unescaped; inside code it is left alone.
+
+Pure: no IO.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from server.core.notes import NoteRefused
+
+JSON_BLOCK_CHARS = 2_000
+"""A fenced JSON block longer than this is data, not an example: dropped."""
+
+BASE64_RUN = 200
+"""A run of at least this many base64 characters (no spaces) is a blob, not prose."""
+
+MOSTLY_JSON = 0.6
+"""Share of a file's non-blank characters in JSON-looking lines above which it is refused."""
+
+_ATTACHMENT = re.compile(
+    r"\.(png|jpe?g|gif|webp|svg|bmp|tiff?|avif|heic|pdf|mp3|wav|ogg|m4a|flac|webm|mp4|mov|mkv|"
+    r"excalidraw|canvas|zip)$",
+    re.IGNORECASE,
+)
+_WIKI = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
+_CALLOUT = re.compile(r"^(\s*(?:>\s*)+)\[![^\]\n]+\][+-]?\s*(.*)$")
+_DATA_URL = re.compile(r"data:[\w.+-]+/[\w.+-]+(?:;[\w=.+-]+)*;base64,[A-Za-z0-9+/=\s]*", re.IGNORECASE)
+_BASE64 = re.compile(rf"[A-Za-z0-9+/]{{{BASE64_RUN},}}={{0,2}}")
+_EMPTY_IMAGE = re.compile(r"!\[[^\]\n]*\]\(\s*\)")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*([\w+-]*)")
+_PADDING = re.compile(r"(?<=\S)[ \t]{2,}")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_RULE_DASHES = re.compile(r"-{4,}")
+_JSON_LINE = re.compile(
+    r'^\s*(?:"(?:[^"\\]|\\.)*"\s*:'  # "key":
+    r"|[{}\[\]]+,?\s*$"  # brackets alone
+    r'|\[\s*(?:["{\[\d-]|true|false|null)|\{\s*"'  # an array or object opening with a value
+    r'|(?:-?\d+(?:\.\d+)?|true|false|null|"(?:[^"\\]|\\.)*"),?\s*$)'  # a value alone
+)
+_ESCAPED_HASH = re.compile(r"\\#")
+_KEY = re.compile(r"^([A-Za-z_][\w .-]*?)\s*:(?:\s+(.*))?$")
+
+
+@dataclass(frozen=True)
+class NoteText:
+    """A note as the extractor reads it.
+
+    Attributes:
+        prose: the text chunked and sent to the model.
+        title, aliases, tags: from the front matter (metadata, not prose).
+        dropped: one plain phrase per kind of non-prose dropped ("an Excalidraw drawing", ...).
+    """
+
+    prose: str
+    title: str | None = None
+    aliases: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    dropped: tuple[str, ...] = field(default=())
+
+
+def prepare_note(name: str, text: str) -> NoteText:
+    """The prose and metadata of a decoded note (`decode_note`'s text).
+
+    Raises:
+        NoteRefused: the file is not prose (an Excalidraw drawing, mostly JSON, only blobs);
+            the message starts with `name` and says what it is.
+    """
+    meta, body = split_front_matter(text)
+    dropped: list[str] = []
+    if meta is not None and any(k.lower().startswith("excalidraw-plugin") for k in meta):
+        raise NoteRefused(f"{name}: an Excalidraw drawing, not a note; its drawing is not imported")
+    if re.search(r"^#{1,6} Excalidraw Data\s*$", body, re.MULTILINE) or ("Switch to EXCALIDRAW VIEW" in body):
+        raise NoteRefused(f"{name}: an Excalidraw drawing, not a note; its drawing is not imported")
+    if _whole_json(body):
+        raise NoteRefused(f"{name}: a JSON file, not a note; only prose notes are imported")
+    if _json_share(body) > MOSTLY_JSON:
+        raise NoteRefused(f"{name}: mostly JSON data, not a note; only prose notes are imported")
+    prose = _prose(body, dropped)
+    if not prose.strip():
+        what = ", ".join(dropped) if dropped else "no prose"
+        raise NoteRefused(f"{name}: holds no prose to learn from ({what}); nothing to import")
+    meta = meta or {}
+    return NoteText(
+        prose=prose,
+        title=_first(meta.get("title")),
+        aliases=_items(meta.get("aliases", meta.get("alias"))),
+        tags=tuple(t.lstrip("#") for t in _items(meta.get("tags", meta.get("tag"))) if t.lstrip("#")),
+        dropped=tuple(dict.fromkeys(dropped)),
+    )
+
+
+# -- front matter -----------------------------------------------------------------------------------
+
+
+def split_front_matter(text: str) -> tuple[dict[str, str | list[str]] | None, str]:
+    """(the parsed front matter or None, the rest). A block that does not parse, or is not closed,
+    is not front matter: (None, text) — it stays text."""
+    if not text.startswith("---\n"):
+        return None, text
+    lines = text.split("\n")
+    for end in range(1, len(lines)):
+        if lines[end].rstrip() in ("---", "..."):
+            break
+    else:
+        return None, text
+    meta = parse_front_matter(lines[1:end])
+    if meta is None:
+        return None, text
+    return meta, "\n".join(lines[end + 1 :])
+
+
+def parse_front_matter(lines: list[str]) -> dict[str, str | list[str]] | None:
+    """A minimal, safe reading of YAML front matter: top-level `key: value`, `key: [a, b]` and
+    `key:` followed by `  - a` items; nested or block values are skipped. None when a line is not
+    of these shapes or a quote or bracket is left open."""
+    meta: dict[str, str | list[str]] = {}
+    key: str | None = None
+    for raw in lines:
+        line = raw.rstrip()
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if line[0] in " \t-":  # under the last key: a list item, or a nested/block value
+            if key is None:
+                return None
+            item = line.strip()
+            if item.startswith("- "):
+                value = _scalar(item[2:])
+                if value is None:
+                    return None
+                current = meta.get(key)
+                meta[key] = [*current, value] if isinstance(current, list) else [value]
+            continue
+        match = _KEY.match(line)
+        if match is None:
+            return None
+        key, rest = match.group(1).strip(), (match.group(2) or "").strip()
+        if rest.startswith("["):
+            if not rest.endswith("]"):
+                return None
+            items = [_scalar(p) for p in rest[1:-1].split(",") if p.strip()]
+            if any(i is None for i in items):
+                return None
+            meta[key] = [i for i in items if i is not None]
+        elif rest and rest not in ("|", ">", "|-", ">-"):
+            value = _scalar(rest)
+            if value is None:
+                return None
+            meta[key] = value
+        else:
+            meta[key] = []
+    return meta
+
+
+def _scalar(value: str) -> str | None:
+    value = value.strip()
+    if value[:1] in ("'", '"'):
+        if len(value) < 2 or value[-1] != value[0]:
+            return None
+        return value[1:-1]
+    if value[:1] in ("[", "{") or value[-1:] in ("]", "}"):
+        return None
+    return value
+
+
+def _first(value: str | list[str] | None) -> str | None:
+    if isinstance(value, list):
+        return value[0] if value else None
+    return value or None
+
+
+def _items(value: str | list[str] | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [v for v in re.split(r"[,\s]+", value) if v] if "," in value or " " in value else [value]
+    return tuple(v.strip() for v in value if v.strip())
+
+
+# -- non-prose --------------------------------------------------------------------------------------
+
+
+def _whole_json(body: str) -> bool:
+    stripped = body.strip()
+    if stripped[:1] not in ("{", "["):
+        return False
+    try:
+        json.loads(stripped)
+    except ValueError:
+        return False
+    return True
+
+
+def _json_share(body: str) -> float:
+    """Share of non-blank characters outside fenced blocks (those are judged per block) in lines
+    that look like JSON."""
+    total = json_chars = 0
+    fence: str | None = None
+    for line in body.split("\n"):
+        if fence is not None:
+            fence = None if _closes(line, fence) else fence
+            continue
+        opened = _FENCE.match(line)
+        if opened:
+            fence = opened.group(1)
+            continue
+        size = len(line.strip())
+        total += size
+        if size and _JSON_LINE.match(line):
+            json_chars += size
+    return json_chars / total if total else 0.0
+
+
+def _drop_blobs(line: str, dropped: list[str]) -> str:
+    if "base64" in line.lower() or len(line) >= BASE64_RUN:
+        out = _DATA_URL.sub("", line)
+        if out != line:
+            dropped.append("data: URLs")
+            out = _EMPTY_IMAGE.sub("", out)
+        blob = _BASE64.sub(lambda m: "" if _is_blob(m.group()) else m.group(), out)
+        if blob != out:
+            dropped.append("base64 data")
+        return blob
+    return line
+
+
+def _is_blob(run: str) -> bool:
+    """A long run that mixes digits, lower and upper case (base64), not a word or a hex hash."""
+    return any(c.isdigit() for c in run) and any(c.islower() for c in run) and any(c.isupper() for c in run)
+
+
+# -- Obsidian syntax --------------------------------------------------------------------------------
+
+
+def _wiki(match: re.Match[str]) -> str:
+    embed, inner = match.group(1), match.group(2)
+    target, _, shown = inner.partition("|")
+    page, _, heading = target.partition("#")
+    page, heading = page.strip(), heading.strip().lstrip("^")
+    if embed:
+        if _ATTACHMENT.search(page):
+            return ""
+        return page or heading
+    if shown.strip():
+        return shown.strip()
+    if target.partition("#")[2].startswith("^"):  # a block reference: the page is the words
+        return page
+    if page and heading:
+        return f"{page} > {heading}"
+    return page or heading
+
+
+def _obsidian(line: str) -> str | None:
+    """The line with wiki links resolved and a callout marker removed; None drops the line."""
+    callout = _CALLOUT.match(line)
+    if callout:
+        if not callout.group(2).strip():
+            return None
+        line = callout.group(1) + callout.group(2)
+    if "[[" in line:
+        line = _WIKI.sub(_wiki, line)
+    return line
+
+
+# -- the walk ---------------------------------------------------------------------------------------
+
+
+def _prose(body: str, dropped: list[str]) -> str:
+    out: list[str] = []
+    lines = body.split("\n")
+    fence: str | None = None
+    fence_lang = ""
+    block: list[str] = []
+    in_comment = False
+    for line in lines:
+        if fence is not None:  # inside a fenced code block
+            block.append(line.rstrip())
+            if _closes(line, fence):
+                _close_block(fence_lang, block, out, dropped)
+                fence, block = None, []
+            continue
+        if in_comment or "%%" in line:
+            line, in_comment = _strip_comments(line, in_comment)
+            if not line.strip():
+                if out and out[-1]:
+                    out.append("")
+                continue
+        opened = _FENCE.match(line)
+        if opened:
+            fence, fence_lang, block = opened.group(1), opened.group(2).lower(), [line.rstrip()]
+            continue
+        line = _drop_blobs(line, dropped)
+        kept = _obsidian(line)
+        if kept is None:
+            continue
+        out.append(_tidy(_ESCAPED_HASH.sub("#", kept)))
+    if fence is not None:  # an unclosed fence: keep what it held
+        _close_block(fence_lang, block, out, dropped)
+    return _blank_runs(out)
+
+
+def _closes(line: str, fence: str) -> bool:
+    """Whether the line closes a block opened by `fence` (the same character, at least as many)."""
+    stripped = line.strip()
+    return stripped.startswith(fence) and not stripped.strip(fence[0])
+
+
+def _close_block(lang: str, block: list[str], out: list[str], dropped: list[str]) -> None:
+    size = sum(len(b) + 1 for b in block)
+    if lang in ("compressed-json", "excalidraw") or (lang == "json" and size > JSON_BLOCK_CHARS):
+        dropped.append("JSON data")
+        return
+    kept = [_drop_blobs(b, dropped) for b in block]
+    out.extend(kept)
+
+
+def _strip_comments(line: str, in_comment: bool) -> tuple[str, bool]:
+    """Remove the `%% ... %%` parts of a line; whether a comment is still open after it."""
+    kept: list[str] = []
+    rest = line
+    while rest:
+        if in_comment:
+            end = rest.find("%%")
+            if end < 0:
+                return "".join(kept), True
+            rest, in_comment = rest[end + 2 :], False
+        else:
+            start = rest.find("%%")
+            if start < 0:
+                kept.append(rest)
+                break
+            kept.append(rest[:start])
+            rest, in_comment = rest[start + 2 :], True
+    return "".join(kept), in_comment
+
+
+def _tidy(line: str) -> str:
+    """Trailing whitespace dropped, runs of padding inside the line made one space, a table rule's
+    dashes made three."""
+    line = _PADDING.sub(" ", line.rstrip())
+    if _TABLE_RULE.match(line):
+        line = _RULE_DASHES.sub("---", line)
+    return line
+
+
+def _blank_runs(lines: list[str]) -> str:
+    out: list[str] = []
+    for line in lines:
+        if not line.strip():
+            if out and out[-1] == "":
+                continue
+            line = ""
+        out.append(line)
+    while out and out[0] == "":
+        out.pop(0)
+    while out and out[-1] == "":
+        out.pop()
+    return "\n".join(out) + "\n" if out else ""
