@@ -43,7 +43,7 @@ _ATTACHMENT = re.compile(
 )
 _WIKI = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
 _CALLOUT = re.compile(r"^(\s*(?:>\s*)+)\[![^\]\n]+\][+-]?\s*(.*)$")
-_DATA_URL = re.compile(r"data:[\w.+-]+/[\w.+-]+(?:;[\w=.+-]+)*;base64,[A-Za-z0-9+/=\s]*", re.IGNORECASE)
+_DATA_URL = re.compile(r"data:[\w.+-]+/[\w.+-]+(?:;[\w=.+-]+)*;base64,[A-Za-z0-9+/=]*", re.IGNORECASE)
 _BASE64 = re.compile(rf"[A-Za-z0-9+/]{{{BASE64_RUN},}}={{0,2}}")
 _EMPTY_IMAGE = re.compile(r"!\[[^\]\n]*\]\(\s*\)")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*([\w+-]*)")

@@ -221,3 +221,8 @@ def test_every_edge_file_gets_an_honest_outcome(path: Path) -> None:
         assert note.title is None
     if path.name == "unbalanced-math.md":
         assert "\\(x+1 unmatched" in note.prose
+
+
+def test_a_data_url_ends_where_its_base64_ends() -> None:
+    note = prepare_note("d.md", "A data:image/png;base64,iVBORw0KGgoAAAANSUhEUg here and there.\n")
+    assert note.prose == "A here and there.\n" and note.dropped == ("data: URLs",)
