@@ -149,11 +149,12 @@ class LibraryService:
         results = []
         for name, data in files:
             try:
-                note = prepare_note(name, decode_note(name, data))
+                raw = decode_note(name, data)
+                note = prepare_note(name, raw)
             except NoteRefused as exc:
                 results.append(ImportResult(name, None, "refused", str(exc)))
                 continue
-            results.append(self._import_text(name, note, budget, sources))
+            results.append(self._import_text(name, note, budget, sources, content_fingerprint(raw)))
         return results
 
     def collect_folder(self, folder: str) -> tuple[list[tuple[str, bytes]], list[ImportResult]]:
@@ -240,13 +241,20 @@ class LibraryService:
         return refused + self.import_files(files)
 
     def _import_text(
-        self, name: str, note: NoteText, budget: int, sources: dict[str, SourceLine]
+        self,
+        name: str,
+        note: NoteText,
+        budget: int,
+        sources: dict[str, SourceLine],
+        raw_fingerprint: str | None = None,
     ) -> ImportResult:
+        """`raw_fingerprint`: the file's text before preparation. A source stamped with it (by an
+        import older than note preparation) is unchanged too, so an upgrade re-reads nothing."""
         text = note.prose  # what the model reads: the fingerprint ignores a drawing's or blob's edits
         fingerprint = content_fingerprint(text)
         src = source_id(name)
         known = sources.get(src)
-        if known is not None and known.fingerprint == fingerprint:
+        if known is not None and known.fingerprint in (fingerprint, raw_fingerprint):
             return ImportResult(name, src, "unchanged", "already imported with this content")
         if self.extraction.running(src):
             return ImportResult(name, src, "running", "an import of this file is already running")

@@ -73,3 +73,30 @@ def test_a_vault_of_drawings_only_is_refused(library: Library, tmp_path: Path) -
     body = response.json()
     assert [f["status"] for f in body["files"]] == ["refused", "refused"]
     assert "Excalidraw" in body["detail"] and "JSON" in body["detail"]
+
+
+def test_a_note_imported_before_preparation_existed_is_still_unchanged(
+    library: Library,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """A source an older version stamped with the raw file's fingerprint is not re-extracted
+    because preparation now trims its padding (an upgrade costs no model calls)."""
+    from server.core.contracts.graph import SourceLine
+    from server.core.notes import content_fingerprint, decode_note, source_id
+
+    padded = "# Cells\n\nA cell is the unit of life.   \n\n\n\nATP carries energy.\n"
+    (tmp_path / "old.md").write_text(padded)
+    raw = decode_note("old.md", padded.encode())
+    library.services.stores.graph.record_source(
+        SourceLine(
+            id=source_id("old.md"),
+            kind="notes",
+            title="old.md",
+            path="old.md",
+            fingerprint=content_fingerprint(raw),
+            at="2026-11-01T00:00:00Z",
+        )
+    )
+    response = library.upload(tmp_path / "old.md")
+    [result] = response.json()["files"]
+    assert result["status"] == "unchanged", result
