@@ -83,7 +83,7 @@ export function researchDraftsEqual(a: ResearchDraft, b: ResearchDraft): boolean
 export function researchStatus(settings: ResearchSettings): string {
   if (!settings.provider) return 'Web research is off: the teacher is not offered the research tool.';
   const name = SEARCH_PROVIDER_LABEL[settings.provider];
-  if (!settings.keys[settings.provider]) return `${name} is chosen, but no key is stored for it yet: searches will fail until one is.`;
+  if (!settings.keys[settings.provider]) return `${name} is chosen, but no key is stored for it yet: the teacher is not offered research until one is.`;
   if (settings.provider === 'google' && !settings.googleCx) return `${name} is chosen, but its search engine id (cx) is missing.`;
   return `The teacher may research the web with ${name}.`;
 }
