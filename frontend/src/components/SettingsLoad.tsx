@@ -44,3 +44,39 @@ export function SettingsLoading(props: { title: string; testId: string; loadErro
     </section>
   );
 }
+
+/** A settings form's foot: the error banner, Save, Discard changes, and the saved notice. */
+export function SettingsActions(props: {
+  testId: string;
+  error: string | null;
+  notice: string | null;
+  saving: boolean;
+  dirty: boolean;
+  onDiscard: () => void;
+}) {
+  const { testId, error, notice, saving, dirty, onDiscard } = props;
+  return (
+    <>
+      {error && (
+        <div className="banner banner-error" role="alert" data-testid={`${testId}-error`}>
+          {error}
+        </div>
+      )}
+      <div className="form-actions">
+        <button type="submit" className="btn btn-primary" data-testid={`${testId}-save`} disabled={saving || !dirty}>
+          {saving ? 'Saving…' : 'Save'}
+        </button>
+        {dirty && !saving && (
+          <button type="button" className="btn" onClick={onDiscard}>
+            Discard changes
+          </button>
+        )}
+        {notice && !dirty && (
+          <span className="notice" data-testid={`${testId}-saved`}>
+            {notice}
+          </span>
+        )}
+      </div>
+    </>
+  );
+}

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import * as api from '../api';
 import './librarySettings.css';
 import ResearchSection from './workbench/ResearchSettings';
-import { SettingsLoading, useSettingsLoad } from './SettingsLoad';
+import { SettingsActions, SettingsLoading, useSettingsLoad } from './SettingsLoad';
 import { useAppState } from '../appState';
 import { describeError } from '../core/errors';
 import {
@@ -423,26 +423,7 @@ function LibrarySection() {
           <input type="checkbox" data-testid="library-graph-tools" checked={draft.graphTools} onChange={(e) => edit({ graphTools: e.target.checked })} />
           <span>The teacher may look at your graph (which lessons and notes it holds, and what they taught)</span>
         </label>
-        {error && (
-          <div className="banner banner-error" role="alert" data-testid="library-settings-error">
-            {error}
-          </div>
-        )}
-        <div className="form-actions">
-          <button type="submit" className="btn btn-primary" data-testid="library-settings-save" disabled={saving || !dirty}>
-            {saving ? 'Saving…' : 'Save'}
-          </button>
-          {dirty && !saving && (
-            <button type="button" className="btn" onClick={() => setDraft(saved)}>
-              Discard changes
-            </button>
-          )}
-          {notice && !dirty && (
-            <span className="notice" data-testid="library-settings-saved">
-              {notice}
-            </span>
-          )}
-        </div>
+        <SettingsActions testId="library-settings" error={error} notice={notice} saving={saving} dirty={dirty} onDiscard={() => setDraft(saved)} />
       </form>
     </section>
   );

@@ -12,7 +12,7 @@ import {
   type ResearchSettings,
   type SearchProvider,
 } from '../../core/research';
-import { SettingsLoading, useSettingsLoad } from '../SettingsLoad';
+import { SettingsActions, SettingsLoading, useSettingsLoad } from '../SettingsLoad';
 import './workbench.css';
 
 /** Settings: which web search provider the teacher's researcher uses (none: no research tool). */
@@ -135,26 +135,7 @@ export function ResearchForm({ settings, draft, onDraft, onSaved, onKeys }: Form
             />
           </label>
         )}
-        {error && (
-          <div className="banner banner-error" role="alert" data-testid="research-settings-error">
-            {error}
-          </div>
-        )}
-        <div className="form-actions">
-          <button type="submit" className="btn btn-primary" data-testid="research-settings-save" disabled={saving || !dirty}>
-            {saving ? 'Saving…' : 'Save'}
-          </button>
-          {dirty && !saving && (
-            <button type="button" className="btn" onClick={() => onDraft(saved)}>
-              Discard changes
-            </button>
-          )}
-          {notice && !dirty && (
-            <span className="notice" data-testid="research-settings-saved">
-              {notice}
-            </span>
-          )}
-        </div>
+        <SettingsActions testId="research-settings" error={error} notice={notice} saving={saving} dirty={dirty} onDiscard={() => onDraft(saved)} />
       </form>
       {provider && <SearchKeyRow key={provider} provider={provider} stored={settings.keys[provider]} onKeys={onKeys} />}
       <p className="research-status" data-testid="research-status">
