@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from server.core.transcript import tool_name
@@ -43,45 +43,49 @@ class MessageView:
     tokens: int
 
 
-ViewMemo = dict[str, tuple[dict[str, Any], "MessageView | None"]]
-"""Per message id: the message object a view was made from, and its view (None: no prose)."""
+@dataclass
+class ViewMemo:
+    """A lesson's views as last made (the caller keeps one per lesson): `messages` the transcript
+    they were made from, `counts[i]` how many views `messages[:i]` gave, `teacher[i]` whether the
+    teacher spoke before `messages[i]`. A transcript that starts with the very same message
+    objects (records are immutable values, shared by the chat store's cache) reuses that prefix."""
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    counts: list[int] = field(default_factory=lambda: [0])
+    teacher: list[bool] = field(default_factory=lambda: [False])
+    views: list[MessageView] = field(default_factory=list)
 
 
 def message_views(messages: list[dict[str, Any]], memo: ViewMemo | None = None) -> list[MessageView]:
     """The teacher-prose views of a transcript, oldest first (messages without prose omitted).
 
-    `memo` (the caller's, per lesson) reuses the view of a message that is the very same object
-    as last time (records are immutable values, shared by the chat store's cache), so a long
-    lesson's views cost what is new."""
-    views: list[MessageView] = []
-    teacher = False
-    for message in messages:
-        if message.get("role") != "assistant":
-            continue
-        key = str(message.get("id"))
-        if teacher and memo is not None:
-            cached = memo.get(key)
-            if cached is not None and cached[0] is message:
-                if cached[1] is not None:
-                    views.append(cached[1])
-                continue
-        was_teacher = teacher
-        paragraphs: list[str] = []
-        for part in message.get("parts", []):
-            if teacher:  # the common case, checked first: a long lesson is mostly teacher prose
-                if part.get("type") == "text" and str(part.get("text", "")).strip():
-                    paragraphs.append(str(part["text"]).strip())
-            elif tool_name(part) == "probe_done" and part.get("state") == "output-available":
-                teacher = True
-        view = None
-        if paragraphs:
-            text = "\n\n".join(paragraphs)
-            view = MessageView(
-                key, text, hashlib.sha256(text.encode("utf-8")).hexdigest(), estimate_tokens(text)
-            )
-            views.append(view)
-        if was_teacher and memo is not None:
-            memo[key] = (message, view)
+    With `memo`, only the messages after the longest prefix of unchanged message objects are read,
+    so a long lesson's views cost what is new (issue 15)."""
+    same = 0
+    if memo is not None:
+        limit = min(len(memo.messages), len(messages))
+        same = next((i for i in range(limit) if messages[i] is not memo.messages[i]), limit)
+    views = memo.views[: memo.counts[same]] if memo is not None else []
+    counts = memo.counts[: same + 1] if memo is not None else [0]
+    flags = memo.teacher[: same + 1] if memo is not None else [False]
+    teacher = flags[-1]
+    for message in messages[same:]:
+        if message.get("role") == "assistant":
+            paragraphs: list[str] = []
+            for part in message.get("parts", []):
+                if teacher:  # the common case, checked first: a long lesson is mostly teacher prose
+                    if part.get("type") == "text" and str(part.get("text", "")).strip():
+                        paragraphs.append(str(part["text"]).strip())
+                elif tool_name(part) == "probe_done" and part.get("state") == "output-available":
+                    teacher = True
+            if paragraphs:
+                text = "\n\n".join(paragraphs)
+                digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+                views.append(MessageView(str(message.get("id")), text, digest, estimate_tokens(text)))
+        counts.append(len(views))
+        flags.append(teacher)
+    if memo is not None:
+        memo.messages, memo.counts, memo.teacher, memo.views = list(messages), counts, flags, list(views)
     return views
 
 

@@ -420,7 +420,7 @@ class LibraryService:
         return covered_by(coverage, version_jobs(coverage, _version(views)))
 
     def _view_memo(self, chat_id: str) -> ViewMemo:
-        return self._view_memos.setdefault(chat_id, {})
+        return self._view_memos.setdefault(chat_id, ViewMemo())
 
     def _uncovered(self, record: ChatRecord) -> list[MessageView]:
         views = message_views(record.messages, self._view_memo(record.id))

@@ -184,13 +184,12 @@ def test_teacher_prose_views_are_remade_only_for_new_or_replaced_messages() -> N
     from tests.flows.test_workbench import teaching_record
 
     messages = [*teaching_record("c"), *lesson(400)[2:]]
-    memo: ViewMemo = {}
+    memo = ViewMemo()
     first = message_views(messages, memo)
     assert first == message_views(messages)  # the memo never changes the answer
     again = message_views(messages, memo)
     assert again == first
-    # reused whole, except the probe's own message (the teacher starts speaking inside it)
-    assert sum(v is not w for v, w in zip(again, first, strict=True)) == 1
+    assert all(v is w for v, w in zip(again, first, strict=True))  # reused, not remade
     edited = list(messages)
     edited[5] = {
         **messages[5],
