@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_ai import Agent, ModelRetry, RunContext, ToolOutput
 from pydantic_ai.models import Model
-from pydantic_ai.usage import RunUsage, UsageLimits
+from pydantic_ai.usage import RunUsage
 
 from server.agent.prompts import load_prompt
-from server.agent.workbench.common import WorkerFailed, failure_sentence, worker_usage
+from server.agent.workbench.common import WorkerFailed, run_checked
 from server.core.contracts.jobs import MAX_HTML, DemoArtifact, DemoInput, WorkerResult
 from server.core.ports import Headless, HtmlCheck
 
@@ -121,17 +121,16 @@ async def run_demo_builder(
         raise WorkerFailed("No headless browser runs here, so the demo could not be built and checked.")
     state = DemoState(headless=headless, timeout_s=timeout_s)
     agent = build_demo_builder(model)
-    try:
-        result = await agent.run(
-            f"THE DEMO TO BUILD:\n{job.request}",
-            deps=state,
-            usage=usage,
-            usage_limits=UsageLimits(request_limit=REQUEST_LIMIT),
-        )
-    except Exception as exc:
-        sentence = failure_sentence(exc, model, what="demo-builder", last_problem=state.last_problem)
-        raise WorkerFailed(sentence, worker_usage(usage)) from exc
-    demo = result.output
+    demo = await run_checked(
+        agent,
+        f"THE DEMO TO BUILD:\n{job.request}",
+        deps=state,
+        model=model,
+        usage=usage,
+        request_limit=REQUEST_LIMIT,
+        what="demo-builder",
+        last_problem=lambda: state.last_problem,
+    )
     tries = "first try" if state.attempts == 1 else f"attempt {state.attempts}"
     text = (
         f"Demo “{demo.title}” is ready for the learner: {job.request.strip()} "

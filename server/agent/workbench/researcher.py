@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_ai import Agent, ModelRetry, RunContext, ToolOutput
 from pydantic_ai.models import Model
-from pydantic_ai.usage import RunUsage, UsageLimits
+from pydantic_ai.usage import RunUsage
 
 from server.agent.prompts import load_prompt
-from server.agent.workbench.common import WorkerFailed, failure_sentence, worker_usage
+from server.agent.workbench.common import WorkerFailed, run_checked, worker_usage
 from server.agent.workbench.web import SearchFailed
 from server.core.contracts.jobs import ResearchArtifact, ResearchInput, Source, WorkerResult
 from server.core.ports import SearchHit, WebSearch
@@ -150,21 +150,17 @@ async def run_researcher(
         )
     state = ResearchState(search=search)
     agent = build_researcher(model)
-    try:
-        result = await agent.run(
-            f"THE QUESTION:\n{job.question}",
-            deps=state,
-            usage=usage,
-            usage_limits=UsageLimits(request_limit=REQUEST_LIMIT),
-        )
-    except SearchFailed as exc:
-        raise WorkerFailed(
-            f"The research stopped because the web search failed: {exc}", worker_usage(usage)
-        ) from exc
-    except Exception as exc:
-        sentence = failure_sentence(exc, model, what="researcher", last_problem=state.last_problem)
-        raise WorkerFailed(sentence, worker_usage(usage)) from exc
-    submission = result.output
+    submission = await run_checked(
+        agent,
+        f"THE QUESTION:\n{job.question}",
+        deps=state,
+        model=model,
+        usage=usage,
+        request_limit=REQUEST_LIMIT,
+        what="researcher",
+        last_problem=lambda: state.last_problem,
+        plain={SearchFailed: "The research stopped because the web search failed: "},
+    )
     try:
         artifact = ResearchArtifact(
             question=job.question,

@@ -13,11 +13,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic_ai import Agent, BinaryContent, ModelRetry, RunContext, ToolOutput
 from pydantic_ai.messages import UserContent
 from pydantic_ai.models import Model
-from pydantic_ai.usage import RunUsage, UsageLimits
+from pydantic_ai.usage import RunUsage
 
 from server.agent.model_guard import classify
 from server.agent.prompts import load_prompt
-from server.agent.workbench.common import WorkerFailed, failure_sentence, worker_usage
+from server.agent.workbench.common import WorkerFailed, run_checked
 from server.core.contracts.jobs import MAX_SVG, VisualArtifact, VisualInput, WorkerResult
 from server.core.ports import Headless
 from server.core.workbench.svg import SvgRejected, sanitize_svg
@@ -134,17 +134,16 @@ async def run_visual_maker(
         raise WorkerFailed("No headless browser runs here, so the picture could not be rendered and checked.")
     state = VisualState(request=job.request, headless=headless, vision=vision)
     agent = build_visual_maker(model)
-    try:
-        result = await agent.run(
-            f"THE PICTURE TO DRAW:\n{job.request}",
-            deps=state,
-            usage=usage,
-            usage_limits=UsageLimits(request_limit=REQUEST_LIMIT),
-        )
-    except Exception as exc:
-        sentence = failure_sentence(exc, model, what="visual-maker", last_problem=state.last_problem)
-        raise WorkerFailed(sentence, worker_usage(usage)) from exc
-    visual = result.output
+    visual = await run_checked(
+        agent,
+        f"THE PICTURE TO DRAW:\n{job.request}",
+        deps=state,
+        model=model,
+        usage=usage,
+        request_limit=REQUEST_LIMIT,
+        what="visual-maker",
+        last_problem=lambda: state.last_problem,
+    )
     if state.looked_at:
         verified = "a vision model looked at the rendered picture and judged that it shows what was asked"
     else:
