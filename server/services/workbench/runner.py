@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -69,7 +68,8 @@ class JobRunner:
         self.events = events
         self.clock = clock
         self.tasks: dict[str, asyncio.Task[None]] = {}
-        self.started: dict[str, float] = {}
+        self.sessions: dict[str, str] = {}
+        """Computing workers' sessions, by job id."""
         self._aborting: dict[str, bool] = {}
         self.on_outcome: Callable[[JobRecord], object] | None = None
         """The wake pipeline's intake: called with the saved record after its outcome was saved."""
@@ -88,7 +88,7 @@ class JobRunner:
         )
         self.store.save(job)
         self._changed(job.chat_id, row=True)
-        self.started[job.id] = time.monotonic()
+        self.sessions[job.id] = chat_id
         self.tasks[job.id] = asyncio.get_running_loop().create_task(self._run(job), name=f"job {job.id}")
         log.info("[job %s] %s for session %s started", job.id, kind, chat_id)
         return job
@@ -116,7 +116,7 @@ class JobRunner:
                 self._finish(job.id, status="done", result=result, usage=usage, delivery="result")
         finally:
             self.tasks.pop(job.id, None)
-            self.started.pop(job.id, None)
+            self.sessions.pop(job.id, None)
 
     def _finish(
         self,
@@ -173,14 +173,7 @@ class JobRunner:
 
     def computing(self, chat_id: str) -> bool:
         """Whether a worker of this session is computing (it blocks the session's deletion)."""
-        return any(self._chat_of(job_id) == chat_id for job_id in self.tasks)
-
-    def _chat_of(self, job_id: str) -> str | None:
-        try:
-            job = self.store.get(job_id)
-        except Exception:
-            return None
-        return job.chat_id if job else None
+        return chat_id in self.sessions.values()
 
     def discard(self, chat_id: str) -> int:
         """The session was deleted: its job records (and so its pending deliveries) go with it.
