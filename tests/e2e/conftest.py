@@ -7,15 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-    "--disable-quic",
-]
+from server.agent.workbench.headless import CHROMIUM_ARGS  # the flags the app's own headless uses
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,7 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from server.core.contracts.jobs import Delivery, DemoArtifact, JobRecord, WorkerResult, steer_id
-from tests.flows.test_workbench import teaching_record
+from tests.flows.test_workbench import _job_owing, teaching_record
 from tests.livehttp import serve
 from tests.procs import ServerProcess, scripted_slot, start_server, write_settings
 from tests.stub_openai import Reply, create_stub, last_user_text
@@ -105,23 +104,7 @@ def test_a_restart_between_the_workers_end_and_the_delivery(
     finally:
         assert server.stop() == 0
     # the worker had finished and saved its outcome when the server stopped; nothing was delivered
-    job = JobRecord(
-        id="job_before_restart",
-        chat_id=chat_id,
-        tool_call_id="call_demo",
-        kind="demo",
-        input={"request": "a tangent line on x^2"},
-        status="done",
-        created_at="2026-12-01T10:00:00Z",
-        finished_at="2026-12-01T10:00:09Z",
-        result=WorkerResult(
-            text="A tangent-line demo, verified in a browser.",
-            artifact=DemoArtifact(title="Tangent slider", html=DEMO_HTML, checks=["drew pixels"]),
-        ),
-        delivery=Delivery(kind="result", steer_id=steer_id("job_before_restart", "result")),
-    )
-    (data_dir / "jobs").mkdir(exist_ok=True)
-    (data_dir / "jobs" / f"{job.id}.json").write_text(job.model_dump_json(by_alias=True))
+    _job_owing(data_dir, chat_id, delivered_marker=False, html=DEMO_HTML)
     server = start_server(data_dir)
     try:
         page.goto(f"{server.url}/chat/{chat_id}")

@@ -373,7 +373,7 @@ def _restart(data: Path, teacher: Teacher) -> Any:
     return services
 
 
-def _job_owing(data: Path, chat_id: str, *, delivered_marker: bool) -> JobRecord:
+def _job_owing(data: Path, chat_id: str, *, delivered_marker: bool, html: str = DEMO_HTML) -> JobRecord:
     """A job whose worker finished and saved its outcome, then the server died before delivery
     (or, with `delivered_marker`, after the steer was saved but before the acknowledgement)."""
     from server.core.contracts.jobs import Delivery, steer_id, steer_message
@@ -387,7 +387,7 @@ def _job_owing(data: Path, chat_id: str, *, delivered_marker: bool) -> JobRecord
         status="done",
         created_at="2026-12-01T00:00:00Z",
         finished_at="2026-12-01T00:00:05Z",
-        result=WorkerResult(text="A demo.", artifact=DemoArtifact(title="Slider", html=DEMO_HTML)),
+        result=WorkerResult(text="A demo.", artifact=DemoArtifact(title="Slider", html=html)),
         delivery=Delivery(kind="result", steer_id=steer_id("job_restart1", "result")),
     )
     (data / "jobs").mkdir(parents=True, exist_ok=True)
