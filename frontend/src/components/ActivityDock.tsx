@@ -85,8 +85,28 @@ export default function ActivityDock() {
   );
 }
 
-function ActivityRowView({ row }: { row: ActivityRow }) {
+/** Abort a row's run; the outcome (or why not) goes to `onNotice`. */
+function AbortButton(props: { source: string; testId: string; title: string; onNotice: (notice: string | null) => void }) {
   const { abort, aborting } = useActivity();
+  const busy = aborting.has(props.source);
+  return (
+    <button
+      type="button"
+      className="btn btn-small"
+      data-testid={props.testId}
+      disabled={busy}
+      title={props.title}
+      onClick={() => {
+        props.onNotice(null);
+        void abort(props.source).then(props.onNotice);
+      }}
+    >
+      {busy ? 'Aborting…' : 'Abort'}
+    </button>
+  );
+}
+
+function ActivityRowView({ row }: { row: ActivityRow }) {
   const [notice, setNotice] = useState<string | null>(null);
   const running = isRunningRow(row);
   const stats = row.phase === 'done' ? formatStats(row.stats) : '';
@@ -101,19 +121,12 @@ function ActivityRowView({ row }: { row: ActivityRow }) {
           {row.label}
         </Link>
         {running && (
-          <button
-            type="button"
-            className="btn btn-small"
-            data-testid="activity-abort"
-            disabled={aborting.has(row.source)}
+          <AbortButton
+            source={row.source}
+            testId="activity-abort"
             title={row.kind === 'chat' ? 'Stop reading this lesson (all its remaining parts)' : 'Stop importing this file (all its remaining parts)'}
-            onClick={() => {
-              setNotice(null);
-              void abort(row.source).then(setNotice);
-            }}
-          >
-            {aborting.has(row.source) ? 'Aborting…' : 'Abort'}
-          </button>
+            onNotice={setNotice}
+          />
         )}
       </div>
       <div className="activity-meta">
@@ -154,7 +167,6 @@ export function AgentRows({ rows }: { rows: readonly ActivityRow[] }) {
 }
 
 function AgentRowView({ row, now }: { row: ActivityRow; now: number }) {
-  const { abort, aborting } = useActivity();
   const [notice, setNotice] = useState<string | null>(null);
   const running = isRunningRow(row);
   const elapsed = formatElapsed(row, now);
@@ -172,19 +184,12 @@ function AgentRowView({ row, now }: { row: ActivityRow; now: number }) {
           </span>
         )}
         {running && (
-          <button
-            type="button"
-            className="btn btn-small"
-            data-testid="agent-abort"
-            disabled={aborting.has(row.source)}
+          <AbortButton
+            source={row.source}
+            testId="agent-abort"
             title="Stop this background agent; the teacher is told it was stopped"
-            onClick={() => {
-              setNotice(null);
-              void abort(row.source).then(setNotice);
-            }}
-          >
-            {aborting.has(row.source) ? 'Aborting…' : 'Abort'}
-          </button>
+            onNotice={setNotice}
+          />
         )}
       </div>
       <div className="activity-meta">
