@@ -65,7 +65,9 @@ def test_a_short_lesson_then_add_to_my_graph_now_puts_it_on_the_home_page(
     expect(page.get_by_test_id("chat-status")).to_have_text("ready", timeout=20_000)
 
     # far below the budget: nothing runs, and the ring says the teaching is not in the graph yet
+    # (the ring re-reads the coverage after the turn settles: wait for that read, not the first)
     ring = page.get_by_test_id("coverage-ring")
+    expect(ring).to_have_attribute("data-uncovered", re.compile(r"^[1-9][0-9]*$"), timeout=10_000)
     expect(ring).to_have_attribute("data-covered", "0")
     uncovered = int(ring.get_attribute("data-uncovered") or 0)
     assert 0 < uncovered < 8192
