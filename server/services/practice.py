@@ -301,14 +301,16 @@ class PracticeService:
             )
             self.tasks[gen_row.id] = task
             tasks.append(task)
-        await asyncio.gather(*tasks, return_exceptions=True)
-
-        def settle(s: ProblemSet) -> None:
-            ready = [p for p in s.problems if p.status == "ready"]
-            s.status = "ready" if ready else "error"
-            s.error = None if ready else "No problem could be written; delete this set and try again."
-
-        self._write(set_id, settle)
+        try:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        except asyncio.CancelledError:
+            # The run was stopped (its partition row aborted, or shutdown) while problems were
+            # being written: the gather has cancelled every generator and waited for them, so each
+            # unwritten problem already says "Stopped before it was written."; the set settles now,
+            # or it would stay `generating` (the boot sweep leaves sets this process runs alone).
+            self._write(set_id, _settle("Stopped while its problems were being written."))
+            raise
+        self._write(set_id, _settle("No problem could be written; delete this set and try again."))
 
     async def _generate_one(
         self, problem_set: ProblemSet, problem: Problem, row: PracticeRow, recent: list[str]
@@ -514,6 +516,20 @@ class PracticeService:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _settle(no_problem: str) -> Callable[[ProblemSet], None]:
+    """The set's end after its generators: `ready` when at least one problem is ready (the others
+    keep their own error), else `error` with `no_problem` as the reason."""
+
+    def settle(s: ProblemSet) -> None:
+        ready = [p for p in s.problems if p.status == "ready"]
+        if ready:
+            s.status, s.error = "ready", None
+        else:
+            _fail_set(s, no_problem)
+
+    return settle
 
 
 def _fail_set(problem_set: ProblemSet, error: str) -> None:

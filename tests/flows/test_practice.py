@@ -193,7 +193,11 @@ def test_abort_routes_by_row_shape(tmp_path: Path) -> None:
         await asyncio.gather(
             *[t for r, t in w.service.tasks.items() if r.startswith(second.id)], return_exceptions=True
         )
-        assert all(p.status == "error" for p in w.service.get(second.id).problems)
+        stopped_set = w.service.get(second.id)
+        assert all(p.status == "error" for p in stopped_set.problems)
+        # the set settles too (not left `generating`, which no sweep of this process would touch)
+        assert stopped_set.status == "error"
+        assert stopped_set.error == "Stopped while its problems were being written."
 
     run(tmp_path, scenario)
 
