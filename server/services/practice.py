@@ -53,6 +53,7 @@ from server.core.contracts.practice import (
 from server.core.events import EventBus
 from server.core.ports import GraphStore, PracticeStore
 from server.core.practice.chains import chains_for_selection, touched_propositions
+from server.core.practice.levels import default_title
 from server.core.turns import TurnRejected
 from server.services.chats import utc_now
 
@@ -190,7 +191,7 @@ class PracticeService:
         await self.model_for("strong")  # 503 before anything is written
         chains = chains_for_selection(selection, self.graph.chains().values())
         now = self.clock()
-        title = (body.title or "").strip() or f"Practice — {datetime.now(UTC).strftime('%-d %b %Y')}"
+        title = (body.title or "").strip() or default_title(datetime.fromtimestamp(self.wall_clock(), UTC))
         problem_set = ProblemSet(
             id=_new_id(),
             title=title,

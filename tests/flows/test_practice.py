@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -67,8 +68,10 @@ def run(root: Path, scenario: Any) -> None:
 def test_a_set_is_generated_frozen_and_answered_once(tmp_path: Path) -> None:
     async def scenario(w: World) -> None:
         nodes = await w.graph()
+        w.service.wall_clock = lambda: datetime(2026, 12, 1, 10, 0, tzinfo=UTC).timestamp()
         created = await w.service.create(CreateSet(node_ids=nodes, params=PracticeParams(rung=3, cue=2)))
         assert created.status == "partitioning"
+        assert created.title == "Practice — 1 Dec 2026"  # no title given: dated by the wall clock
         # the world is frozen: 2 arguments of the heap note + Heapsort on its own
         assert [c.id.split("_")[0] for c in created.chains] == ["arg", "arg", "single"]
         assert {p.name for p in created.propositions} == {

@@ -5,6 +5,7 @@ header). Discrete: there is no continuum between levels."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from server.core.contracts.practice import PracticeParams
 
@@ -73,3 +74,17 @@ def levels_view() -> dict[str, object]:
         "presentations": rows(PRESENTATIONS),
         "defaults": DEFAULTS.model_dump(by_alias=True),
     }
+
+
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+"""English month abbreviations, not the locale's (`%b`), so every machine titles alike."""
+
+
+def default_title(now: datetime) -> str:
+    """The title of a set created without one, dated by `now`'s UTC day: "Practice — 1 Dec 2026".
+
+    Built by hand: `strftime("%-d")` raises on Windows and `%b` follows the locale. The frontend's
+    `defaultSetTitle` (frontend/src/core/practice.ts) says the same. A naive `now` is taken as UTC.
+    """
+    day = now.astimezone(UTC) if now.tzinfo else now
+    return f"Practice — {day.day} {MONTHS[day.month - 1]} {day.year}"
