@@ -244,6 +244,47 @@ def test_the_boot_sweep_marks_what_a_dead_process_left(tmp_path: Path) -> None:
     run(tmp_path, scenario)
 
 
+def test_the_boot_sweep_waits_for_a_heartbeat_120_s_stale(tmp_path: Path) -> None:
+    """A 60 s old heartbeat may belong to a process still alive: the set is left alone and checked
+    again when it turns 120 s old (61 s later); then, still untouched, it is marked interrupted."""
+
+    async def scenario(w: World) -> None:
+        created = await w.service.create(CreateSet(node_ids=await w.graph()))
+        await w.settled(created.id)
+        beat = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
+        left = w.service.get(created.id).model_copy(deep=True)
+        left.status, left.updated_at = "generating", beat.isoformat().replace("+00:00", "Z")
+        w.store.save(left)
+        now = [beat.timestamp() + 60]
+        fresh = PracticeService(
+            w.store, w.pipe.graph, w.service.model_for, w.service.permits, w.events, wall_clock=lambda: now[0]
+        )
+        loop = asyncio.get_running_loop()
+        scheduled: list[tuple[float, Any]] = []
+        real_call_later = loop.call_later
+
+        def call_later(delay: float, callback: Any, *args: Any) -> asyncio.TimerHandle:
+            scheduled.append((delay, callback))
+            return real_call_later(delay, callback, *args)
+
+        loop.call_later = call_later  # type: ignore[method-assign]
+        try:
+            assert fresh.sweep() == 0
+            assert fresh.get(created.id).status == "generating"  # 60 s: left alone
+            assert [round(d) for d, _ in scheduled] == [61]  # re-checked once it is past 120 s
+            now[0] = beat.timestamp() + 119
+            assert fresh.sweep() == 0 and fresh.get(created.id).status == "generating"
+            now[0] = beat.timestamp() + 121
+            scheduled[0][1]()  # the delayed re-check fires
+            swept = fresh.get(created.id)
+            assert swept.status == "error" and swept.error == INTERRUPTED
+        finally:
+            loop.call_later = real_call_later  # type: ignore[method-assign]
+        await fresh.shutdown()
+
+    run(tmp_path, scenario)
+
+
 def test_refusals(tmp_path: Path) -> None:
     async def scenario(w: World) -> None:
         await w.graph()
