@@ -129,6 +129,9 @@ export function useLessonChat(initial: api.ChatRecord) {
       if (record.running) follow(record);
     } else {
       setMessages(record.messages);
+      // The turn this view followed failed before any content and its stream was gone by the
+      // time we read it (a reattachment answered 204): the server's notice is the news (seed §5).
+      if (!record.running && record.lastFailure) setFailure(record.lastFailure.detail);
     }
   };
 

@@ -1,18 +1,20 @@
 """No stranded lesson, in real Chromium (issue 12, items 2-3, done-when): the model fails with 503
 right after the learner answered the prober's quiz; the banner offers Retry, which continues the
 lesson from the saved answer (once); a reload while the failure is the latest news shows the
-banner again from the server's memory-only notice, and nothing is re-sent on its own."""
+banner again from the server's memory-only notice, and nothing is re-sent on its own. A second
+window attached to the failing turn (the model is slow to fail) shows the same error banner."""
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.test_classroom_in_browser import answer_quiz
 from tests.livehttp import serve
@@ -23,10 +25,13 @@ from tests.stub_openai import Reply, create_stub
 pytestmark = pytest.mark.e2e
 
 FAILING = {"on": False}
+SLOW_FAILURE_S = 2.5
+"""How long the failing model takes to refuse: long enough for a second window to attach."""
 
 
 def reply(body: dict[str, Any]) -> Reply | str:
     if FAILING["on"]:
+        time.sleep(SLOW_FAILURE_S)  # blocks only the stub, which serves this one request
         return Reply(status=503)
     return lesson_reply(body)
 
@@ -43,7 +48,7 @@ def server(data_dir: Path) -> Iterator[ServerProcess]:
 
 
 def test_a_503_after_an_answer_leaves_a_retry_that_continues_the_lesson(
-    page: Page, server: ServerProcess
+    page: Page, browser: Browser, server: ServerProcess
 ) -> None:
     page.goto(server.url + "/")
     page.get_by_test_id("new-lesson").click()
@@ -52,13 +57,24 @@ def test_a_503_after_an_answer_leaves_a_retry_that_continues_the_lesson(
     page.get_by_test_id("composer-input").fill("Teach me derivatives")
     page.get_by_test_id("composer-send").click()
     expect(page.get_by_test_id("question-dock")).to_contain_text("What is", timeout=20_000)
+    other = browser.new_context().new_page()  # a second window on the same lesson
+    other.goto(f"{server.url}/chat/{chat_id}")
+    expect(other.get_by_test_id("question-dock")).to_contain_text("What is", timeout=10_000)
 
     FAILING["on"] = True
     answer_quiz(page, 1)
+    # the second window sees the turn start and attaches to it before the model fails
+    expect(other.get_by_test_id("chat-status")).to_have_text(
+        re.compile("submitted|streaming"), timeout=SLOW_FAILURE_S * 1000
+    )
     banner = page.get_by_test_id("error-banner")
     expect(banner).to_be_visible(timeout=30_000)
     record = httpx.get(f"{server.url}/api/chats/{chat_id}").json()
     assert record["lastFailure"] and not record["running"]
+    expect(other.get_by_test_id("error-banner")).to_contain_text(
+        record["lastFailure"]["detail"], timeout=10_000
+    )
+    other.context.close()
 
     # a reload: the banner comes back from the server's notice; nothing is sent on its own
     page.reload()

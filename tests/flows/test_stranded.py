@@ -16,7 +16,7 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo
 
 from server.core.transcript import awaits_continuation, pending_questions
-from tests.flows.conftest import Live, turn_body
+from tests.flows.conftest import Live, sse_chunks, turn_body
 from tests.flows.lesson_script import lesson_model
 from tests.flows.test_classroom import answer_body
 
@@ -103,3 +103,40 @@ def test_deleting_the_session_or_its_next_turn_clears_the_notice(flaky: Any) -> 
     assert live.services.turns.failures.get(other)
     assert live.client.delete(f"/api/chats/{other}").status_code == 204
     assert other not in live.services.turns.failures
+
+
+def test_a_window_following_a_turn_that_fails_before_content_sees_the_error_then_done(
+    flaky: Any,
+) -> None:
+    """A second window attached to the turn (GET /stream) while the model is slow to start, then
+    fails before any content: the follower gets the failure in plain words, then the terminal,
+    never an empty 200 (seed §5, late attachment sees settlement failure)."""
+    live, script = flaky
+    chat_id = live.new_chat()
+    gate = threading.Event()
+    live.script.gate = gate
+    script.fail = 1
+    result: dict[str, httpx.Response] = {}
+    thread = threading.Thread(
+        target=lambda: result.setdefault(
+            "r", httpx.post(f"{live.url}/api/chat", json=turn_body(chat_id), timeout=30)
+        )
+    )
+    thread.start()
+    for _ in range(500):
+        if live.script.seen:  # the model started (and waits at the gate)
+            break
+        threading.Event().wait(0.01)
+    with (
+        httpx.Client(base_url=live.url, timeout=30) as client,
+        client.stream("GET", f"/api/chats/{chat_id}/stream") as follower,
+    ):
+        assert follower.status_code == 200
+        gate.set()
+        text = follower.read().decode()
+    thread.join(10)
+    assert result["r"].status_code == 503
+    detail = live.client.get(f"/api/chats/{chat_id}").json()["lastFailure"]["detail"]
+    assert "rate limited" in detail
+    assert sse_chunks(text) == [{"type": "error", "errorText": detail}, "[DONE]"]
+    assert not live.services.registry.running(chat_id)
