@@ -306,10 +306,18 @@ class TurnService:
                 opened.set_result(None)
             raise
         except BaseException as exc:
+            prior = self.failures.get(record.id)
             if isinstance(exc, TurnRejected):
                 self._failed(record.id, exc.detail)
             elif isinstance(exc, Exception):
                 self._failed(record.id, f"the turn failed: {exc}")
+            # a window attached meanwhile (GET /stream) sees why in plain words, then the terminal,
+            # never an empty 200 (seed §5); the notice is the one `lastFailure` shows (only this
+            # turn's: a quiet failure publishes the terminal alone)
+            notice = self.failures.get(record.id)
+            if notice is not None and notice is not prior:
+                turn.publish(sse({"type": "error", "errorText": notice["detail"]}))
+            turn.publish("data: [DONE]\n\n")
             self.registry.end(record.id)
             turn.finish()
             if not opened.done():
