@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ import pytest
 from pydantic_ai.models.function import FunctionModel
 
 from server.core.contracts.models import ResolvedModel
-from server.core.contracts.practice import AnswerBody, CreateSet, PracticeParams, ProblemSet
+from server.core.contracts.practice import AnswerBody, CreateSet, PracticeParams, Problem, ProblemSet
 from server.core.events import EventBus
 from server.core.turns import TurnRejected
 from server.services.practice import INTERRUPTED, PracticeService
@@ -111,6 +112,58 @@ def test_a_set_is_generated_frozen_and_answered_once(tmp_path: Path) -> None:
         assert rows[f"{created.id}:partition"]["phase"] == "done"
         assert rows[f"{created.id}:gen:p1"]["label"].startswith("Problem 1/3 — ")
         assert rows[f"{created.id}:grade:p1"]["phase"] == "done"
+
+    run(tmp_path, scenario)
+
+
+def test_the_generator_weighs_the_note_and_avoids_the_5_most_recent_sets_on_its_nodes(tmp_path: Path) -> None:
+    async def scenario(w: World) -> None:
+        nodes = await w.graph()
+        heap = nodes[0]
+
+        def earlier(i: int, node_ids: list[str], title: str) -> ProblemSet:
+            stamp = f"2026-11-{i:02d}T10:00:00.000Z"
+            return ProblemSet(
+                id=f"ps_{i:08x}",
+                title=title,
+                status="ready",
+                created_at=stamp,
+                updated_at=stamp,
+                params=PracticeParams(),
+                node_ids=node_ids,
+                propositions=[],
+                chains=[],
+                problems=[
+                    Problem(
+                        id="p1",
+                        index=1,
+                        title=f"Old problem {i}",
+                        chain_ids=["single_x"],
+                        status="ready",
+                        statement=f"Situation number {i}:\n  a warehouse   of crates.",
+                    )
+                ],
+            )
+
+        for i in range(1, 7):  # six sets sharing a node of the new selection, 1 the oldest
+            w.store.save(earlier(i, [heap, "n_gone"], f"Shared {i}"))
+        w.store.save(earlier(9, ["n_elsewhere"], "Unrelated"))  # the newest, but shares no node
+        note = "  I keep confusing heap order with sortedness; make me face that.  "
+        created = await w.service.create(CreateSet(node_ids=nodes, note=note))
+        assert created.note == note.strip()
+        done = await w.settled(created.id)
+        assert done.status == "ready"
+        generator_prompts = [p for p in w.script.prompts if "YOUR TARGET" in p]
+        assert len(generator_prompts) == len(done.problems)
+        for prompt in generator_prompts:
+            assert f"THE LEARNER'S NOTE (weigh it):\n{note.strip()}" in prompt
+            recent = prompt.split("RECENT PROBLEMS ON THESE PROPOSITIONS", 1)[1]
+            # the 5 most recent sharing sets (2..6), newest first, whitespace folded; not set 1
+            listed = re.findall(
+                r"^- Old problem (\d): Situation number \d: a warehouse of crates\.$", recent, re.M
+            )
+            assert listed == ["6", "5", "4", "3", "2"]
+            assert "Old problem 1" not in recent and "Old problem 9" not in prompt
 
     run(tmp_path, scenario)
 
