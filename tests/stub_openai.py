@@ -8,9 +8,10 @@ one model. Every request body is recorded in `app.state.requests`.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,8 +44,10 @@ def default_reply(body: dict[str, Any]) -> Reply:
 
 
 def create_stub(
-    reply: Callable[[dict[str, Any]], Reply | str] = default_reply, delay_s: float = 0.03
+    reply: Callable[[dict[str, Any]], Reply | str | Awaitable[Reply | str]] = default_reply,
+    delay_s: float = 0.03,
 ) -> FastAPI:
+    """`reply` may be a coroutine function (a script that waits for another request first)."""
     app = FastAPI()
     app.state.requests = []
 
@@ -57,6 +60,8 @@ def create_stub(
         body = await request.json()
         app.state.requests.append(body)
         said = reply(body)
+        if inspect.isawaitable(said):
+            said = await said
         said = Reply(said) if isinstance(said, str) else said
         if said.status is not None:
             error = {"message": f"scripted failure {said.status}", "type": "server_error"}
