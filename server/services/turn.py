@@ -167,6 +167,9 @@ class TurnService:
         """The model's bounded view of a long lesson (issue 15); None: the whole transcript."""
         self._histories: dict[str, tuple[UsableMemo, ModelHistory]] = {}
         """Per lesson: what was already checked and converted for the model (each message once)."""
+        self._waking: set[str] = set()
+        """Sessions whose idle wake is starting and has not opened: a failure there is quiet (seed
+        §5.1, no new error UI for a turn the learner never started), so it is not `lastFailure`."""
 
     # -- accepting a turn -------------------------------------------------------------------------
     async def start(self, body: bytes) -> RunningTurn:
@@ -232,7 +235,11 @@ class TurnService:
             self.registry.end(record.id)
             raise
         log.info("session %s: woken by %d finished job(s)", record.id, len(messages) - len(record.messages))
-        return await self._launch(turn, record, messages, None, role)
+        self._waking.add(record.id)
+        try:
+            return await self._launch(turn, record, messages, None, role)
+        finally:
+            self._waking.discard(record.id)
 
     async def _launch(
         self,
@@ -244,7 +251,8 @@ class TurnService:
     ) -> RunningTurn:
         """Run an accepted turn as a task the registry holds; returns once it opened (or raises
         what refused it before anything streamed)."""
-        self.failures.pop(record.id, None)  # accepted: an earlier failure is no longer the news
+        if record.id not in self._waking:  # a wake's start may still fail quietly (popped at its opening)
+            self.failures.pop(record.id, None)  # accepted: an earlier failure is no longer the news
         # From here on the turn is a task the registry holds, so an abort reaches it at every
         # moment: while the model is resolved (the offline model starting), before the first
         # token, and after (issue 10, defect 2). This request waits for the turn's opening.
@@ -325,6 +333,9 @@ class TurnService:
             if isinstance(exc, Exception):
                 return
             raise
+        if record.id in self._waking:  # the wake opened: from here on it is a turn like any other
+            self._waking.discard(record.id)
+            self.failures.pop(record.id, None)
         opened.set_result(None)
         await self._run(turn, state, preamble, chunks)
 
@@ -528,6 +539,10 @@ class TurnService:
                 turn.finish()
 
     def _failed(self, chat_id: str, detail: str) -> None:
+        """Record the session's `lastFailure`; not for a wake that failed before it opened."""
+        if chat_id in self._waking:
+            log.info("session %s: the wake could not start (%s); the result stays pending", chat_id, detail)
+            return
         self.failures[chat_id] = {"detail": detail, "at": self.clock()}
 
     def forget(self, chat_id: str) -> None:

@@ -338,9 +338,14 @@ def test_a_worker_failure_is_delivered_honestly(bench: Bench) -> None:
     assert "failed" in steer["parts"][0]["text"] and steer["parts"][1]["data"]["status"] == "error"
 
 
-def test_a_failed_wake_start_stays_quietly_pending_until_the_next_turn(bench: Bench, live: Live) -> None:
+@pytest.mark.parametrize("earlier", [None, {"detail": "the model failed before replying: 500", "at": "t0"}])
+def test_a_failed_wake_start_stays_quietly_pending_until_the_next_turn(
+    bench: Bench, live: Live, earlier: dict[str, str] | None
+) -> None:
     chat_id = bench.lesson()
     assert bench.say(chat_id, "Show me a demo", "u1").status_code == 200
+    if earlier is not None:  # the learner's own last turn had failed: that notice stays the news
+        live.services.turns.failures[chat_id] = earlier
     store = live.services.stores.chats
 
     def pick(model: dict[str, str]) -> None:
@@ -355,6 +360,8 @@ def test_a_failed_wake_start_stays_quietly_pending_until_the_next_turn(bench: Be
     time.sleep(0.3)
     assert bench.jobs(chat_id)[0]["delivery"]["status"] == "pending"  # quiet: no retry timer
     assert not steer_ids(bench.messages(chat_id))
+    # no error banner for a turn the learner never started (nor is an earlier one taken away)
+    assert live.client.get(f"/api/chats/{chat_id}").json()["lastFailure"] == earlier
     pick(scripted)
     assert bench.say(chat_id, "Let me look around", "u2").status_code == 200  # the learner's next turn
     wait_for(lambda: delivered(bench, chat_id))
