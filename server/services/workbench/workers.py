@@ -33,7 +33,8 @@ class WorkerHost:
         """The job tools to offer the teacher now."""
         kinds: list[JobKind] = []
         research = self.models.settings.load().research
-        if research.provider is not None and self.models.search_key(research.provider):
+        key = self.models.search_key(research.provider) if research.provider is not None else None
+        if build_search(research, key) is not None:  # a provider, its key, and Google's engine id
             kinds.append("research")
         try:
             browser = self.headless.available()
