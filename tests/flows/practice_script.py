@@ -7,7 +7,8 @@ duplicate a chain ("duplicate") or drop one ("drop"), so the partition law sends
 Generator: echoes its target; `echo_first_wrong` makes the first submit echo one id too many;
 a target whose chains mention a proposition named in `fail_names` raises (that problem errors).
 Grader: `grade_first` is submitted first (e.g. "8/10" or 11: refused by the schema), then
-`score`. `gate` / `gen_gate`, when set, are awaited before a grader / generator answers.
+`score`; its first `grade_prose` turns are prose with no submit at all (a large number: it never
+submits). `gate` / `gen_gate`, when set, are awaited before a grader / generator answers.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
     RetryPromptPart,
+    TextPart,
     ToolCallPart,
     ToolReturnPart,
 )
@@ -41,6 +43,11 @@ def retried(messages: list[ModelMessage]) -> bool:
     )
 
 
+def turns(messages: list[ModelMessage]) -> int:
+    """Which model turn of its conversation this request is (1 for the first)."""
+    return sum(isinstance(m, ModelRequest) for m in messages)
+
+
 def is_practice(prompt: str) -> bool:
     return prompt.startswith(("THE LEVELS OF THIS SET:", "THE PROBLEM:"))
 
@@ -55,6 +62,7 @@ class PracticeScript:
     echo_first_wrong: bool = False
     fail_names: set[str] = field(default_factory=set)
     grade_first: Any = None
+    grade_prose: int = 0
     score: int = 8
     gate: asyncio.Event | None = None
     gen_gate: asyncio.Event | None = None
@@ -66,6 +74,8 @@ class PracticeScript:
         if prompt.startswith("THE PROBLEM:"):
             if self.gate is not None:
                 await self.gate.wait()
+            if turns(messages) <= self.grade_prose:
+                return ModelResponse(parts=[TextPart("I would give this answer a solid 7 out of 10.")])
             value = self.grade_first if self.grade_first is not None and not retried(messages) else self.score
             return submit(
                 {"score": value, "comment": "You used the right proposition; one step lacked its reason."}

@@ -218,6 +218,43 @@ def test_a_grade_that_is_not_an_integer_0_to_10_goes_back_to_the_grader(tmp_path
     run(tmp_path, scenario)
 
 
+def test_a_grader_that_answers_in_prose_is_asked_for_its_submit(tmp_path: Path) -> None:
+    async def scenario(w: World) -> None:
+        w.script.grade_prose, w.script.score = 1, 7
+        created = await w.service.create(CreateSet(node_ids=await w.graph()))
+        await w.settled(created.id)
+        w.service.answer(created.id, AnswerBody(problem_id="p1", answer="Because of heap order."))
+        await asyncio.gather(w.service.tasks[f"{created.id}:grade:p1"])
+        graded = w.service.get(created.id).problems[0]
+        assert graded.grade_status == "graded" and graded.grade is not None and graded.grade.score == 7
+        assert len([p for p in w.script.prompts if p.startswith("THE PROBLEM:")]) == 2
+
+    run(tmp_path, scenario)
+
+
+def test_a_grader_that_never_submits_leaves_an_honest_line_and_the_answer(tmp_path: Path) -> None:
+    async def scenario(w: World) -> None:
+        w.script.grade_prose = 99
+        created = await w.service.create(CreateSet(node_ids=await w.graph()))
+        await w.settled(created.id)
+        w.service.answer(created.id, AnswerBody(problem_id="p1", answer="Because of heap order."))
+        await asyncio.gather(w.service.tasks[f"{created.id}:grade:p1"])
+        dropped = w.service.get(created.id).problems[0]
+        assert dropped.answer == "Because of heap order." and dropped.grade is None
+        assert dropped.grade_status == "error", dropped.grade_error
+        assert (dropped.grade_error or "").startswith(
+            "The grade could not be given: the model could not produce a valid submit"
+        )
+        assert len([p for p in w.script.prompts if p.startswith("THE PROBLEM:")]) == 4  # at most 4 turns
+        row = next(r for r in w.service.activity() if r["id"] == f"{created.id}:grade:p1")
+        assert row["phase"] == "error" and row["usage"]["requests"] == 4
+        with pytest.raises(TurnRejected) as again:  # one attempt, even when the grade is dropped
+            w.service.answer(created.id, AnswerBody(problem_id="p1", answer="Second try"))
+        assert again.value.code == "already_answered"
+
+    run(tmp_path, scenario)
+
+
 def test_abort_routes_by_row_shape(tmp_path: Path) -> None:
     async def scenario(w: World) -> None:
         nodes = await w.graph()
