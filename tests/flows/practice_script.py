@@ -5,6 +5,7 @@ model does (issue 13, bad input).
 Partitioner: one group per chain, in the listed order; `partition_first` makes its first submit
 duplicate a chain ("duplicate") or drop one ("drop"), so the partition law sends it back.
 Generator: echoes its target; `echo_first_wrong` makes the first submit echo one id too many;
+`rubric_first_missing` makes the first submit leave the rubric out (the schema sends it back);
 a target whose chains mention a proposition named in `fail_names` raises (that problem errors).
 Grader: `grade_first` is submitted first (e.g. "8/10" or 11: refused by the schema), then
 `score`; its first `grade_prose` turns are prose with no submit at all (a large number: it never
@@ -60,6 +61,7 @@ def _ids(section: str) -> list[str]:
 class PracticeScript:
     partition_first: str | None = None
     echo_first_wrong: bool = False
+    rubric_first_missing: bool = False
     fail_names: set[str] = field(default_factory=set)
     grade_first: Any = None
     grade_prose: int = 0
@@ -90,15 +92,16 @@ class PracticeScript:
             ids = list(target)
             if self.echo_first_wrong and not retried(messages):
                 ids = [*ids, "arg_not_yours"]
-            return submit(
-                {
-                    "chainIds": ids,
-                    "title": f"Problem on {len(target)} chain(s)",
-                    "statement": "A binary heap holds $n$ keys. Which key sits at the root, and why?",
-                    "solution": "Heap order puts every parent at most its children: the minimum is the root.",
-                    "rubric": "- names the heap order\n- concludes the minimum is at the root",
-                }
-            )
+            problem = {
+                "chainIds": ids,
+                "title": f"Problem on {len(target)} chain(s)",
+                "statement": "A binary heap holds $n$ keys. Which key sits at the root, and why?",
+                "solution": "Heap order puts every parent at most its children: the minimum is the root.",
+                "rubric": "- names the heap order\n- concludes the minimum is at the root",
+            }
+            if self.rubric_first_missing and not retried(messages):
+                del problem["rubric"]
+            return submit(problem)
         chains = _ids(prompt.split("THE CHAINS", 1)[1].split("THE PROPOSITIONS", 1)[0])
         groups = [[c] for c in chains]
         if not retried(messages) and self.partition_first == "duplicate" and len(chains) > 1:

@@ -204,6 +204,19 @@ def test_the_echo_law_and_per_problem_failure_isolation(tmp_path: Path) -> None:
     run(tmp_path, scenario)
 
 
+def test_a_generator_that_submits_no_rubric_is_sent_back_and_commits_all_three(tmp_path: Path) -> None:
+    async def scenario(w: World) -> None:
+        w.script.rubric_first_missing = True
+        created = await w.service.create(CreateSet(node_ids=await w.graph()))
+        done = await w.settled(created.id)
+        assert done.status == "ready" and all(p.status == "ready" for p in done.problems)
+        assert all(p.statement and p.solution and p.rubric for p in done.problems)
+        generator_requests = [p for p in w.script.prompts if "YOUR TARGET" in p]
+        assert len(generator_requests) == 2 * len(done.problems)  # the refused submit, then the whole
+
+    run(tmp_path, scenario)
+
+
 @pytest.mark.parametrize("first", ["8/10", 11, "eight"])
 def test_a_grade_that_is_not_an_integer_0_to_10_goes_back_to_the_grader(tmp_path: Path, first: Any) -> None:
     async def scenario(w: World) -> None:
