@@ -3,7 +3,9 @@ prompts, deterministic in their input, with switches that make them misbehave th
 model does (issue 13, bad input).
 
 Partitioner: one group per chain, in the listed order; `partition_first` makes its first submit
-duplicate a chain ("duplicate") or drop one ("drop"), so the partition law sends it back.
+duplicate a chain ("duplicate") or drop one ("drop"), so the partition law sends it back;
+`partition_always` makes every submit do so (the run fails after 4 turns); `partition_gate`, when
+set, is awaited before it answers.
 Generator: echoes its target; `echo_first_wrong` makes the first submit echo one id too many;
 `rubric_first_missing` makes the first submit leave the rubric out (the schema sends it back);
 a target whose chains mention a proposition named in `fail_names` raises (that problem errors).
@@ -60,6 +62,8 @@ def _ids(section: str) -> list[str]:
 @dataclass
 class PracticeScript:
     partition_first: str | None = None
+    partition_always: str | None = None
+    partition_gate: asyncio.Event | None = None
     echo_first_wrong: bool = False
     rubric_first_missing: bool = False
     fail_names: set[str] = field(default_factory=set)
@@ -102,11 +106,14 @@ class PracticeScript:
             if self.rubric_first_missing and not retried(messages):
                 del problem["rubric"]
             return submit(problem)
+        if self.partition_gate is not None:
+            await self.partition_gate.wait()
         chains = _ids(prompt.split("THE CHAINS", 1)[1].split("THE PROPOSITIONS", 1)[0])
         groups = [[c] for c in chains]
-        if not retried(messages) and self.partition_first == "duplicate" and len(chains) > 1:
+        mistake = self.partition_always or (None if retried(messages) else self.partition_first)
+        if mistake == "duplicate" and len(chains) > 1:
             groups[0] = [chains[0], chains[1]]
-        if not retried(messages) and self.partition_first == "drop" and len(chains) > 1:
+        if mistake == "drop" and len(chains) > 1:
             groups = groups[1:]
         return submit({"groups": [{"chainIds": g, "title": f"Group {i}"} for i, g in enumerate(groups, 1)]})
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -180,6 +181,41 @@ def test_a_partition_that_duplicates_or_drops_a_chain_goes_back_to_the_model(
         assert sorted(c for p in done.problems for c in p.chain_ids) == sorted(c.id for c in done.chains)
         requests = [p for p in w.script.prompts if p.startswith("THE LEVELS") and "YOUR TARGET" not in p]
         assert len(requests) == 2  # the refused submit, then the true partition, in one run
+
+    run(tmp_path, scenario)
+
+
+def test_a_partitioner_that_never_submits_a_true_partition_errors_the_set_honestly(tmp_path: Path) -> None:
+    async def scenario(w: World) -> None:
+        w.script.partition_always = "drop"
+        created = await w.service.create(CreateSet(node_ids=await w.graph()))
+        failed = await w.settled(created.id)
+        assert failed.status == "error" and failed.problems == []
+        assert (failed.error or "").startswith(
+            "The set could not be divided into problems: the model could not produce a valid submit"
+        )
+        requests = [p for p in w.script.prompts if p.startswith("THE LEVELS") and "YOUR TARGET" not in p]
+        assert len(requests) == 4  # at most 4 turns
+        row = next(r for r in w.service.activity() if r["id"] == f"{created.id}:partition")
+        assert row["phase"] == "error" and row["usage"]["requests"] == 4
+        assert not any(":gen:" in r["id"] for r in w.service.activity())
+
+    run(tmp_path, scenario)
+
+
+def test_aborting_while_partitioning_stops_the_set(tmp_path: Path) -> None:
+    async def scenario(w: World) -> None:
+        w.script.partition_gate = asyncio.Event()
+        created = await w.service.create(CreateSet(node_ids=await w.graph()))
+        row_id = f"{created.id}:partition"
+        while not any(r["id"] == row_id and r["phase"] == "partitioning" for r in w.service.activity()):
+            await asyncio.sleep(0.01)
+        assert w.service.abort(row_id)
+        stopped = await w.settled(created.id)
+        assert stopped.status == "error" and stopped.problems == []
+        assert stopped.error == "Stopped while it was being divided into problems."
+        assert next(r for r in w.service.activity() if r["id"] == row_id)["phase"] == "aborted"
+        assert not w.service.abort(row_id)
 
     run(tmp_path, scenario)
 
@@ -434,3 +470,100 @@ def test_the_api_refuses_bad_levels_and_serves_the_named_levels(live: Any) -> No
     assert live.client.delete("/api/practice/sets/ps_00000000").status_code == 404
     bad = live.client.post("/api/practice/sets/ps_00000000/answers", json={"problemId": "p1", "answer": ""})
     assert bad.status_code == 400
+
+
+def _live_practice(live: Any, tmp_path: Path) -> tuple[list[str], PracticeScript]:
+    """Point the live app's practice service at a graph built by the scripted pipeline and at a
+    scripted practice model (the live app's own model streams lesson prose only)."""
+    pipe = Pipeline(tmp_path / "graph")
+
+    async def build() -> list[str]:
+        await pipe.import_note("vault/heap.md", HEAP)
+        await pipe.import_note("vault/sort.md", SORT)
+        return list(pipe.graph.nodes())
+
+    nodes = asyncio.run(build())
+    script = PracticeScript()
+    model = FunctionModel(function=script)
+    resolved = ResolvedModel(provider="openai-compatible", model="scripted", base_url="http://127.0.0.1:9/v1")
+
+    async def model_for(slot: str) -> tuple[ResolvedModel, FunctionModel]:
+        return resolved, model
+
+    live.services.practice.graph = pipe.graph
+    live.services.practice.model_for = model_for
+    return nodes, script
+
+
+def _until(check: Any, what: str, timeout_s: float = 10.0) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_the_api_answers_503_without_a_model_and_writes_nothing(live: Any, tmp_path: Path) -> None:
+    nodes, _ = _live_practice(live, tmp_path)
+    live.services.practice.model_for = live.services.models.model_for_slot  # the app's own slots
+    (live.data / "settings.json").write_text(json.dumps({"models": {}}))
+    refused = live.client.post("/api/practice/sets", json={"nodeIds": nodes})
+    assert refused.status_code == 503, refused.text
+    assert refused.json()["error"] == "models_not_configured"
+    assert live.client.get("/api/practice/sets").json() == {"sets": []}
+    assert not any((live.data / "practice").glob("*.json"))
+
+
+def test_practice_rows_abort_through_the_activity_feed(live: Any, tmp_path: Path) -> None:
+    nodes, script = _live_practice(live, tmp_path)
+
+    def rows() -> dict[str, dict[str, Any]]:
+        return {r["id"]: r for r in live.client.get("/api/activity").json()["rows"]}
+
+    def abort(row_id: str) -> bool:
+        response = live.client.post("/api/activity/abort", json={"source": row_id})
+        assert response.status_code == 200, response.text
+        return bool(response.json()["aborted"])
+
+    # generators held open: a generator row stops that problem, the partition row the rest
+    script.gen_gate = asyncio.Event()  # never set: the aborts end them
+    created = live.client.post("/api/practice/sets", json={"nodeIds": nodes})
+    assert created.status_code == 202, created.text
+    held = created.json()["id"]
+    _until(
+        lambda: all(rows().get(f"{held}:gen:p{i}", {}).get("phase") == "generating" for i in (1, 2, 3)),
+        "gens",
+    )
+    assert abort(f"{held}:gen:p2")
+    _until(lambda: rows()[f"{held}:gen:p2"]["phase"] == "aborted", "p2 aborted")
+    assert rows()[f"{held}:gen:p1"]["phase"] == "generating"  # the others still run
+    assert abort(f"{held}:partition")
+    stopped = _until(
+        lambda: (s := live.client.get(f"/api/practice/sets/{held}").json())["status"] == "error" and s,
+        "the stopped set",
+    )
+    assert stopped["error"] == "Stopped while its problems were being written."
+    assert {rows()[f"{held}:gen:p{i}"]["phase"] for i in (1, 2, 3)} == {"aborted"}
+    assert not abort(f"{held}:partition")  # nothing runs any more
+    # a grade row stops that grade; the answer stands
+    script.gen_gate, script.gate = None, asyncio.Event()
+    second = live.client.post("/api/practice/sets", json={"nodeIds": nodes}).json()["id"]
+    _until(lambda: live.client.get(f"/api/practice/sets/{second}").json()["status"] == "ready", "ready")
+    answered = live.client.post(
+        f"/api/practice/sets/{second}/answers", json={"problemId": "p1", "answer": "Heap order."}
+    )
+    assert answered.status_code == 202, answered.text
+    _until(lambda: rows().get(f"{second}:grade:p1", {}).get("phase") == "grading", "grading")
+    assert abort(f"{second}:grade:p1")
+    problem = _until(
+        lambda: (
+            (p := live.client.get(f"/api/practice/sets/{second}").json()["problems"][0])["gradeStatus"]
+            == "interrupted"
+            and p
+        ),
+        "the interrupted grade",
+    )
+    assert problem["answer"] == "Heap order." and problem["solution"]
+    assert rows()[f"{second}:grade:p1"]["phase"] == "aborted"
