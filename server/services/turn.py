@@ -40,7 +40,7 @@ from server.core.turns import (
     upsert_message,
 )
 from server.core.ui_stream import AssistantMessageFold
-from server.core.workbench.wake import idle_wake_ready, place_steers
+from server.core.workbench.wake import idle_wake_ready, place_steers, place_steers_in_answer
 from server.services.chats import utc_now
 from server.services.context import ContextService
 from server.services.liveness import RunningTurn, TurnRegistry
@@ -81,6 +81,8 @@ class TurnState:
     the record just before this turn's reply, which is what completes their delivery."""
     announced: int = 0
     """How many of `steers` the stream has shown (as `data-subagent-artifact` chunks)."""
+    continued: dict[str, Any] | None = None
+    """The answered assistant message this turn's reply continues (an answer turn), as saved."""
 
 
 EARLY_END = (
@@ -295,7 +297,9 @@ class TurnService:
         try:
             first = await self.models.model_for(record.model, role)  # 503 before anything is written
             record = self._save_input(record, messages)
-            state = TurnState(record.id, AssistantMessageFold(self.new_id(), initial=continued))
+            state = TurnState(
+                record.id, AssistantMessageFold(self.new_id(), initial=continued), continued=continued
+            )
             chunks = self._chunks(record, role, state, first)
             preamble = await self._prime(chunks, state)
         except asyncio.CancelledError:  # aborted before its first token: the learner's input stays
@@ -571,7 +575,12 @@ class TurnService:
         update: dict[str, Any] = {"updated_at": self.clock(), "usage": [*record.usage, *state.usage]}
         if reply is not None:
             update["messages"] = upsert_message(record.messages, reply)
-        if state.steers:  # delivered into the live run: placed before its reply, each once
+        if state.steers and reply is not None and state.continued is not None:
+            # an answer turn: after the answered question, its continuation a message of its own
+            update["messages"] = place_steers_in_answer(
+                update["messages"], state.steers, reply=reply, answered=state.continued, tail_id=self.new_id()
+            )
+        elif state.steers:  # delivered into the live run: placed before its reply, each once
             update["messages"] = place_steers(
                 update.get("messages", record.messages), state.steers, before=reply["id"] if reply else None
             )

@@ -297,11 +297,28 @@ def test_a_result_waits_for_a_pending_question_and_rides_the_answer(bench: Bench
     time.sleep(0.3)  # an idle wake would have started by now
     assert not steer_ids(bench.messages(chat_id))  # the quiz holds it, quietly
     assert bench.jobs(chat_id)[0]["delivery"]["status"] == "pending"
+    asked = bench.messages(chat_id)[-1]
     body = answer_body(bench.live, chat_id, {"kind": "quiz", "chosen": 1, "correct": True})
     assert bench.live.client.post("/api/chat", json=body).status_code == 200
     wait_for(lambda: delivered(bench, chat_id))
     wait_for(lambda: settled(bench, chat_id))
-    assert len(steer_ids(bench.messages(chat_id))) == 1
+    messages = bench.messages(chat_id)
+    [steer_id] = steer_ids(messages)
+    # the steer sits where the model read it: after the answered question, before the reply to it
+    ids = [m["id"] for m in messages]
+    assert ids[-3:] == [asked["id"], steer_id, ids[-1]] and ids[-1] != asked["id"]
+    answered = messages[-3]
+    assert [p["type"] for p in answered["parts"]] == [p["type"] for p in asked["parts"]]
+    assert (
+        answered["parts"][-1]["type"] == "tool-quiz" and answered["parts"][-1]["state"] == "output-available"
+    )
+    reply = messages[-1]
+    assert reply["role"] == "assistant" and "demo is ready" in reply["parts"][-1]["text"]
+    assert not any(p["type"] == "tool-quiz" for p in reply["parts"])
+    # the next turn's model reads the steer once, between the answer and the reply to it
+    assert bench.say(chat_id, "Thanks", "u3").status_code == 200
+    wait_for(lambda: settled(bench, chat_id))
+    assert len(steer_texts(bench.teacher.requests[-1])) == 1
 
 
 def test_abort_saves_an_abort_notice_and_delete_waits_for_computing_workers(bench: Bench) -> None:

@@ -23,7 +23,14 @@ from server.core.contracts.jobs import (
 )
 from server.core.events import EventBus
 from server.core.turns import TurnRejected
-from server.core.workbench.wake import backoff_delay, delivered, idle_wake_ready, place_steers, steer_ids
+from server.core.workbench.wake import (
+    backoff_delay,
+    delivered,
+    idle_wake_ready,
+    place_steers,
+    place_steers_in_answer,
+    steer_ids,
+)
 from server.services.workbench.runner import JobRunner
 from server.services.workbench.wake import WakeService
 from tests.fakes import FakeChatStore
@@ -56,6 +63,37 @@ def test_place_steers_puts_them_before_the_reply_once() -> None:
     again = place_steers(placed, [steer("s2"), steer("s3")])
     assert [m["id"] for m in again] == ["u1", "s1", "s2", "a1", "s3"]
     assert messages == [msg("u1", "user"), msg("a1")]  # the input is not changed
+
+
+def test_an_answer_turns_steers_go_after_the_answered_question() -> None:
+    quiz = {"type": "tool-quiz", "toolCallId": "q", "state": "output-available", "input": {}, "output": {}}
+    answered = msg("a1", parts=[{"type": "text", "text": "A question."}, quiz])
+    reply = {
+        **answered,
+        "parts": [*answered["parts"], {"type": "step-start"}, {"type": "text", "text": "Good."}],
+    }
+    messages = [msg("u1", "user"), reply]
+    placed = place_steers_in_answer(
+        messages, [steer("s1"), steer("s1")], reply=reply, answered=answered, tail_id="a2"
+    )
+    assert [m["id"] for m in placed] == ["u1", "a1", "s1", "a2"]
+    assert placed[1] == answered
+    assert placed[3]["role"] == "assistant" and [p["type"] for p in placed[3]["parts"]] == [
+        "step-start",
+        "text",
+    ]
+    assert messages == [msg("u1", "user"), reply]  # the input is not changed
+    # a steer already saved is not placed again, and the reply stays whole
+    again = place_steers_in_answer(
+        [*messages, steer("s1")], [steer("s1")], reply=reply, answered=answered, tail_id="a3"
+    )
+    assert [m["id"] for m in again] == ["u1", "a1", "s1"] and again[1] == reply
+    # nothing new after the answer but a step marker: no empty message
+    bare = {**answered, "parts": [*answered["parts"], {"type": "step-start"}]}
+    placed = place_steers_in_answer(
+        [msg("u1", "user"), bare], [steer("s2")], reply=bare, answered=answered, tail_id="a4"
+    )
+    assert [m["id"] for m in placed] == ["u1", "a1", "s2"]
 
 
 @given(st.lists(st.sampled_from(["s1", "s2", "s3"]), max_size=12), st.lists(st.booleans(), max_size=12))

@@ -68,6 +68,35 @@ def place_steers(
     return [*messages[:at], *new, *messages[at:]]
 
 
+def place_steers_in_answer(
+    messages: list[JsonObj], steers: list[JsonObj], *, reply: JsonObj, answered: JsonObj, tail_id: str
+) -> list[JsonObj]:
+    """An answer turn's record with the steers it took placed just after the answered question
+    (where the model read them: the answer's tool result, then the steer text).
+
+    `reply` (in `messages`) continues `answered`, the assistant message whose question the learner
+    answered: it is split back into `answered` as it was, the new steers, and the reply's new parts
+    as their own assistant message with id `tail_id` (dropped when nothing but step markers is
+    new). Steers already in the record are skipped (exactly once); with none left, or `reply` not
+    in `messages`, the messages are returned as they are. The input list is not changed."""
+    present = message_ids(messages)
+    new: list[JsonObj] = []
+    for steer in steers:
+        sid = str(steer.get("id"))
+        if sid not in present:
+            present.add(sid)
+            new.append(steer)
+    ids = [m.get("id") for m in messages]
+    if not new or reply.get("id") not in ids:
+        return list(messages)
+    at = ids.index(reply.get("id"))
+    rest = list(reply.get("parts", []))[len(answered.get("parts", [])) :]
+    tail = (
+        [{**reply, "id": tail_id, "parts": rest}] if any(p.get("type") != "step-start" for p in rest) else []
+    )
+    return [*messages[:at], answered, *new, *tail, *messages[at + 1 :]]
+
+
 def steer_ids(messages: list[JsonObj]) -> list[str]:
     """The ids of the steer messages in a record, in order (for checking exactly-once)."""
     return [str(m.get("id")) for m in messages if is_steer(m)]
