@@ -343,6 +343,26 @@ def test_abort_saves_an_abort_notice_and_delete_waits_for_computing_workers(benc
     assert bench.live.services.stores.jobs.list(chat_id) == []
 
 
+def test_deleting_a_lesson_discards_the_delivery_a_pending_question_holds(bench: Bench, live: Live) -> None:
+    chat_id = bench.lesson()
+    assert bench.say(chat_id, "Show me a demo", "u1").status_code == 200
+    assert bench.say(chat_id, "Give me a quiz", "u2").status_code == 200
+    bench.release()
+    wait_for(lambda: bench.jobs(chat_id)[0]["status"] == "done")
+    [job] = bench.jobs(chat_id)
+    assert job["delivery"]["status"] == "pending"
+    assert live.services.wake.pending(chat_id) == [job["delivery"]["steerId"]]  # held by the quiz
+    assert live.client.delete(f"/api/chats/{chat_id}").status_code == 204
+    assert not (live.data / "jobs" / f"{job['id']}.json").exists()
+    assert live.services.stores.jobs.list(chat_id) == []
+    assert live.services.wake.pending(chat_id) == []
+    live.services.events.emit("turn-settled", {"chatId": chat_id})  # nothing left to wake or confirm
+    time.sleep(0.3)
+    assert not (live.data / "chats" / f"{chat_id}.json").exists()  # the record is not recreated
+    assert live.client.get(f"/api/chats/{chat_id}").status_code == 404
+    assert live.client.get(f"/api/chats/{chat_id}/jobs").status_code == 404
+
+
 def test_a_worker_failure_is_delivered_honestly(bench: Bench) -> None:
     chat_id = bench.lesson()
     bench.worker.fail = RuntimeError("the demo kept throwing TypeError after 3 attempts")
