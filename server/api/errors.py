@@ -61,7 +61,12 @@ def install_error_handlers(app: FastAPI) -> None:
 
 
 def _problems(errors: Sequence[Any], *, skip: int) -> str:
-    """The first three validation errors as `where: what` (`skip` drops the leading `body`)."""
+    """The first three validation errors as `where: what` (`skip` drops the leading `body`; a
+    validator's own sentence loses pydantic's "Value error, " prefix)."""
     return "; ".join(
-        f"{'.'.join(str(p) for p in err['loc'][skip:]) or 'body'}: {err['msg']}" for err in errors[:3]
+        f"{'.'.join(str(p) for p in err['loc'][skip:]) or 'body'}: {_message(err)}" for err in errors[:3]
     )
+
+
+def _message(err: Any) -> str:
+    return str(err["msg"]).removeprefix("Value error, ")

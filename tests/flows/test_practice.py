@@ -567,3 +567,22 @@ def test_practice_rows_abort_through_the_activity_feed(live: Any, tmp_path: Path
     )
     assert problem["answer"] == "Heap order." and problem["solution"]
     assert rows()[f"{second}:grade:p1"]["phase"] == "aborted"
+
+
+def test_a_200_kb_answer_is_a_clear_400_and_the_problem_stays_open(live: Any, tmp_path: Path) -> None:
+    nodes, _ = _live_practice(live, tmp_path)
+    set_id = live.client.post("/api/practice/sets", json={"nodeIds": nodes}).json()["id"]
+    _until(lambda: live.client.get(f"/api/practice/sets/{set_id}").json()["status"] == "ready", "ready")
+    huge = live.client.post(
+        f"/api/practice/sets/{set_id}/answers", json={"problemId": "p1", "answer": "x" * 200_000}
+    )
+    assert huge.status_code == 400, huge.text
+    detail = huge.json()["detail"]
+    assert "the answer is 200,000 characters; the limit is 20,000" in detail, detail
+    assert "Value error" not in detail
+    problem = live.client.get(f"/api/practice/sets/{set_id}").json()["problems"][0]
+    assert problem["answer"] is None and problem["solution"] is None  # nothing saved, nothing revealed
+    fine = live.client.post(
+        f"/api/practice/sets/{set_id}/answers", json={"problemId": "p1", "answer": "x" * 20_000}
+    )
+    assert fine.status_code == 202, fine.text  # the limit itself is accepted: the attempt was still open

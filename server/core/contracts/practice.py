@@ -123,6 +123,18 @@ class AnswerBody(Camel):
     problem_id: str = Field(min_length=1, max_length=64)
     answer: str = Field(max_length=MAX_ANSWER)
 
+    @field_validator("answer", mode="before")
+    @classmethod
+    def _answer_size(cls, value: object) -> object:
+        """An answer over MAX_ANSWER characters is refused naming its size and the limit (400);
+        nothing is saved, so the one attempt is still the learner's."""
+        if isinstance(value, str) and len(value) > MAX_ANSWER:
+            raise ValueError(
+                f"the answer is {len(value):,} characters; the limit is {MAX_ANSWER:,}. Shorten it and "
+                "submit again (nothing was saved; the attempt is still yours)"
+            )
+        return value
+
     @field_validator("answer")
     @classmethod
     def _answer(cls, value: str) -> str:
