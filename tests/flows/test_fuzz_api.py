@@ -5,6 +5,9 @@ and every JSON 4xx is `{"error", "detail"}`.
 Each operation gets schema-conforming (positive) and schema-violating (negative) cases; the
 budget is bounded so the whole run stays well under two minutes on two cores. The app runs with
 a scripted model (no network), its data dir and the import root in tmp_path.
+
+`GET /api/events` is left out: its stream never ends, so an in-process call of it only returns at
+the client's timeout (30 s for one case). Its stream is pinned by `tests/flows/test_events.py`.
 """
 
 from __future__ import annotations
@@ -23,14 +26,18 @@ from tests.flows.inprocess import scripted_app
 HOST = {"host": "127.0.0.1:8765"}
 DOCUMENTED_503 = {"models_not_configured", "model_unreachable"}
 """The only 5xx the API answers on purpose: the fuzzed settings may leave no model to run."""
-EXAMPLES = {GenerationMode.POSITIVE: 60, GenerationMode.NEGATIVE: 40}
+EXAMPLES = {GenerationMode.POSITIVE: 40, GenerationMode.NEGATIVE: 30}
 """Cases per operation and mode (at most; hypothesis stops early on small input spaces)."""
+ENDLESS = ("/api/events",)
+"""Streams that never end (an in-process call would wait for its timeout); tested elsewhere."""
 
 
 def test_no_operation_answers_5xx(data_dir: Path) -> None:
     app = scripted_app(data_dir)
     schema = schemathesis.openapi.from_asgi("/openapi.json", app, headers=HOST)
-    operations = [result.ok() for result in schema.get_all_operations()]
+    everything = [result.ok() for result in schema.get_all_operations()]
+    assert any(op.path in ENDLESS for op in everything), "the stream is still published"
+    operations = [op for op in everything if op.path not in ENDLESS]
     assert len(operations) >= 24, [op.label for op in operations]
     assert all(
         op.body
