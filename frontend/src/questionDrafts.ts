@@ -9,10 +9,11 @@ export interface QuestionDraft {
 }
 
 const drafts = new Map<string, QuestionDraft>();
-const MAX_DRAFTS = 200;
+/** How many questions' drafts are kept; past it the oldest question's draft is forgotten. */
+export const MAX_DRAFTS = 200;
 
 export function draftOf(toolCallId: string): QuestionDraft {
-  return drafts.get(toolCallId) ?? {};
+  return { ...drafts.get(toolCallId) }; // a copy: what a caller does with it changes nothing kept
 }
 
 export function keepDraft(toolCallId: string, update: QuestionDraft): void {

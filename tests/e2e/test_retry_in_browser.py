@@ -163,3 +163,51 @@ def test_a_stream_cut_without_its_terminal_is_reattached_once_then_reported(
             expect(page.get_by_test_id("message-user")).to_have_count(2)  # nothing was re-sent
         finally:
             assert server.stop() == 0
+
+
+def test_a_failed_check_brings_the_question_back_and_a_re_check_never_resends(
+    page: Page, browser: Browser, server: ServerProcess
+) -> None:
+    """Seed §5, recovery never blindly resends: /api/chat is unreachable when the learner checks
+    an answer, so the question comes back with the same choice (its draft survived the dock's
+    optimistic unmount). Meanwhile another window answers it; this window heard nothing (its events
+    channel is cut), and checking again reconciles against the record: no second POST."""
+    page.route("**/api/events", lambda route: route.abort())  # this window stays stale
+    page.goto(server.url + "/")
+    page.get_by_test_id("new-lesson").click()
+    expect(page).to_have_url(re.compile(r"/chat/c_[0-9a-f]+$"))
+    chat_id = page.url.rsplit("/", 1)[1]
+    page.get_by_test_id("composer-input").fill("Teach me derivatives")
+    page.get_by_test_id("composer-send").click()
+    dock = page.get_by_test_id("question-dock")
+    expect(dock).to_contain_text("What is", timeout=20_000)
+    before = httpx.get(f"{server.url}/api/chats/{chat_id}").json()["messages"]
+
+    page.route("**/api/chat", lambda route: route.abort())
+    answer_quiz(page, 1)
+    expect(page.get_by_test_id("error-banner")).to_be_visible(timeout=20_000)
+    chosen = dock.locator('[data-testid="dock-option"][data-authored-index="1"]')
+    expect(chosen).to_have_attribute("aria-checked", "true", timeout=10_000)  # back, as it was
+    assert httpx.get(f"{server.url}/api/chats/{chat_id}").json()["messages"] == before  # not taken
+    page.unroute("**/api/chat")
+
+    other = browser.new_context().new_page()
+    other.goto(f"{server.url}/chat/{chat_id}")
+    answer_quiz(other, 1)
+    expect(other.get_by_test_id("question-dock")).to_contain_text(
+        "What do you want to learn?", timeout=20_000
+    )
+    other.context.close()
+    taken = httpx.get(f"{server.url}/api/chats/{chat_id}").json()
+    assert not taken["running"]
+
+    posts: list[str] = []
+    page.on(
+        "request",
+        lambda r: posts.append(r.url) if r.method == "POST" and r.url.endswith("/api/chat") else None,
+    )
+    expect(chosen).to_have_attribute("aria-checked", "true")  # still stale: the old question
+    dock.get_by_test_id("dock-submit").click()
+    expect(dock).to_contain_text("What do you want to learn?", timeout=10_000)
+    assert posts == []  # reconciled against the record: the answer was already in
+    assert httpx.get(f"{server.url}/api/chats/{chat_id}").json()["messages"] == taken["messages"]
