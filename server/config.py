@@ -39,6 +39,10 @@ a frozen build cannot run `python -m llama_cpp.server`, so it re-invokes itself 
 OFFLINE_READY_TIMEOUT_S = 120.0
 """Seconds a turn waits for the offline model server to come up before answering 503."""
 
+WORKER_DEADLINE_S = 600.0
+"""A Workbench worker's overall deadline, in seconds (request budgets bound each model call; this
+bounds the whole job, browser runs included): past it the job ends as an honest error."""
+
 API_KEY_ENV = {
     "openrouter": "LH_OPENROUTER_API_KEY",
     "openai": "LH_OPENAI_API_KEY",

@@ -204,12 +204,12 @@ class Harness:
 
 async def test_409_backs_off_then_delivers_once() -> None:
     h = Harness()
-    h.refusals = [TurnRejected(409, "turn_running", "busy")] * 3
+    h.refusals = [TurnRejected(409, "turn_running", "busy")] * 5
     job = h.owed_job()
     h.wake.intake(job)
     h.wake.intake(job)  # a repeated submission shares the one entry
     await h.settle()
-    assert h.sleeps == [0.5, 1.0, 2.0] and h.starts == 4
+    assert h.sleeps == [0.5, 1.0, 2.0, 5.0, 5.0] and h.starts == 6  # the ramp, then 5 s again
     assert steer_ids(h.chats.records["c"].messages) == ["steer_job_1_result"]
     saved = h.jobs.get("job_1")
     assert saved is not None and saved.delivery is not None and saved.delivery.status == "delivered"
@@ -285,4 +285,27 @@ async def test_the_runner_saves_outcome_and_pending_delivery_in_one_update() -> 
     writes = [w for w in h.jobs.writes if w.id == job.id]
     assert [w.status for w in writes] == ["running", "done"]
     assert writes[-1].delivery is not None and writes[-1].delivery.status == "pending"
+    assert h.wake.pending("c") == [f"steer_{job.id}_result"]
+
+
+async def test_a_worker_past_its_deadline_ends_as_an_honest_error() -> None:
+    h = Harness()
+    h.running.add("c")  # keep the wake out of it
+
+    async def slow(kind: str, tool_input: dict[str, Any]) -> tuple[WorkerResult, WorkerUsage]:
+        await asyncio.sleep(60)
+        raise AssertionError("the deadline stops it first")
+
+    h.runner.worker = slow
+    h.runner.deadline_s = 0.05
+    job = h.runner.spawn("c", "call_1", "demo", {"request": "x"})
+    await asyncio.wait_for(asyncio.gather(*h.runner.tasks.values()), timeout=5)
+    saved = h.jobs.get(job.id)
+    assert saved is not None and saved.status == "error" and saved.result is None
+    assert (
+        saved.error
+        == "the demo worker did not finish within 0.05 seconds, so it was stopped; nothing was produced"
+    )
+    assert saved.delivery is not None and saved.delivery.status == "pending"  # the lesson is told
+    assert h.runner.tasks == {} and not h.runner.computing("c")  # the Background agents row goes
     assert h.wake.pending("c") == [f"steer_{job.id}_result"]

@@ -15,6 +15,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from server.config import WORKER_DEADLINE_S
 from server.core.contracts.jobs import (
     Delivery,
     JobKind,
@@ -38,6 +39,12 @@ CLOSED_BEFORE_END = "the app closed before this worker finished; nothing was pro
 LABELS = {"research": "Researching", "demo": "Building a demo", "visual": "Drawing a visual"}
 
 
+def _past_deadline(kind: JobKind, deadline_s: float) -> str:
+    """The honest error of a worker stopped at its deadline (one plain sentence)."""
+    span = f"{deadline_s / 60:g} minutes" if deadline_s >= 60 else f"{deadline_s:g} seconds"
+    return f"the {kind} worker did not finish within {span}, so it was stopped; nothing was produced"
+
+
 def _request_text(job: JobRecord) -> str:
     value = job.input.get("question") or job.input.get("request") or ""
     text = str(value).strip().replace("\n", " ")
@@ -52,6 +59,8 @@ class JobRunner:
     events: the bus (`jobs-changed` {chatId} after every job write, `activity-changed` when a
         Background agents row comes or goes).
     clock: ISO timestamp source.
+    deadline_s: a worker's overall deadline in seconds (`WORKER_DEADLINE_S`); a worker still
+        computing then is stopped and its job saved as an error saying so.
     """
 
     def __init__(
@@ -61,8 +70,10 @@ class JobRunner:
         permits: asyncio.Semaphore,
         events: EventBus,
         clock: Callable[[], str] = utc_now,
+        deadline_s: float = WORKER_DEADLINE_S,
     ) -> None:
         self.store = store
+        self.deadline_s = deadline_s
         self.worker = worker
         self.permits = permits
         self.events = events
@@ -97,7 +108,13 @@ class JobRunner:
         try:
             try:
                 async with self.permits:
-                    result, usage = await self.worker(job.kind, job.input)
+                    async with asyncio.timeout(self.deadline_s):
+                        result, usage = await self.worker(job.kind, job.input)
+            except TimeoutError:
+                log.warning("[job %s] stopped at its %.0f s deadline", job.id, self.deadline_s)
+                self._finish(
+                    job.id, status="error", error=_past_deadline(job.kind, self.deadline_s), delivery="result"
+                )
             except asyncio.CancelledError:
                 if self._aborting.pop(job.id, False):
                     self._finish(job.id, status="aborted", error="stopped by the learner", delivery="abort")
