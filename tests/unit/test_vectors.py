@@ -83,3 +83,11 @@ def test_practice_coverages(case: dict) -> None:
     found = chain_coverage(case["chains"], case["partition"])
     assert (sorted(found.missing), sorted(found.duplicated)) == (case["missing"], case["duplicated"])
     assert found.ok == (not case["missing"] and not case["duplicated"])
+
+
+def test_the_levels_vector_is_the_servers_levels_view() -> None:
+    """tests/vectors/levels.json is `GET /api/practice/levels`; the frontend's FALLBACK_LEVELS is
+    checked against the same file (frontend/src/core/practiceVectors.test.ts)."""
+    from server.core.practice.levels import levels_view
+
+    assert json.loads((VECTORS / "levels.json").read_text()) == levels_view()

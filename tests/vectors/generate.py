@@ -15,6 +15,7 @@ from server.core.contracts.graph import Chain
 from server.core.contracts.plan import PlanTree
 from server.core.plan_tree import PlanError, derive_statuses, parse_plan
 from server.core.practice.chains import chain_coverage, chains_for_selection
+from server.core.practice.levels import levels_view
 from server.core.questions import AnswerRejected, display_order, fnv1a32, settle_answer
 
 HERE = Path(__file__).resolve().parent
@@ -201,6 +202,9 @@ def build() -> dict[str, dict]:
         "questions.json": questions,
         "plan.json": {"plans": plans, "statusPlan": tree.model_dump(mode="json"), "statuses": statuses},
         "practice.json": practice_vectors(),
+        # the named levels, defined once (core/practice/levels.py); FALLBACK_LEVELS in
+        # frontend/src/core/practice.ts must equal them (practiceVectors.test.ts)
+        "levels.json": levels_view(),
     }
 
 

@@ -70,7 +70,8 @@ export function chainCoverage(
 
 // ---------------------------------------------------------------------------
 // The three named levels (GET /api/practice/levels). Components render the server's tables;
-// FALLBACK_LEVELS mirrors server/core/practice/levels.py for when that read fails (and for tests).
+// FALLBACK_LEVELS mirrors server/core/practice/levels.py for when that read fails (and for tests);
+// practiceVectors.test.ts holds it equal to tests/vectors/levels.json, generated from the server.
 
 export type Presentation = 'theory' | 'application';
 

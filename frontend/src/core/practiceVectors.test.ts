@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { chainCoverage, chainsForSelection } from './practice';
+import { chainCoverage, chainsForSelection, FALLBACK_LEVELS } from './practice';
 
 // The shared vectors (tests/vectors/generate.py); the Python core (core/practice/chains.py)
 // passes the same file.
@@ -33,3 +33,14 @@ describe('vectors: chainCoverage', () => {
     });
   }
 });
+
+// The named levels are defined once, in server/core/practice/levels.py; tests/vectors/levels.json
+// is its `GET /api/practice/levels` view, and the offline fallback must say exactly the same.
+const levels = JSON.parse(readFileSync(new URL('../../../tests/vectors/levels.json', import.meta.url), 'utf8')) as unknown;
+
+describe('vectors: the named levels', () => {
+  it('FALLBACK_LEVELS equals the server levels view', () => {
+    expect(FALLBACK_LEVELS).toEqual(levels);
+  });
+});
+
