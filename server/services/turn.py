@@ -326,7 +326,7 @@ class TurnService:
             # a window attached meanwhile (GET /stream) sees why in plain words, then the terminal,
             # never an empty 200 (seed §5); the notice is the one `lastFailure` shows (only this
             # turn's: a quiet failure publishes the terminal alone)
-            notice = self.failures.get(record.id)
+            notice = None if record.id in self._waking else self.failures.get(record.id)  # a wake: quiet
             if notice is not None and notice is not prior:
                 turn.publish(sse({"type": "error", "errorText": notice["detail"]}))
             turn.publish("data: [DONE]\n\n")
