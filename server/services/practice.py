@@ -472,13 +472,19 @@ class PracticeService:
         return stopped
 
     async def delete(self, set_id: str) -> None:
-        """Abort the set's runs, then delete it. Raises TurnRejected(404)."""
+        """Abort the set's runs, then delete it and drop its rows from the activity feed.
+        Raises TurnRejected(404)."""
         self.get(set_id)
-        running = [t for rid, t in self.tasks.items() if rid.startswith(f"{set_id}:") and not t.done()]
+        mine = f"{set_id}:"
+        running = [t for rid, t in self.tasks.items() if rid.startswith(mine) and not t.done()]
         for task in running:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
         self.store.delete(set_id)
+        for rid in [rid for rid in self.rows if rid.startswith(mine)]:
+            del self.rows[rid]
+        for rid in [rid for rid in self.tasks if rid.startswith(mine)]:
+            del self.tasks[rid]
         self.events.emit("activity-changed")
 
     def sweep(self) -> int:

@@ -586,3 +586,33 @@ def test_a_200_kb_answer_is_a_clear_400_and_the_problem_stays_open(live: Any, tm
         f"/api/practice/sets/{set_id}/answers", json={"problemId": "p1", "answer": "x" * 20_000}
     )
     assert fine.status_code == 202, fine.text  # the limit itself is accepted: the attempt was still open
+
+
+def test_deleting_a_set_drops_its_rows_from_the_activity_feed(live: Any, tmp_path: Path) -> None:
+    nodes, _ = _live_practice(live, tmp_path)
+
+    def row_ids() -> set[str]:
+        return {r["id"] for r in live.client.get("/api/activity").json()["rows"]}
+
+    kept, gone = (
+        live.client.post("/api/practice/sets", json={"nodeIds": nodes}).json()["id"] for _ in (1, 2)
+    )
+    for set_id in (kept, gone):
+        _until(
+            lambda s=set_id: live.client.get(f"/api/practice/sets/{s}").json()["status"] == "ready", "ready"
+        )
+    answered = live.client.post(
+        f"/api/practice/sets/{gone}/answers", json={"problemId": "p1", "answer": "Heap order."}
+    )
+    assert answered.status_code == 202
+    _until(
+        lambda: (
+            live.client.get(f"/api/practice/sets/{gone}").json()["problems"][0]["gradeStatus"] == "graded"
+        ),
+        "graded",
+    )
+    assert {f"{gone}:partition", f"{gone}:gen:p1", f"{gone}:grade:p1"} <= row_ids()
+    assert live.client.delete(f"/api/practice/sets/{gone}").status_code == 204
+    rows = row_ids()
+    assert not any(r.startswith(f"{gone}:") for r in rows)
+    assert {f"{kept}:partition", f"{kept}:gen:p1"} <= rows  # another set's rows stay
