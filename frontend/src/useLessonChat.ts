@@ -9,7 +9,15 @@ import * as api from './api';
 import { useAppState } from './appState';
 import { describeError } from './core/errors';
 import { answeredQuestionIds, pendingQuestions } from './core/transcript';
-import { decideRecovery, hasUnsentAnswer, mergeUnsent, withLocalInput, withResumeBase } from './core/turnContract';
+import {
+  decideRecovery,
+  hasUnsentAnswer,
+  mayFollow,
+  mergeUnsent,
+  needsExternalRead,
+  withLocalInput,
+  withResumeBase,
+} from './core/turnContract';
 import { turnRequestBody } from './core/turnRequest';
 import type { UsageEntry } from './core/usage';
 import type { ChatModel } from './core/types';
@@ -102,8 +110,12 @@ export function useLessonChat(initial: api.ChatRecord) {
   messagesRef.current = messages;
   helpers.current = { setMessages, messages: () => messagesRef.current };
 
+  // The running turn this view last followed (its record's updatedAt): the automatic follows
+  // (mount, settle after an error, the session row) take each turn once (core mayFollow).
+  const followedTurn = useRef<string | null>(null);
   const follow = useCallback(
     (record: api.ChatRecord) => {
+      followedTurn.current = record.updatedAt;
       const last = record.messages[record.messages.length - 1];
       setResumeBase(last?.role === 'assistant' ? last : null);
       setMessages(record.messages);
@@ -126,7 +138,7 @@ export function useLessonChat(initial: api.ChatRecord) {
     setResumeBase(null);
     if (error) {
       setMessages(mergeUnsent(record.messages, messagesRef.current));
-      if (record.running) follow(record);
+      if (mayFollow(record, followedTurn.current)) follow(record); // a second failure: the banner
     } else {
       setMessages(record.messages);
       // The turn this view followed failed before any content and its stream was gone by the
@@ -156,8 +168,9 @@ export function useLessonChat(initial: api.ChatRecord) {
   const statusRef = useRef(status);
   statusRef.current = status;
   useEffect(() => {
-    if (!summary || busy || waiting || externalSync.current) return;
-    if (!summary.running && summary.updatedAt === knownUpdatedAt.current) return;
+    if (externalSync.current) return;
+    const view = { idle: !busy, waiting, knownUpdatedAt: knownUpdatedAt.current, followed: followedTurn.current };
+    if (!needsExternalRead(summary, view)) return;
     externalSync.current = true;
     const seq = requestSeq.current;
     void api
@@ -168,8 +181,9 @@ export function useLessonChat(initial: api.ChatRecord) {
         const changed = record.updatedAt !== knownUpdatedAt.current;
         applyRecord(record);
         if (!record.running && record.lastFailure && changed) setFailure(record.lastFailure.detail);
-        if (record.running) follow(record);
-        else if (changed) {
+        if (record.running) {
+          if (mayFollow(record, followedTurn.current)) follow(record);
+        } else if (changed) {
           setMessages(statusRef.current === 'error' ? mergeUnsent(record.messages, messagesRef.current) : record.messages);
         }
       })

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { decideRecovery, hasUnsentAnswer, mergeUnsent, retryDelay, withLocalInput, withResumeBase } from './turnContract';
+import {
+  decideRecovery,
+  hasUnsentAnswer,
+  mayFollow,
+  mergeUnsent,
+  needsExternalRead,
+  retryDelay,
+  withLocalInput,
+  withResumeBase,
+} from './turnContract';
 import { awaitsContinuation, type MessageLike } from './transcript';
 
 const user = (id: string): MessageLike => ({ id, role: 'user', parts: [{ type: 'text', text: id }] });
@@ -126,5 +135,37 @@ describe('withLocalInput', () => {
   it('replaces the record copy of our answered message, appends unsent messages', () => {
     expect(withLocalInput([user('u1'), pendingA], [user('u1'), answeredA])).toEqual([user('u1'), answeredA]);
     expect(withLocalInput([user('u1'), pendingA], [user('u1'), user('u2')]).map((m) => m.id)).toEqual(['u1', 'a1', 'u2']);
+  });
+});
+
+describe('mayFollow / needsExternalRead: one automatic follow per turn', () => {
+  const view = { idle: true, waiting: false, knownUpdatedAt: 't0', followed: null as string | null };
+
+  it('follows a running turn once, and a later turn again', () => {
+    expect(mayFollow({ running: true, updatedAt: 't1' }, null)).toBe(true);
+    expect(mayFollow({ running: true, updatedAt: 't1' }, 't1')).toBe(false); // that turn's follow failed
+    expect(mayFollow({ running: true, updatedAt: 't2' }, 't1')).toBe(true); // the next turn
+    expect(mayFollow({ running: false, updatedAt: 't2' }, null)).toBe(false); // nothing runs
+  });
+
+  it('reads a running row only while its turn was not followed yet (no loop on error)', () => {
+    const row = { running: true, updatedAt: 't1' };
+    expect(needsExternalRead(row, view)).toBe(true);
+    expect(needsExternalRead(row, { ...view, followed: 't1' })).toBe(false);
+    expect(needsExternalRead({ running: true, updatedAt: 't3' }, { ...view, followed: 't1' })).toBe(true);
+  });
+
+  it('reads an idle row only when it changed since the record was shown', () => {
+    expect(needsExternalRead({ running: false, updatedAt: 't0' }, view)).toBe(false);
+    expect(needsExternalRead({ updatedAt: 't0' }, view)).toBe(false);
+    expect(needsExternalRead({ running: false, updatedAt: 't1' }, view)).toBe(true);
+    expect(needsExternalRead({ running: false, updatedAt: 't1' }, { ...view, followed: 't1' })).toBe(true);
+  });
+
+  it('never reads while this view is busy or waiting, or has no row', () => {
+    const row = { running: true, updatedAt: 't1' };
+    expect(needsExternalRead(row, { ...view, idle: false })).toBe(false);
+    expect(needsExternalRead(row, { ...view, waiting: true })).toBe(false);
+    expect(needsExternalRead(undefined, view)).toBe(false);
   });
 });

@@ -123,3 +123,37 @@ function callIdOf(part: unknown): string | null {
   const id = (part as { toolCallId?: unknown }).toolCallId;
   return typeof id === 'string' ? id : null;
 }
+
+/** What a view knows about its session's running turn, for the automatic follows. */
+export interface TurnRow {
+  running?: boolean;
+  updatedAt: string;
+}
+
+/**
+ * Whether a view may follow (reattach to) the running turn it just read, on its own (the session
+ * row said a turn runs, or its own request failed while the turn went on): once per turn. A turn's
+ * write-ahead stamps the record's `updatedAt` and nothing else rewrites it until the turn ends (a
+ * rename may; that allows one more follow, never a loop), so `followed`, the `updatedAt` of the
+ * running record this view last followed (null: none), names the turn. A second failure of the
+ * same turn's follow leaves the error banner and Retry (seed §5); an explicit Retry may follow
+ * again.
+ */
+export function mayFollow(record: TurnRow, followed: string | null): boolean {
+  return record.running === true && record.updatedAt !== followed;
+}
+
+/**
+ * Whether the session row (another window's turn, a server-initiated one, a rename) calls for
+ * re-reading the record. Never while this view's own request runs or waits; a running turn only
+ * when this view may still follow it (so an error while the turn runs does not start a read and a
+ * follow again and again); else when the row changed since the record was last shown.
+ */
+export function needsExternalRead(
+  row: TurnRow | undefined,
+  view: { idle: boolean; waiting: boolean; knownUpdatedAt: string; followed: string | null },
+): boolean {
+  if (!row || !view.idle || view.waiting) return false;
+  if (row.running) return mayFollow(row, view.followed);
+  return row.updatedAt !== view.knownUpdatedAt;
+}
