@@ -120,8 +120,8 @@ class PracticeService:
     """Args:
     store: the problem sets (this service is their only writer).
     graph: read at creation only (the selection's live nodes and chains).
-    model_for: `await model_for(slot)` -> (resolved, model); generation runs the strong slot,
-        grading the cheap one.
+    model_for: `await model_for(slot)` -> (resolved, model); every stage (partitioner,
+        generators, grader) runs the strong slot (seed §7: quality-critical).
     permits: the process-wide background-model pool (shared with extraction).
     events: `activity-changed` after every row change and every set write.
     """
@@ -264,7 +264,9 @@ class PracticeService:
 
             async def partition(model: Model, cap: int | None) -> Partition:
                 agent = build_partitioner(model, chain_ids, max_tokens=cap)
-                prompt = partitioner_prompt(problem_set.chains, problem_set.propositions, problem_set.params)
+                prompt = partitioner_prompt(
+                    problem_set.chains, problem_set.propositions, problem_set.params, problem_set.note
+                )
                 return (await agent.run(prompt, usage=row.usage)).output
 
             groups = (await self._stage(row, "strong", "partitioning", partition)).groups
@@ -435,7 +437,7 @@ class PracticeService:
                 agent = build_grader(model, max_tokens=cap)
                 return (await agent.run(grader_prompt(problem, touched), usage=row.usage)).output
 
-            graded = await self._stage(row, "cheap", "grading", grade)
+            graded = await self._stage(row, "strong", "grading", grade)
         except asyncio.CancelledError:
             self._phase(row, "aborted")
             self._write(

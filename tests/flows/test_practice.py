@@ -43,7 +43,10 @@ class World:
             provider="openai-compatible", model="scripted", base_url="http://127.0.0.1:9/v1"
         )
 
+        self.slots: list[str] = []  # every slot a stage asked for
+
         async def model_for(slot: str) -> tuple[ResolvedModel, FunctionModel]:
+            self.slots.append(slot)
             return resolved, model
 
         self.store = FilePracticeStore(root / "practice")
@@ -113,6 +116,8 @@ def test_a_set_is_generated_frozen_and_answered_once(tmp_path: Path) -> None:
         assert rows[f"{created.id}:partition"]["phase"] == "done"
         assert rows[f"{created.id}:gen:p1"]["label"].startswith("Problem 1/3 — ")
         assert rows[f"{created.id}:grade:p1"]["phase"] == "done"
+        # seed §7: every stage, the grader included, runs the strong slot
+        assert w.slots and set(w.slots) == {"strong"}
 
     run(tmp_path, scenario)
 
@@ -154,6 +159,12 @@ def test_the_generator_weighs_the_note_and_avoids_the_5_most_recent_sets_on_its_
         assert created.note == note.strip()
         done = await w.settled(created.id)
         assert done.status == "ready"
+        partitioner_prompt = next(
+            p for p in w.script.prompts if p.startswith("THE LEVELS") and "YOUR TARGET" not in p
+        )
+        assert partitioner_prompt.endswith(
+            f"THE LEARNER'S NOTE (weigh it; the law of the partition wins):\n{note.strip()}"
+        )
         generator_prompts = [p for p in w.script.prompts if "YOUR TARGET" in p]
         assert len(generator_prompts) == len(done.problems)
         for prompt in generator_prompts:

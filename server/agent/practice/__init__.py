@@ -101,14 +101,22 @@ def build_partitioner(
 
 
 def partitioner_prompt(
-    chains: Sequence[PracticeChain], propositions: Sequence[PracticeProposition], params: PracticeParams
+    chains: Sequence[PracticeChain],
+    propositions: Sequence[PracticeProposition],
+    params: PracticeParams,
+    note: str = "",
 ) -> str:
+    """The levels, the chains (ids to copy), the propositions, and the learner's note when there
+    is one (seed §7: the partitioner and every generator weigh it)."""
     names = {p.id: p.name for p in propositions}
-    return (
+    prompt = (
         f"THE LEVELS OF THIS SET:\n{render_params(params)}\n\n"
         f"THE CHAINS ({len(chains)}):\n{chains_text(chains, names)}\n\n"
         f"THE PROPOSITIONS:\n{propositions_text(propositions)}"
     )
+    if note.strip():
+        prompt += f"\n\nTHE LEARNER'S NOTE (weigh it; the law of the partition wins):\n{note.strip()}"
+    return prompt
 
 
 # -- the generator -------------------------------------------------------------------------------
