@@ -29,8 +29,8 @@ from server.core.contracts.graph import (
     NodeLine,
     Proposition,
     Provenance,
-    RetireLine,
     Verdicts,
+    VersionLine,
 )
 
 L = TypeVar("L", NodeLine, ChainLine)
@@ -177,12 +177,39 @@ def covered_by(coverage: Iterable[CoverageLine], jobs: Collection[str]) -> dict[
     return dict(out)
 
 
-def retirements(source: str, contributing: Iterable[str], keep: Collection[str], at: str) -> list[RetireLine]:
-    """A changed source replaces its contribution: every job of `source` that still contributes
-    lines and is not one of the new version's jobs (`keep`) is retired. Lines other sources wrote
+def completion(
+    source: str,
+    written: Iterable[str],
+    coverage: Iterable[CoverageLine],
+    version: Mapping[str, str],
+    pending: Collection[str],
+    at: str,
+) -> VersionLine | None:
+    """The swap that completes a source's version (one `versions.jsonl` line), or None when there
+    is nothing to swap.
+
+    Args:
+        written: the source's jobs that wrote lines and are not retired (counted or pending).
+        coverage: the source's coverage lines that count.
+        version: the new version (coverage key -> fingerprint).
+        pending: jobs whose run line is pending and not yet accepted.
+
+    The version's pending jobs (`version_jobs`) are accepted; every other job of `source` is
+    retired. A pending job that read content a counted job of the version also covers (a lesson
+    whose edited message was edited back) is retired too: accepting it would say that content
+    twice, and what else it read counts as unread and is read again. Lines other sources wrote
     (their links to the same nodes, their assertions of the same chains) are untouched, so such
     nodes and chains keep those provenances."""
-    return [RetireLine(source=source, job=job, at=at) for job in sorted(set(contributing) - set(keep))]
+    lines = list(coverage)
+    written, pending = set(written), set(pending)
+    keep = version_jobs(lines, version)
+    counted = {(c.message, c.fingerprint) for c in lines if c.job in keep and c.job not in pending}
+    doubled = {c.job for c in lines if c.job in keep & pending and (c.message, c.fingerprint) in counted}
+    accepted = sorted(written & keep & pending - doubled)
+    retired = sorted(written - (keep - doubled))
+    if not accepted and not retired:
+        return None
+    return VersionLine(source=source, accepted=accepted, retired=retired, at=at)
 
 
 # -- validating the extractor's submit -----------------------------------------------------------

@@ -6,7 +6,7 @@ fakes in `tests/fakes/`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, Protocol
 
 from server.core.context import SummaryCover
@@ -16,9 +16,9 @@ from server.core.contracts.graph import (
     ChainLine,
     CoverageLine,
     Proposition,
-    RetireLine,
     RunLine,
     SourceLine,
+    VersionLine,
 )
 from server.core.contracts.jobs import JobRecord
 from server.core.contracts.models import SecretName, Settings
@@ -112,19 +112,28 @@ class GraphStore(Protocol):
         ...
 
     def contributors(self, source: str) -> set[str]:
-        """The source's committed jobs that are not retired."""
+        """The source's jobs that wrote a run line and are not retired (counted or pending)."""
+        ...
+
+    def pending(self) -> frozenset[str]:
+        """Jobs of a replacing run that merged but that no version line accepted yet."""
+        ...
+
+    def graph_with(self, jobs: Collection[str]) -> tuple[dict[str, Proposition], dict[str, Chain]]:
+        """The graph as it stands plus the lines of the pending jobs among `jobs`."""
         ...
 
     def contribution(self, jobs: set[str]) -> tuple[dict[str, Proposition], dict[str, Chain]]:
-        """What these jobs' counted lines say, restricted to the graph as it stands."""
+        """What these jobs' lines say (pending ones included), restricted to `graph_with(jobs)`."""
         ...
 
     def deleted(self) -> frozenset[str]:
         """Every id the learner deleted (no line of them counts again)."""
         ...
 
-    def retire(self, lines: list[RetireLine]) -> None:
-        """Append retirement lines: from then on those jobs' lines and coverage do not count."""
+    def complete(self, line: VersionLine) -> None:
+        """Append a version's swap: from then on its accepted jobs count, its retired ones (their
+        lines and coverage) do not."""
         ...
 
     def sources(self) -> dict[str, SourceLine]:

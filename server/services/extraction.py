@@ -10,10 +10,11 @@
 - Abort is source-wide. One job's failure does not stop its siblings; a failed job checkpoints
   nothing (its content stays uncovered and re-runnable).
 - Single-flight per source: a source already running is not started twice.
-- A changed source replaces its contribution: when every chunk of a notes file's new version (or
-  every current message of a lesson) merged, the source's other jobs are retired inside the merge
-  section, and chains simplification had dropped in their favour come back
-  (docs/decisions/0010-...).
+- A changed source replaces its contribution: a run that replaces one writes its jobs pending
+  (they count for no reader but the run itself); when every chunk of a notes file's new version (or
+  every current message of a lesson) merged, one version line accepts them and retires the
+  source's other jobs, inside the merge section, and chains simplification had dropped in their
+  favour come back (docs/decisions/0010-...). A re-run that fails leaves the old version alone.
 - Deletion takes the same section (`GraphService.delete`), and a merge plans against the graph
   read inside it, so it never links to, or re-creates, a node deleted before it committed.
 """
@@ -44,10 +45,10 @@ from server.agent.extraction import (
 )
 from server.agent.pricing import usage_cost
 from server.core.candidates import candidates
-from server.core.contracts.graph import CoverageLine, Provenance, RunLine, Verdicts
+from server.core.contracts.graph import Chain, CoverageLine, Proposition, Provenance, RunLine, Verdicts
 from server.core.contracts.models import ResolvedModel
 from server.core.events import EventBus
-from server.core.graph import plan_merge, restorable, retirements, simplify, version_jobs
+from server.core.graph import completion, plan_merge, restorable, simplify, version_jobs
 from server.core.ports import GraphStore
 from server.services.chats import utc_now
 
@@ -193,9 +194,14 @@ class ExtractionService:
         `version` (notes): every (coverage key -> fingerprint) of the source's new content. The
         extractor's THE GRAPH SO FAR is then what this version merged so far, and once every job
         merged, the source's jobs that merged no part of it are retired (so `jobs` may be empty:
-        the version merged in earlier runs and only its completion is left)."""
+        the version merged in earlier runs and only its completion is left). When the source has
+        such jobs (the run replaces something), its jobs merge pending: they count only from the
+        version line that completes the version, never beside the old one."""
         if self.running(source) or (not jobs and version is None):
             return False
+        pending = version is not None and bool(
+            self.graph.contributors(source) - version_jobs(self.graph.coverage(source), version)
+        )
         rows = []
         run = uuid.uuid4().hex[:12]  # a run's own nonce: ids minted by two runs never collide
         for index, spec in enumerate(jobs, start=1):
@@ -214,7 +220,7 @@ class ExtractionService:
             rows.append(row)
         self._changed()
         self.tasks[source] = asyncio.get_running_loop().create_task(
-            self._run_source(source, door, list(zip(rows, jobs, strict=True)), on_complete, version),
+            self._run_source(source, door, list(zip(rows, jobs, strict=True)), on_complete, version, pending),
             name=f"extraction {source}",
         )
         return True
@@ -237,13 +243,14 @@ class ExtractionService:
         jobs: list[tuple[JobRow, JobSpec]],
         on_complete: Callable[[bool], None] | None,
         version: dict[str, str] | None = None,
+        pending: bool = False,
     ) -> None:
         merged_all = True
         try:
             for index, (row, spec) in enumerate(jobs):
                 # The last job swaps the versions in its own merge section: no reader ever sees both.
                 replace = version if merged_all and index == len(jobs) - 1 else None
-                merged_all = await self._run_job(row, spec, door, version, replace) and merged_all
+                merged_all = await self._run_job(row, spec, door, version, replace, pending) and merged_all
             if not jobs and version is not None:
                 async with self.merge_section:
                     merged_all = self._replace(source, version)
@@ -262,31 +269,39 @@ class ExtractionService:
                     log.exception("completing source %s failed", source)
 
     def _replace(self, source: str, version: dict[str, str]) -> bool:
-        """Retire the source's jobs that merged no part of `version`. Call it holding the merge
-        section. Returns False when the ledger could not be written (the version is then not
-        stamped complete, and the next import of it retries the replacement)."""
+        """Complete `version`: one version line accepts its pending jobs and retires the source's
+        jobs that merged no part of it. Call it holding the merge section. Returns False when the
+        ledger could not be written (the version is then not stamped complete, its jobs stay
+        pending, and the next import of it retries the swap)."""
         try:
-            keep = version_jobs(self.graph.coverage(source), version)
-            lines = retirements(source, self.graph.contributors(source), keep, self.clock())
-            if lines:
-                self.graph.retire(lines)
-                self._restore()
+            line = completion(
+                source,
+                self.graph.contributors(source),
+                self.graph.coverage(source),
+                version,
+                self.graph.pending(),
+                self.clock(),
+            )
+            if line is not None:
+                self.graph.complete(line)
+                self._settle(set(line.accepted))
                 self._after_merge(source)
         except OSError:
-            log.exception("retiring the replaced contribution of %s failed", source)
+            log.exception("completing the new version of %s failed", source)
             return False
         return True
 
-    def _restore(self) -> None:
-        """After a retirement: chains simplification dropped because a now-retired chain covered
-        them come back, and whatever they make redundant goes (seed §6, chain simplification)."""
+    def _settle(self, accepted: set[str]) -> None:
+        """After a swap: chains simplification dropped because a now-retired chain covered them
+        come back, and whatever they or the accepted jobs' chains make redundant goes (seed §6,
+        chain simplification; a pending run's merges dropped only its own chains)."""
         chains = self.graph.chains()
         restored = restorable(self.graph.archived_chains(), chains, self.graph.nodes())
-        if not restored:
-            return
-        self.graph.restore_chains({c.id for c in restored})
-        dropped = simplify(self.graph.chains(), changed=restored)
-        self.graph.drop_chains(dropped)
+        if restored:
+            self.graph.restore_chains({c.id for c in restored})
+        changed = [*restored, *self.graph.contribution(accepted)[1].values()] if accepted else restored
+        if changed:
+            self.graph.drop_chains(simplify(self.graph.chains(), changed=changed))
 
     def _after_merge(self, label: str) -> None:
         """After a committed merge or retirement: the layout settle, then `graph-changed` (the
@@ -309,19 +324,32 @@ class ExtractionService:
         door: Door,
         version: dict[str, str] | None = None,
         replace: dict[str, str] | None = None,
+        pending: bool = False,
     ) -> bool:
         """One job. `replace`: after this merge, in the same section, the version replaces the
-        source's earlier contribution (`_replace`); its failure makes this return False."""
+        source's earlier contribution (`_replace`); its failure makes this return False.
+        `pending`: the job's lines count only once its version completes; until then this run
+        (and no other reader) sees them (`GraphStore.graph_with`)."""
         usage = RunUsage()
         resolved: ResolvedModel | None = None
+
+        def mine() -> set[str]:
+            """The version's jobs this run stands on: a pending run its own pending ones too."""
+            if version is None:
+                return set()
+            jobs = version_jobs(self.graph.coverage(row.source), version)
+            return jobs if pending else jobs - self.graph.pending()
+
+        def graph() -> tuple[dict[str, Proposition], dict[str, Chain]]:
+            """The graph as this run sees it: the counted graph, plus its version's pending jobs."""
+            return self.graph.graph_with(mine()) if pending else (self.graph.nodes(), self.graph.chains())
+
         try:
             resolved, model = await self.model_for()
             cap = OFFLINE_MAX_TOKENS if resolved.offline else None
-            nodes, chains = self.graph.nodes(), self.graph.chains()
-            if version is not None:  # THE GRAPH SO FAR is this version's, never the replaced one's
-                own = self.graph.contribution(version_jobs(self.graph.coverage(row.source), version))
-            else:
-                own = (nodes, chains)
+            nodes, chains = graph()
+            # THE GRAPH SO FAR of a versioned run is its version's, never the replaced one's
+            own = self.graph.contribution(mine()) if version is not None else (nodes, chains)
             extractor = build_extractor(model, door=door, existing=nodes, max_tokens=cap)
             prompt = extractor_prompt(spec.text, digest(*own, row.source))
             async with self.permits:  # "queued" until a permit is free
@@ -330,7 +358,7 @@ class ExtractionService:
                 findings = await run_extractor(extractor, prompt, usage)
             self._phase(row, "waiting")
             async with self.merge_section:
-                nodes, chains = self.graph.nodes(), self.graph.chains()  # the graph as it stands now
+                nodes, chains = graph()  # the graph as it stands now
                 verdicts = Verdicts(links=[])
                 if nodes and findings.propositions:
                     self._phase(row, "auditing")
@@ -348,10 +376,12 @@ class ExtractionService:
                 self._phase(row, "merging")
                 at = self.clock()
                 provenance = Provenance(source=row.source, job=row.job, messages=spec.messages)
-                nodes, chains = self.graph.nodes(), self.graph.chains()  # unchanged while the section is held
+                nodes, chains = graph()  # unchanged while the section is held
                 plan = plan_merge(
                     nodes, chains, findings, verdicts, provenance, at, reserved=self.graph.deleted()
                 )
+                if pending:  # drop only this version's own chains: the counted graph stays whole
+                    plan.dropped_chains -= set(self.graph.chains())
                 run = RunLine(
                     source=row.source,
                     job=row.job,
@@ -361,6 +391,7 @@ class ExtractionService:
                     addedChains=plan.added_chains,
                     droppedChains=len(plan.dropped_chains),
                     at=at,
+                    pending=True if pending else None,
                 )
                 coverage = [
                     CoverageLine(source=row.source, message=key, fingerprint=fp, job=row.job, at=at)

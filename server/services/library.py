@@ -428,12 +428,14 @@ class LibraryService:
 
     def _retire_stale(self, record: ChatRecord) -> bool:
         """Nothing to read, but jobs that read edited, regenerated or removed teacher prose still
-        count: retire them (a run with no jobs; no model call). Returns whether one started."""
+        count, or a failed re-read left merged jobs of the current prose pending: complete the
+        version (a run with no jobs; no model call). Returns whether one started."""
         if self.extraction.running(record.id):
             return False
         version = _version(message_views(record.messages, self._view_memo(record.id)))
-        stale = self.graph.contributors(record.id) - version_jobs(self.graph.coverage(record.id), version)
-        if not stale:
+        keep = version_jobs(self.graph.coverage(record.id), version)
+        stale = self.graph.contributors(record.id) - keep
+        if not stale and not keep & self.graph.pending():
             return False
         return self.extraction.start(record.id, "chat", record.title, "session", [], version=version)
 

@@ -1,20 +1,22 @@
 """The graph ledgers in `data/graph/` (implements core.ports.GraphStore).
 
 Files: nodes.jsonl, chains.jsonl, coverage.jsonl, sessions.jsonl (per-run checkpoints),
-sources.jsonl, usage.jsonl, retired.jsonl (withdrawn jobs), deleted.jsonl (deleted ids),
-simplified.jsonl (chain lines simplification took out of chains.jsonl, kept so a retirement can
-restore them). Appends are whole lines; reads skip a torn or invalid line.
+sources.jsonl, usage.jsonl, versions.jsonl (completed versions: accepted and retired jobs),
+retired.jsonl (withdrawn jobs, written before versions.jsonl; still read), deleted.jsonl (deleted
+ids), simplified.jsonl (chain lines simplification took out of chains.jsonl, kept so a retirement
+can restore them). Appends are whole lines; reads skip a torn or invalid line.
 
 What a read counts (docs/decisions/0010-a-changed-source-replaces-its-contribution.md): a node or
-chain line counts when its job committed (its run line in sessions.jsonl is written), the job is not
-retired and the id is not deleted; coverage counts unless its job is retired; a chain counts only
-while every member is a counted proposition.
+chain line counts when its job committed (its run line in sessions.jsonl is written and, for a
+pending run line, a version line accepted it), the job is not retired and the id is not deleted;
+coverage counts unless its job is retired (a pending job's coverage counts, so a failed re-run
+resumes); a chain counts only while every member is a counted proposition.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -30,6 +32,7 @@ from server.core.contracts.graph import (
     RetireLine,
     RunLine,
     SourceLine,
+    VersionLine,
 )
 from server.core.graph import (
     MergePlan,
@@ -49,7 +52,7 @@ class _UsageLine(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-_MARKS = ("marks", "sessions", "retired", "deleted")
+_MARKS = ("marks", "sessions", "retired", "deleted", "versions")
 """The ledgers that decide which lines count (the first name is the marks' cache slot)."""
 
 
@@ -89,22 +92,34 @@ class FileGraphStore:
         return tuple(out)
 
     # -- what counts: committed, not retired, not deleted ------------------------------------------
-    def _marks(self) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
-        """(committed jobs, retired jobs, deleted ids)."""
+    def _marks(self) -> tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
+        """(committed jobs, retired jobs, deleted ids, pending jobs): a pending job wrote its run
+        line but no version line accepted (or retired) it yet."""
 
-        def load() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
-            retired = frozenset(line.job for line in read_ledger(self._path("retired"), RetireLine))
-            committed = frozenset(r.job for r in self.runs()) - retired
+        def load() -> tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
+            retired = {line.job for line in read_ledger(self._path("retired"), RetireLine)}
+            accepted: set[str] = set()
+            for version in read_ledger(self._path("versions"), VersionLine):
+                retired.update(version.retired)
+                accepted.update(version.accepted)
+            runs = self.runs()
+            committed = frozenset(r.job for r in runs if not r.pending or r.job in accepted) - retired
+            pending = frozenset(r.job for r in runs if r.pending) - accepted - retired
             deleted = frozenset(
                 i for line in read_ledger(self._path("deleted"), DeletionLine) for i in line.ids
             )
-            return committed, retired, deleted
+            return committed, frozenset(retired), deleted, pending
 
         return self._cached("marks", load, *_MARKS[1:])
 
-    def _live(self, lines: list[Any]) -> list[Any]:
-        committed, retired, deleted = self._marks()
-        return [line for line in live_lines(lines, retired, deleted) if line.provenance.job in committed]
+    def _live(self, lines: list[Any], also: Collection[str] = ()) -> list[Any]:
+        """The lines that count, plus those of the pending jobs in `also`."""
+        committed, retired, deleted, _ = self._marks()
+        return [
+            line
+            for line in live_lines(lines, retired, deleted)
+            if line.provenance.job in committed or line.provenance.job in also
+        ]
 
     def node_lines(self) -> list[NodeLine]:
         """The node lines a read counts, in ledger order."""
@@ -112,7 +127,10 @@ class FileGraphStore:
 
     def nodes(self) -> dict[str, Proposition]:
         """Merged propositions (cached per file state; a shallow copy)."""
-        return dict(self._cached("nodes", lambda: fold_nodes(self.node_lines()), *_MARKS))
+        return dict(self._node_fold())
+
+    def _node_fold(self) -> dict[str, Proposition]:
+        return self._cached("nodes", lambda: fold_nodes(self.node_lines()), *_MARKS)
 
     def chain_lines(self) -> list[ChainLine]:
         return list(read_ledger(self._path("chains"), ChainLine))
@@ -125,8 +143,9 @@ class FileGraphStore:
         return without_dangling(self.nodes(), self._chain_fold())
 
     def coverage(self, source: str) -> list[CoverageLine]:
-        """The source's coverage lines that count (a retired job's coverage does not)."""
-        _, retired, _ = self._marks()
+        """The source's coverage lines that count (a retired job's coverage does not; a pending
+        job's does, so the next run of its version does not read that content again)."""
+        _, retired, _, _ = self._marks()
         lines = read_ledger(self._path("coverage"), CoverageLine)
         return [line for line in live_coverage(lines, retired) if line.source == source]
 
@@ -137,24 +156,51 @@ class FileGraphStore:
         return dict(out)
 
     def contributors(self, source: str) -> set[str]:
-        """The source's committed jobs that are not retired."""
-        committed, _, _ = self._marks()
-        return {r.job for r in self.runs() if r.source == source and r.job in committed}
+        """The source's jobs that wrote a run line and are not retired (counted or pending)."""
+        committed, _, _, pending = self._marks()
+        return {r.job for r in self.runs() if r.source == source and (r.job in committed or r.job in pending)}
+
+    def pending(self) -> frozenset[str]:
+        """Jobs whose run line is pending and that no version line accepted or retired yet."""
+        return self._marks()[3]
+
+    def graph_with(self, jobs: Collection[str]) -> tuple[dict[str, Proposition], dict[str, Chain]]:
+        """The graph as it stands plus what the pending jobs among `jobs` say: what a re-run that
+        replaces its source sees (its own merged chunks), and no other reader does. Other jobs
+        of `jobs` change nothing (counted ones are in the graph already)."""
+        extra = set(jobs) & self.pending()
+        if not extra:
+            return self.nodes(), self.chains()
+        nodes = fold_nodes(
+            (
+                n
+                for n in self._live(list(read_ledger(self._path("nodes"), NodeLine)), extra)
+                if n.provenance.job in extra
+            ),
+            into=self._node_fold(),
+        )
+        chains = fold_chains(
+            (c for c in self._live(self.chain_lines(), extra) if c.provenance.job in extra),
+            into=self._chain_fold(),
+        )
+        return nodes, without_dangling(nodes, chains)
 
     def contribution(self, jobs: set[str]) -> tuple[dict[str, Proposition], dict[str, Chain]]:
-        """What these jobs' counted lines say, restricted to the graph as it stands."""
-        nodes = self.nodes()
-        mine = fold_nodes(line for line in self.node_lines() if line.provenance.job in jobs)
+        """What these jobs' lines say (counted ones, and pending ones as `graph_with` shows them),
+        restricted to the graph as it stands with them."""
+        nodes, chains = self.graph_with(jobs)
+        lines = self._live(list(read_ledger(self._path("nodes"), NodeLine)), jobs)
+        mine = fold_nodes(line for line in lines if line.provenance.job in jobs)
         own = {nid: nodes[nid] for nid in mine if nid in nodes}
-        chains = self.chains()
-        said = {line.id for line in self._live(self.chain_lines()) if line.provenance.job in jobs}
+        said = {line.id for line in self._live(self.chain_lines(), jobs) if line.provenance.job in jobs}
         return own, {cid: chains[cid] for cid in said if cid in chains}
 
     def deleted(self) -> frozenset[str]:
         return self._marks()[2]
 
-    def retire(self, lines: list[RetireLine]) -> None:
-        append_ledger(self._path("retired"), lines)
+    def complete(self, line: VersionLine) -> None:
+        """Append the swap: from this line on its accepted jobs count and its retired ones do not."""
+        append_ledger(self._path("versions"), [line])
 
     def sources(self) -> dict[str, SourceLine]:
         return {line.id: line for line in read_ledger(self._path("sources"), SourceLine)}
@@ -163,7 +209,8 @@ class FileGraphStore:
         return list(read_ledger(self._path("sessions"), RunLine))
 
     def commit_merge(self, plan: MergePlan, coverage: list[CoverageLine], run: RunLine) -> None:
-        """Nodes, chains, the run line (the commit point: the job's lines count from here),
+        """Nodes, chains, the run line (the commit point: the job's lines count from here; a
+        pending job's count from the version line that accepts it),
         coverage, then the simplification rewrite (a crash before it leaves only redundant chains,
         which the next merge touching them drops)."""
         nodes_before = self._current("nodes", *_MARKS)
@@ -175,7 +222,9 @@ class FileGraphStore:
         if plan.dropped_chains:
             self._take_out(plan.dropped_chains)
         # This store is the ledgers' only writer: carry its folds forward instead of re-reading.
-        _, retired, deleted = self._marks()  # re-read: the run line just landed
+        _, retired, deleted, _ = self._marks()  # re-read: the run line just landed
+        if run.pending:  # a pending job's lines do not count yet: the folds stay as they were
+            plan = MergePlan(dropped_chains=plan.dropped_chains)
         if nodes_before is not None:
             folded = fold_nodes(live_lines(plan.node_lines, retired, deleted), into=nodes_before)
             self._cache["nodes"] = (self._signatures("nodes", *_MARKS), folded)

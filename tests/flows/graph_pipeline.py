@@ -26,7 +26,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Tool
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from server.core.contracts.chat import ChatRecord
-from server.core.contracts.graph import CoverageLine, NodeLine, RetireLine, RunLine
+from server.core.contracts.graph import CoverageLine, NodeLine, RetireLine, RunLine, VersionLine
 from server.core.contracts.models import ModelRef, ResolvedModel, Settings
 from server.core.coverage import message_views
 from server.core.graph_view import derive_view
@@ -163,6 +163,20 @@ class Pipeline:
         return list(read_ledger(self.root / f"{name}.jsonl", model))
 
 
+def retired_jobs(pipe: Pipeline) -> set[str]:
+    """Every job a version line (or a legacy retirement line) retired, read from the raw ledgers."""
+    legacy = {r.job for r in pipe.ledger("retired", RetireLine)}
+    return legacy | {job for v in pipe.ledger("versions", VersionLine) for job in v.retired}
+
+
+def committed_jobs(pipe: Pipeline) -> set[str]:
+    """The jobs whose lines count, from the raw ledgers: a run line that is not pending or that a
+    version line accepted, and not retired."""
+    accepted = {job for v in pipe.ledger("versions", VersionLine) for job in v.accepted}
+    runs = pipe.ledger("sessions", RunLine)
+    return {r.job for r in runs if not r.pending or r.job in accepted} - retired_jobs(pipe)
+
+
 def lesson_pairs(pipe: Pipeline, chat_id: str) -> set[tuple[str, str]]:
     """The lesson's current (message id, teacher-prose fingerprint) pairs."""
     record = pipe.chats.get(chat_id)
@@ -179,11 +193,12 @@ def invariants(
 
     Args:
         deleted: every id a deletion answered 200 for.
-        versions: notes path -> fingerprints of the contents whose jobs may still contribute (the
-            last content that merged whole, and a later one whose run failed part-way).
-        lessons: lesson id -> the (message id, fingerprint) pairs a job of it may still stand on
-            (those current when its last whole run merged, plus any read since; an edited or
-            regenerated message's old pair stays allowed only until the next run merges).
+        versions: notes path -> fingerprints of the contents whose jobs may count: the last content
+            that merged whole (and, while no content ever did, a first import that failed
+            part-way). A re-run that failed part-way counts for nothing beside the old version.
+        lessons: lesson id -> the (message id, fingerprint) pairs a job of it may stand on (those
+            current when its last whole run merged, plus those a run that replaced nothing read
+            since; a re-read of edited or regenerated prose counts only once it merged whole).
     """
     nodes, chains = pipe.graph.nodes(), pipe.graph.chains()
     lines = pipe.ledger("nodes", NodeLine)
@@ -194,8 +209,8 @@ def invariants(
             assert (line.name, line.id) in pipe.script.links, f"unaudited link: {line.name!r} -> {line.id}"
         seen.add(line.id)
     # 2. every node has a live provenance from a current version of its source
-    retired = {r.job for r in pipe.ledger("retired", RetireLine)}
-    committed = {r.job for r in pipe.ledger("sessions", RunLine)} - retired
+    retired = retired_jobs(pipe)
+    committed = committed_jobs(pipe)
     allowed = {(source_id(path), fp[:16]) for path, fps in versions.items() for fp in fps}
     coverage = [c for c in pipe.ledger("coverage", CoverageLine) if c.job not in retired]
     current = {c.job for c in coverage if (c.source, c.message.split(":")[0]) in allowed}
@@ -207,6 +222,11 @@ def invariants(
     for nid in nodes:
         jobs = {line.provenance.job for line in lines if line.id == nid} & committed
         assert jobs & current, f"{nid} ({nodes[nid].name}) lives only on replaced or uncommitted runs: {jobs}"
+    # 2b. nothing half-merged: every counted job of a tracked source read one of its allowed
+    # versions (a re-run that failed part-way counts for nothing beside the old version)
+    tracked = {source_id(path) for path in versions} | set(lessons or {})
+    for job in {c.job for c in coverage if c.source in tracked and c.job in committed}:
+        assert job in current, f"{job} counts but read no allowed version of its source"
     # 3. no deleted node returns
     assert not deleted & set(nodes) and not deleted & set(chains)
     # 4. no chain dangles, in the fold and in the view

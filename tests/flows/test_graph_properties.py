@@ -107,24 +107,29 @@ async def play(pipe: Pipeline, ops: list[tuple]) -> None:
         stamped = pipe.graph.sources()[source_id(path)].fingerprint
         if stamped == fingerprint:
             versions[path] = {fingerprint}
-        else:  # the run failed part-way: the old version and what merged of the new one both count
+        else:  # the run failed part-way
             assert variant == 3
-            versions[path] = versions.get(path, set()) | {fingerprint}
+            if path not in versions:  # a first import: what merged of it counts
+                versions[path] = {fingerprint}
+            # else a re-run: it counts for nothing until it merged whole; only the old version shows
 
     async def lesson(index: int, variant: int, during_audit: object = None) -> None:
         chat_id = LESSONS[index]
         pipe.lesson(chat_id, teacher_prose(index, variant))
+        pairs = lesson_pairs(pipe, chat_id)
+        replacing = pipe.graph.contributors(chat_id) - version_jobs(pipe.graph.coverage(chat_id), dict(pairs))
         pipe.script.during_audit = during_audit  # type: ignore[assignment]
         await pipe.flush(chat_id)
         pipe.script.during_audit = None
-        pairs = lesson_pairs(pipe, chat_id)
         stale = pipe.graph.contributors(chat_id) - version_jobs(pipe.graph.coverage(chat_id), dict(pairs))
         complete = pipe.library.coverage(chat_id)["uncoveredMessages"] == 0 and not stale
         if complete:  # the lesson's current reading replaced every older one
             lessons[chat_id] = pairs
-        else:  # the run failed part-way: the old jobs and what merged of the new reading both stand
+        else:  # the run failed part-way
             assert variant == 5, (variant, stale)
-            lessons[chat_id] = lessons.get(chat_id, set()) | pairs
+            if not replacing:  # it replaced nothing: what merged of it counts
+                lessons[chat_id] = lessons.get(chat_id, set()) | pairs
+            # else it counts for nothing until the re-read merged whole: only the old jobs show
 
     for op in ops:
         if op[0] == "lesson":

@@ -9,7 +9,7 @@ from pathlib import Path
 from server.core.contracts.graph import NodeLine
 from server.core.notes import content_fingerprint
 from server.core.turns import TurnRejected
-from tests.flows.graph_pipeline import Pipeline, invariants
+from tests.flows.graph_pipeline import Pipeline, invariants, retired_jobs
 
 
 def block(*names: str) -> str:
@@ -89,20 +89,30 @@ def test_a_rerun_of_an_unchanged_chunk_that_says_something_else_welds_nothing(tm
     asyncio.run(scenario())
 
 
-def test_a_rerun_failing_half_way_retires_nothing(tmp_path: Path) -> None:
+def test_a_rerun_failing_half_way_retires_nothing_and_merges_nothing(tmp_path: Path) -> None:
+    """The edited note's first chunk merges, its second fails: the graph shows the old version
+    alone, as before the import (before the fix the merged chunk counted beside it)."""
     pipe = Pipeline(tmp_path / "graph")
     broken = block("Binary heap", "Heap order", "Sift-down cost") + block("FAIL here", "Heapsort")
 
     async def scenario() -> None:
         await pipe.import_note("vault/heap.md", HEAP_V1)
-        before = names(pipe)
+        before = {k: v.model_dump() for k, v in pipe.graph.nodes().items()}
+        chains = set(pipe.graph.chains())
+        pipe.script.drift = True  # the merged chunk says something the old version did not
         assert await pipe.import_note("vault/heap.md", broken) == "queued"
+        pipe.script.drift = False
         rows = pipe.extraction.activity()
         assert sorted(r["phase"] for r in rows[:2]) == ["done", "error"]
-        assert set(before) <= set(names(pipe))  # the old version is all still there
-        assert not pipe.ledger("retired", NodeLine)
-        fps = {content_fingerprint(HEAP_V1), content_fingerprint(broken)}
-        invariants(pipe, set(), {"vault/heap.md": fps})
+        assert {k: v.model_dump() for k, v in pipe.graph.nodes().items()} == before  # only the old
+        assert set(pipe.graph.chains()) == chains
+        assert retired_jobs(pipe) == set()
+        invariants(pipe, set(), {"vault/heap.md": {content_fingerprint(HEAP_V1)}})
+        rows = len(pipe.extraction.activity())
+        assert await pipe.import_note("vault/heap.md", broken) == "queued"  # resumes: one job
+        assert len(pipe.extraction.activity()) == rows + 1
+        assert pipe.extraction.activity()[0]["phase"] == "error"
+        assert {k: v.model_dump() for k, v in pipe.graph.nodes().items()} == before
         await pipe.import_note("vault/heap.md", HEAP_V2)  # the learner fixes the note
         invariants(pipe, set(), {"vault/heap.md": {content_fingerprint(HEAP_V2)}})
         assert len(pipe.graph.nodes()) == 5
@@ -186,8 +196,9 @@ def test_a_version_merged_by_earlier_runs_is_completed_by_a_reimport(tmp_path: P
             return False  # as when the retirement line could not be written
 
         pipe.extraction._replace = crashed  # type: ignore[method-assign]
+        before = names(pipe)
         await pipe.import_note("vault/heap.md", HEAP_V2)
-        assert len(pipe.graph.nodes()) > 5  # both versions count until the replacement is done
+        assert names(pipe) == before  # the old version alone counts until the swap is written
         pipe.extraction._replace = real  # type: ignore[method-assign]
         status = await pipe.import_note("vault/heap.md", HEAP_V2)
         assert status == "unchanged" and len(pipe.graph.nodes()) == 5

@@ -8,9 +8,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from server.core.contracts.graph import ChainLine, RetireLine, RunLine
+from server.core.contracts.graph import ChainLine, RunLine
 from server.core.notes import content_fingerprint
-from tests.flows.graph_pipeline import Pipeline, invariants, lesson_pairs
+from tests.flows.graph_pipeline import Pipeline, invariants, lesson_pairs, retired_jobs
+from tests.flows.test_graph_replace import block
 
 SORT_NOTE = "# Arrays\n# Heapsort\n"
 
@@ -38,7 +39,7 @@ def test_an_edited_teacher_message_replaces_what_the_lesson_said(tmp_path: Path)
         assert await pipe.flush("c1") == "started"
         assert names(pipe) == ["Binary heap", "Heap order", "Heapsort"]  # not 6: nothing twice
         assert next(n.id for n in pipe.graph.nodes().values() if n.name == "Binary heap") == heap_id
-        assert len(pipe.ledger("retired", RetireLine)) == 1
+        assert len(retired_jobs(pipe)) == 1
         assert pipe.library.coverage("c1")["uncoveredMessages"] == 0
         invariants(pipe, set(), {}, {"c1": lesson_pairs(pipe, "c1")})
         runs = len(pipe.ledger("sessions", RunLine))
@@ -92,8 +93,39 @@ def test_a_failing_re_read_retires_nothing(tmp_path: Path) -> None:
         pipe.lesson("c1", [("m1", prose("Binary heap")), ("m2", prose("FAIL on purpose"))])
         await pipe.flush("c1")
         assert names(pipe) == before
-        assert pipe.ledger("retired", RetireLine) == []
+        assert retired_jobs(pipe) == set()
         invariants(pipe, set(), {}, {"c1": old | lesson_pairs(pipe, "c1")})
+
+    asyncio.run(scenario())
+
+
+def test_a_failed_re_read_counts_for_nothing_and_an_edit_back_completes_it(tmp_path: Path) -> None:
+    """m2 is edited to prose the model fails on and a long m3 is added: the re-read's m1 and m3
+    jobs merge pending, m2's fails, and the graph shows the old lesson alone. The learner edits m2
+    back: nothing is left to read, so the flush completes the version without a model call,
+    accepting m3's job and retiring the m1 job that would say m1 twice."""
+    pipe = Pipeline(tmp_path / "graph")
+    m1, m2 = ("m1", prose("Binary heap")), ("m2", prose("Priority queue"))
+    m3 = ("m3", block("Heapsort", "In-place sorting"))  # ~500 tokens: a batch of its own
+
+    async def scenario() -> None:
+        pipe.lesson("c1", [m1, m2])
+        await pipe.flush("c1")
+        before, old = names(pipe), lesson_pairs(pipe, "c1")
+        pipe.lesson("c1", [m1, ("m2", block("FAIL on purpose")), m3])
+        await pipe.flush("c1")
+        assert [r["phase"] for r in pipe.extraction.activity()[:3]].count("error") == 1
+        assert len(pipe.graph.pending()) == 2  # m1's and m3's jobs merged, pending
+        assert names(pipe) == before  # only the old lesson shows
+        invariants(pipe, set(), {}, {"c1": old})
+        pipe.lesson("c1", [m1, m2, m3])  # edited back
+        runs = len(pipe.ledger("sessions", RunLine))
+        assert await pipe.flush("c1") == "covered"
+        await pipe.extraction.wait("c1")
+        assert len(pipe.ledger("sessions", RunLine)) == runs  # no model call
+        assert names(pipe) == sorted([*before, "Heapsort", "In-place sorting"])
+        assert pipe.graph.pending() == set() and len(retired_jobs(pipe)) == 1  # m1's pending twin
+        invariants(pipe, set(), {}, {"c1": lesson_pairs(pipe, "c1")})
 
     asyncio.run(scenario())
 

@@ -18,7 +18,7 @@ from server.core.contracts.graph import (
     SourceLine,
     Verdicts,
 )
-from server.core.graph import plan_merge, retirements, version_jobs
+from server.core.graph import completion, plan_merge, version_jobs
 from server.store import ledger
 from server.store.graph import FileGraphStore
 
@@ -120,7 +120,13 @@ def test_a_merge_killed_midway_leaves_readable_ledgers_and_the_rerun_completes(
     commit(store, "job_2")  # the rerun is another run
     keep = version_jobs(store.coverage("src_a"), {"chunk-1": "f"})
     assert keep == {"job_2"}
-    store.retire(retirements("src_a", store.contributors("src_a"), keep, "t3"))
+    version = {"chunk-1": "f"}
+    cover = store.coverage("src_a")
+    line = completion("src_a", store.contributors("src_a"), cover, version, store.pending(), "t3")
+    assert (line is not None) == (fail_at == "coverage")  # job_1 committed without its coverage
+    if line is not None:
+        assert line.retired == ["job_1"]
+        store.complete(line)
     assert len(store.nodes()) == 3 and len(store.chains()) == 1
     assert store.covered("src_a") == {"chunk-1": {"f"}}
 
@@ -177,7 +183,9 @@ def test_retiring_a_job_keeps_what_other_sources_assert(tmp_path: Path) -> None:
     plan = plan_merge(store.nodes(), store.chains(), more, links, other, "t2")
     store.commit_merge(plan, [], run_line("job_b").model_copy(update={"source": "src_b"}))
     size = (tmp_path / "graph" / "nodes.jsonl").stat().st_size
-    store.retire(retirements("src_a", store.contributors("src_a"), set(), "t3"))
+    line = completion("src_a", store.contributors("src_a"), [], {}, store.pending(), "t3")
+    assert line is not None and line.retired == ["job_1"]
+    store.complete(line)
     nodes = store.nodes()
     assert set(nodes) == {by_name["A"], plan.node_lines[1].id}
     assert nodes[by_name["A"]].sources == ["src_b"] and nodes[by_name["A"]].name == "A too"
@@ -186,6 +194,33 @@ def test_retiring_a_job_keeps_what_other_sources_assert(tmp_path: Path) -> None:
     assert store.covered("src_a") == {} and store.contributors("src_a") == set()
     assert (tmp_path / "graph" / "nodes.jsonl").stat().st_size == size  # append-only: folded at read
     assert FileGraphStore(tmp_path / "graph").nodes().keys() == nodes.keys()
+
+
+def test_a_pending_job_counts_only_from_the_version_line_that_accepts_it(tmp_path: Path) -> None:
+    """Issue 11 (a re-run that fails half-way merges nothing): a replacing run's job writes its
+    lines with a pending run line; no read counts them (only `graph_with` for the run itself)
+    until one version line accepts them and retires the old job, both at once."""
+    store = FileGraphStore(tmp_path / "graph")
+    commit(store)  # job_1 covers chunk-1 at fingerprint "f": the old version
+    old = {k: v.model_dump() for k, v in store.nodes().items()}
+    prov = Provenance(source="src_a", job="job_2")
+    plan = plan_merge(store.nodes(), store.chains(), findings(), Verdicts(links=[]), prov, "t2")
+    cover = [CoverageLine(source="src_a", message="chunk-2", fingerprint="g", job="job_2", at="t2")]
+    store.commit_merge(plan, cover, run_line("job_2").model_copy(update={"pending": True}))
+    assert {k: v.model_dump() for k, v in store.nodes().items()} == old  # the cached fold
+    assert {k: v.model_dump() for k, v in FileGraphStore(tmp_path / "graph").nodes().items()} == old
+    assert store.pending() == {"job_2"} and store.contributors("src_a") == {"job_1", "job_2"}
+    assert store.covered("src_a") == {"chunk-1": {"f"}, "chunk-2": {"g"}}  # a rerun resumes
+    seen, _ = store.graph_with({"job_2"})
+    assert len(seen) == 6 and len(store.contribution({"job_2"})[0]) == 3
+    version = {"chunk-2": "g"}
+    line = completion(
+        "src_a", store.contributors("src_a"), store.coverage("src_a"), version, store.pending(), "t3"
+    )
+    assert line is not None and (line.accepted, line.retired) == (["job_2"], ["job_1"])
+    store.complete(line)
+    assert set(store.nodes()) == {n.id for n in plan.node_lines} and store.pending() == set()
+    assert FileGraphStore(tmp_path / "graph").nodes().keys() == store.nodes().keys()
 
 
 def test_a_deleted_id_never_counts_again_even_from_a_stale_plan(tmp_path: Path) -> None:

@@ -153,6 +153,10 @@ class RunLine(Wire):
     added_chains: int = Field(alias="addedChains")
     dropped_chains: int = Field(alias="droppedChains")
     at: str
+    pending: bool | None = None
+    """True for a job of a run that replaces its source's earlier contribution: its lines count
+    only once a `VersionLine` accepts it (the whole new version merged), never beside the old
+    version (docs/decisions/0010-...). Absent (None) on every other run line."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -170,13 +174,27 @@ class SourceLine(Wire):
 
 
 class RetireLine(Wire):
-    """`retired.jsonl`: a job's contribution is withdrawn (its source's content changed and the new
-    version merged whole). Reads fold every node, chain and coverage line of a retired job away;
+    """`retired.jsonl` (written before `VersionLine` took its place; still read): a job's
+    contribution is withdrawn (its source's content changed and the new version merged whole).
+    Reads fold every node, chain and coverage line of a retired job away;
     nothing is rewritten (docs/decisions/0010-a-changed-source-replaces-its-contribution.md)."""
 
     source: str
     job: str
     reason: str = "replaced"
+    at: str
+
+
+class VersionLine(Wire):
+    """`versions.jsonl`: a source's new version merged whole and replaced the old one, in one line
+    (the swap: no reader sees both versions, a crash leaves one or the other). From this line on
+    the `accepted` (pending) jobs count and the `retired` jobs do not: reads fold every node, chain
+    and coverage line of a retired job away; nothing is rewritten
+    (docs/decisions/0010-a-changed-source-replaces-its-contribution.md)."""
+
+    source: str
+    accepted: list[str]
+    retired: list[str]
     at: str
 
 
