@@ -61,6 +61,7 @@ def window(browser: Browser, url: str) -> Page:
     page = browser.new_context().new_page()
     page.add_init_script(COUNT_EVENT_SOURCES)
     page.goto(url)
+    page.evaluate("window.__same = 1")  # a reload or a full navigation would lose it
     return page
 
 
@@ -112,5 +113,6 @@ def test_a_second_window_follows_turns_renames_deletes_imports_and_merges(
         0, timeout=5_000
     )
 
+    assert a.evaluate("window.__same") == 1 and b.evaluate("window.__same") == 1  # never reloaded
     assert a.evaluate("window.__eventSources") == 1  # one EventSource per window, never more
     assert b.evaluate("window.__eventSources") == 1
