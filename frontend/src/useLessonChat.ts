@@ -165,10 +165,17 @@ export function useLessonChat(initial: api.ChatRecord) {
   // Another tab's turn: the session row says it runs, or it changed since we
   // last showed the record. Re-read it; follow a running turn, else sync.
   const externalSync = useRef(false);
+  // A row update that came while a read was in flight: read again once it ends (else a rename or
+  // a turn's start that arrived meanwhile would be dropped until the next event).
+  const externalDirty = useRef(false);
+  const [externalRecheck, setExternalRecheck] = useState(0);
   const statusRef = useRef(status);
   statusRef.current = status;
   useEffect(() => {
-    if (externalSync.current) return;
+    if (externalSync.current) {
+      externalDirty.current = true;
+      return;
+    }
     const view = { idle: !busy, waiting, knownUpdatedAt: knownUpdatedAt.current, followed: followedTurn.current };
     if (!needsExternalRead(summary, view)) return;
     externalSync.current = true;
@@ -190,8 +197,12 @@ export function useLessonChat(initial: api.ChatRecord) {
       .catch(() => undefined)
       .finally(() => {
         externalSync.current = false;
+        if (externalDirty.current) {
+          externalDirty.current = false;
+          setExternalRecheck((n) => n + 1);
+        }
       });
-  }, [summary, busy, waiting, chatId, applyRecord, follow, setMessages]);
+  }, [summary, busy, waiting, externalRecheck, chatId, applyRecord, follow, setMessages]);
 
   const send = useCallback(
     (text: string) => {
