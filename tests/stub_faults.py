@@ -17,6 +17,18 @@ The requested model name picks the fault, so a test chooses it through the setti
 | `early-end` | one text chunk, then the stream closes without `finish_reason` and `[DONE]` |
 | `garbage-tool` | a tool call whose arguments are not JSON |
 
+A request with `"stream": false` (extraction, practice: pydantic-ai's non-streamed `agent.run`)
+gets the same statuses and `hang-before`, and whole-answer variants of the rest:
+
+| model | behaviour when not streamed |
+|---|---|
+| `ok` | a whole answer "Hello learner." |
+| `hang-after` | the headers and the first bytes of the JSON body, then nothing for an hour (a slow body) |
+| `malformed` | a complete 200 body that is not JSON |
+| `early-end` | the JSON body cut off in the middle (the HTTP body itself complete: truncated JSON) |
+| `reset` | the first bytes of the JSON body, then the connection is cut |
+| `garbage-tool` | a call of the first tool the request offers, its arguments not JSON |
+
 `app.state.requests` counts requests per model.
 """
 
@@ -80,6 +92,8 @@ def create_fault_stub() -> FastAPI:
             return error(400, f"bad request from {request.headers.get('authorization')}")
         if model == "hang-before":
             await asyncio.sleep(3600)
+        if not body.get("stream"):
+            return whole(model, base, body)
 
         async def events() -> AsyncIterator[str]:
             yield event({"role": "assistant", "content": ""})
@@ -107,3 +121,38 @@ def create_fault_stub() -> FastAPI:
         return StreamingResponse(events(), media_type="text/event-stream")
 
     return app
+
+
+def whole(model: str, base: dict[str, Any], body: dict[str, Any]) -> Response:
+    """The non-streamed answer of `model` (see the module docstring)."""
+    message: dict[str, Any] = {"role": "assistant", "content": "Hello learner."}
+    finish = "stop"
+    if model == "garbage-tool":
+        offered = [t["function"]["name"] for t in body.get("tools", [])] or ["quiz"]
+        function = {"name": offered[0], "arguments": "{{{not json"}
+        call = {"id": "call_g", "type": "function", "function": function}
+        message, finish = {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
+    usage = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
+    text = json.dumps(
+        {
+            **base,
+            "object": "chat.completion",
+            "usage": usage,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        }
+    )
+    if model == "malformed":
+        return Response("{not json", media_type="application/json")
+    if model == "early-end":
+        return Response(text[: len(text) // 2], media_type="application/json")
+
+    async def slowly() -> AsyncIterator[str]:
+        yield text[:20]
+        if model == "reset":
+            await asyncio.sleep(0.05)
+            raise CutConnection("cut")
+        await asyncio.sleep(3600)
+
+    if model in ("hang-after", "reset"):
+        return StreamingResponse(slowly(), media_type="application/json")
+    return Response(text, media_type="application/json")

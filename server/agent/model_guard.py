@@ -224,9 +224,12 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return seen
 
 
-def classify(exc: BaseException, model: str, where: str | None = None) -> ModelFailure | None:
+def classify(
+    exc: BaseException, model: str, where: str | None = None, *, whole: bool = False
+) -> ModelFailure | None:
     """The plain-words failure for an exception raised by a model request, or None when the
-    exception is not a model failure (it is then re-raised unchanged)."""
+    exception is not a model failure (it is then re-raised unchanged). `whole`: the request asked
+    for a whole (non-streamed) answer, so nothing of a cut-short one is kept."""
     chain = _chain(exc)
     status: int | None = None
     retry_after: float | None = None
@@ -282,7 +285,7 @@ def classify(exc: BaseException, model: str, where: str | None = None) -> ModelF
     if kind is FailureKind.RATE_LIMITED and retry_after is None:
         retry_after = _header_retry_after(exc)
     sentence = failure_sentence(kind, model=model, status=status, retry_after_s=retry_after, limit_s=limit,
-                                where=where)  # fmt: skip
+                                where=where, kept=not whole)  # fmt: skip
     return ModelFailure(kind, sentence, model, status, retry_after)
 
 
@@ -322,8 +325,8 @@ class GuardedModel(WrapperModel):
         self.where = where
         self.secrets = tuple(secrets)
 
-    def _failure(self, exc: BaseException) -> ModelFailure | None:
-        failure = classify(exc, self.wrapped.model_name, self.where)
+    def _failure(self, exc: BaseException, whole: bool = False) -> ModelFailure | None:
+        failure = classify(exc, self.wrapped.model_name, self.where, whole=whole)
         if failure is not None and failure is not exc:
             log.warning(
                 "model %s failed (%s): %s", self.wrapped.model_name, failure.kind.value,
@@ -340,7 +343,7 @@ class GuardedModel(WrapperModel):
         try:
             return await self.wrapped.request(messages, model_settings, model_request_parameters)
         except Exception as exc:
-            failure = self._failure(exc)
+            failure = self._failure(exc, whole=True)
             if failure is None:
                 raise
             raise failure from exc

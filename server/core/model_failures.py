@@ -68,6 +68,7 @@ def failure_sentence(
     retry_after_s: float | None = None,
     limit_s: float | None = None,
     where: str | None = None,
+    kept: bool = True,
 ) -> str:
     """One sentence, no trailing period, saying what failed and what to do.
 
@@ -78,7 +79,11 @@ def failure_sentence(
         retry_after_s: when the provider said to retry, in seconds.
         limit_s: the deadline that passed, in seconds (timeouts).
         where: the server's host:port (connection failures).
+        kept: whether what arrived before a failure mid-answer is kept (a streamed reply is); False
+            for a whole answer that is used only complete (extraction, practice): the sentence
+            then says to try again instead.
     """
+    then = "what arrived is kept" if kept else "try again"
     code = f" (HTTP {status})" if status else ""
     if kind is FailureKind.RATE_LIMITED:
         when = (
@@ -104,16 +109,14 @@ def failure_sentence(
         return f"the model did not start answering{limit}; try again, or choose another model in Settings"
     if kind is FailureKind.IDLE_TIMEOUT:
         limit = f" for {_seconds(limit_s)}" if limit_s else ""
-        return f"the model stopped sending{limit} in the middle of its answer; what arrived is kept"
+        return f"the model stopped sending{limit} in the middle of its answer; {then}"
     if kind is FailureKind.TIMED_OUT:
         return f"the request to {model} timed out; try again"
     if kind is FailureKind.CONNECTION_FAILED:
         at = f" at {where}" if where else ""
         return f"could not connect to the model's server{at}; check that it runs and its address in Settings"
     if kind is FailureKind.CONNECTION_LOST:
-        return (
-            "the connection to the model's server broke off in the middle of its answer; what arrived is kept"
-        )
+        return f"the connection to the model's server broke off in the middle of its answer; {then}"
     if kind is FailureKind.ENDED_EARLY:
-        return "the model's answer ended before it was finished; what arrived is kept"
+        return f"the model's answer ended before it was finished; {then}"
     return "the model's server sent an answer that could not be read; try again, or choose another model"

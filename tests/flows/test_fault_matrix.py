@@ -232,20 +232,42 @@ def test_a_hung_turn_is_stopped_within_a_second(faulty: Faulty) -> None:
     assert faulty.client.delete(f"/api/chats/{chat_id}").status_code in (200, 204)
 
 
+WHOLE_ANSWER = [
+    pytest.param("429", "rate limiting requests to 429 (HTTP 429); try again in 1 s", 2, id="429"),
+    pytest.param("500", "the provider's server failed (HTTP 500)", 2, id="500"),
+    pytest.param("hang-before", "did not start answering within 2 s", 1, id="timeout-before-response"),
+    pytest.param(
+        "hang-after", "stopped sending for 1 s in the middle of its answer; try again", 1, id="slow-body"
+    ),
+    pytest.param("early-end", "sent an answer that could not be read", 1, id="truncated-json"),
+    pytest.param("malformed", "sent an answer that could not be read", 1, id="invalid-json"),
+    pytest.param("reset", "broke off in the middle of its answer; try again", 1, id="reset-mid-body"),
+    pytest.param("garbage-tool", "could not produce a valid submit", 4, id="garbage-tool-arguments"),
+]
+"""Faults of a non-streamed request (extraction and practice run pydantic-ai's `agent.run`): the
+fault, the row error's words, the requests the stub sees (retried only what is worth retrying)."""
+
+
+@pytest.mark.parametrize(("fault", "words", "requests"), WHOLE_ANSWER)
 def test_an_extraction_whose_model_fails_checkpoints_nothing_and_a_rerun_recovers(
-    faulty: Faulty, caplog: pytest.LogCaptureFixture
+    faulty: Faulty, fault: str, words: str, requests: int, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING)
-    faulty.use("500", slot="cheap")
-    faulty.use("500", slot="strong")
+    faulty.use(fault, slot="cheap")
+    faulty.use(fault, slot="strong")
     note = NOTES / "data-structures-heap.en.md"
     files = [("files", (note.name, note.read_bytes(), "text/markdown"))]
+    started = time.monotonic()
     assert faulty.client.post("/api/graph/import", files=files).status_code == 202
     rows = settle(faulty.client)
+    assert time.monotonic() - started < 15, "deadlines bound the wait"
     assert rows and all(r["phase"] == "error" for r in rows), rows
     for row in rows:
-        assert "the provider's server failed (HTTP 500)" in row["error"], row
+        assert words in row["error"], row
+        assert "what arrived is kept" not in row["error"], "a whole answer cut short keeps nothing"
         assert_plain(row["error"])
+    assert faulty.stub.state.requests[fault] == requests
+    assert all(KEY not in r.getMessage() for r in caplog.records)
     graph = faulty.data / "graph"
     for ledger in ("nodes", "chains", "coverage"):
         path = graph / f"{ledger}.jsonl"

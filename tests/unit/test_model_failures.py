@@ -47,3 +47,13 @@ def test_keys_are_redacted_from_what_is_logged() -> None:
     assert (
         "sk-live" not in cleaned and "my-own-secret-key" not in cleaned and cleaned.count("[redacted]") == 2
     )
+
+
+@pytest.mark.parametrize(
+    "kind", [FailureKind.IDLE_TIMEOUT, FailureKind.CONNECTION_LOST, FailureKind.ENDED_EARLY]
+)
+def test_an_answer_cut_short_says_what_is_kept(kind: FailureKind) -> None:
+    """A streamed reply keeps what arrived; a whole answer (extraction, practice) keeps nothing."""
+    assert failure_sentence(kind, model="m", limit_s=1).endswith("; what arrived is kept")
+    whole = failure_sentence(kind, model="m", limit_s=1, kept=False)
+    assert whole.endswith("; try again") and "kept" not in whole
