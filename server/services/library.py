@@ -80,13 +80,19 @@ class FlushOutcome:
 
 @dataclass
 class ImportResult:
-    """One file's outcome: queued (its jobs started), unchanged (a true no-op), refused (why)."""
+    """One file's outcome: queued (its jobs started), unchanged (a true no-op), refused (why).
+
+    `replaces`: for a file given by its bare name (a single file picked in the browser) whose
+    source already holds other content, the sentence saying this import replaces it ("replaces
+    what the earlier notes.md said"): two unrelated files of one name are one source. Empty
+    otherwise."""
 
     name: str
     source: str | None
     status: str
     detail: str = ""
     chunks: int = 0
+    replaces: str = ""
 
     def view(self) -> dict[str, Any]:
         return {
@@ -95,6 +101,7 @@ class ImportResult:
             "status": self.status,
             "detail": self.detail,
             "chunks": self.chunks,
+            "replaces": self.replaces,
         }
 
 
@@ -280,11 +287,16 @@ class LibraryService:
                     )
                 )
 
+        replaces = ""
+        if known is not None and _bare(name) and (known.fingerprint or self.graph.contributors(src)):
+            replaces = f"replaces what the earlier {title} said"
         self.extraction.start(src, "notes", title, "notes", jobs, on_complete=complete, version=version)
         if not jobs:  # merged by earlier runs: only the replacement and the stamp are left
-            return ImportResult(name, src, "unchanged", "every chunk was already merged", len(chunks))
+            return ImportResult(
+                name, src, "unchanged", "every chunk was already merged", len(chunks), replaces
+            )
         skipped = f"{name}: skipped {', '.join(note.dropped)}; its prose is imported" if note.dropped else ""
-        return ImportResult(name, src, "queued", skipped, len(chunks))
+        return ImportResult(name, src, "queued", skipped, len(chunks), replaces)
 
     # -- the lesson trigger seam ----------------------------------------------------------------
     # Four triggers, one seam (seed §6: "session end, idle, explicit flush"): a settled turn whose
@@ -551,6 +563,11 @@ class LibraryService:
 def _version(views: list[MessageView]) -> dict[str, str]:
     """A lesson's current version: message id -> teacher-prose fingerprint."""
     return {v.message_id: v.fingerprint for v in views}
+
+
+def _bare(name: str) -> bool:
+    """A file named without any folder (a single file picked in the browser)."""
+    return "/" not in name and "\\" not in name
 
 
 def _reason(exc: BaseException) -> str:

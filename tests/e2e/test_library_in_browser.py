@@ -1,5 +1,6 @@
 """The notes front door in real Chromium (issue 4): pick files, import, watch each file's progress
-to done, see a refusal with its reason, and an unchanged re-import."""
+to done, see a refusal with its reason, an unchanged re-import, and a same-named file that
+replaces what the first one said."""
 
 from __future__ import annotations
 
@@ -47,6 +48,21 @@ def test_import_notes_with_progress_refusal_and_no_op(page: Page, data_dir: Path
                 '[data-testid="import-result"][data-name="data-structures-heap.en.md"]'
             ).first
             expect(again).to_have_attribute("data-status", "unchanged", timeout=10_000)
+            expect(again.get_by_test_id("import-replaces")).to_have_count(0)
             assert (data_dir / "graph" / "nodes.jsonl").read_text().count("\n") > 0
+
+            # another file of the same name, picked on its own: one source, so it replaces the first
+            other = (NOTES / "algorithms-math-bits.en.md").read_bytes()
+            page.get_by_test_id("import-files").set_input_files(
+                {"name": "data-structures-heap.en.md", "mimeType": "text/markdown", "buffer": other}
+            )
+            page.get_by_test_id("import-submit").click()
+            replaced = page.locator(
+                '[data-testid="import-result"][data-name="data-structures-heap.en.md"]'
+            ).first
+            expect(replaced.get_by_test_id("import-replaces")).to_have_text(
+                "Replaces what the earlier data-structures-heap.en.md said", timeout=10_000
+            )
+            expect(replaced).to_have_attribute("data-status", "done", timeout=30_000)
         finally:
             assert server.stop() == 0

@@ -205,3 +205,26 @@ def test_a_version_merged_by_earlier_runs_is_completed_by_a_reimport(tmp_path: P
         invariants(pipe, set(), {"vault/heap.md": {content_fingerprint(HEAP_V2)}})
 
     asyncio.run(scenario())
+
+
+def test_a_bare_name_import_that_replaces_other_content_says_so(tmp_path: Path) -> None:
+    """Issue 11, item 5: single files picked in the browser carry only their name, so two
+    unrelated `notes.md` are one source and the second replaces the first; the import result
+    says so. A path import, an unchanged re-import and a first import say nothing of the kind."""
+    pipe = Pipeline(tmp_path / "graph")
+
+    async def one(name: str, text: str) -> tuple[str, str]:
+        [result] = pipe.library.import_files([(name, text.encode())])
+        assert result.source is not None
+        await pipe.extraction.wait(result.source)
+        return result.status, result.view()["replaces"]
+
+    async def scenario() -> None:
+        assert await one("notes.md", HEAP_V1) == ("queued", "")
+        assert await one("notes.md", HEAP_V1) == ("unchanged", "")
+        assert await one("notes.md", HEAP_V2) == ("queued", "replaces what the earlier notes.md said")
+        assert "Decrease key" not in names(pipe)  # it did replace it
+        assert await one("vault/notes.md", HEAP_V1) == ("queued", "")  # its own source
+        assert await one("vault/notes.md", HEAP_V2) == ("queued", "")  # an edit of a known path
+
+    asyncio.run(scenario())

@@ -407,6 +407,11 @@ function ImportResultView({ followed }: { followed: Followed }) {
       <p className="import-detail" data-testid="import-detail">
         {detail}
       </p>
+      {result.replaces && (
+        <p className="import-replaces small" data-testid="import-replaces">
+          {plainDetail(result.name, result.replaces)}
+        </p>
+      )}
       {showBar && (
         <div
           className="progress"

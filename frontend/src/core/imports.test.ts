@@ -43,7 +43,7 @@ describe('import answers', () => {
   it('reads the files list of a 202 or 400 answer', () => {
     const files = normalizeImportFiles({
       files: [
-        { name: 'a.md', sourceId: 'src_a', status: 'queued', detail: '', chunks: 2 },
+        { name: 'a.md', sourceId: 'src_a', status: 'queued', detail: '', chunks: 2, replaces: 'replaces what the earlier a.md said' },
         { name: 'empty.md', sourceId: null, status: 'refused', detail: 'empty.md: the file is empty', chunks: 0 },
         { name: 'odd.md', status: 'mystery' },
         'junk',
@@ -54,6 +54,7 @@ describe('import answers', () => {
       ['empty.md', 'refused', null],
       ['odd.md', 'refused', null],
     ]);
+    expect(files.map((f) => f.replaces)).toEqual(['replaces what the earlier a.md said', '', '']);
     expect(normalizeImportFiles({ error: 'refused' })).toEqual([]);
   });
 

@@ -18,6 +18,9 @@ export interface ImportFileResult {
   status: ImportAnswerStatus;
   detail: string;
   chunks: number;
+  /** Set when a file picked by its bare name replaced other content imported under that name
+   * ("replaces what the earlier notes.md said"); empty otherwise. */
+  replaces: string;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -39,6 +42,7 @@ export function normalizeImportFiles(raw: unknown): ImportFileResult[] {
       status,
       detail: typeof f.detail === 'string' ? f.detail : '',
       chunks: typeof f.chunks === 'number' && Number.isFinite(f.chunks) ? f.chunks : 0,
+      replaces: typeof f.replaces === 'string' ? f.replaces : '',
     });
   }
   return out;
