@@ -2,14 +2,13 @@
 generates a problem set, answers a problem, sees the model solution at once and the score land.
 
 One scripted OpenAI-compatible stub plays every role: the extractor and auditor
-(tests/stub_graph.py), and the partitioner, generator and grader, told apart by their prompts."""
+(tests/stub_graph.py), and the partitioner, generator and grader (tests/stub_practice.py)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -17,43 +16,17 @@ from playwright.sync_api import Page, expect
 
 from tests.livehttp import serve
 from tests.procs import ServerProcess, start_on_stub
-from tests.stub_graph import _last_user_text, graph_reply
-from tests.stub_openai import Reply, create_stub
+from tests.stub_openai import create_stub
+from tests.stub_practice import practice_reply
 
 pytestmark = pytest.mark.e2e
 
 NOTE = "# Binary heap\n# Heap order\n# Root is the minimum\n"
 
 
-def _ids(section: str) -> list[str]:
-    return re.findall(r"^- ((?:arg|single)_[A-Za-z0-9_]+):", section, re.M)
-
-
-def reply(body: dict[str, Any]) -> Reply:
-    text = _last_user_text(body)
-    if text.startswith("THE PROBLEM:"):
-        return Reply(
-            "", ("submit", {"score": 7, "comment": "You named heap order; say why it reaches the root."}, "g")
-        )
-    if text.startswith("THE LEVELS OF THIS SET:") and "YOUR TARGET" in text:
-        target = _ids(text.split("YOUR TARGET", 1)[1].split("THE FULL SET", 1)[0])
-        problem = {
-            "chainIds": target,
-            "title": "Where the smallest key lives",
-            "statement": "A heap holds the keys $5, 3, 8, 1$. Which key is at the root, and why?",
-            "solution": "The key $1$: heap order makes every parent at most its children.",
-            "rubric": "- uses heap order\n- concludes $1$ is at the root",
-        }
-        return Reply("", ("submit", problem, "gen"))
-    if text.startswith("THE LEVELS OF THIS SET:"):
-        chains = _ids(text.split("THE CHAINS", 1)[1].split("THE PROPOSITIONS", 1)[0])
-        return Reply("", ("submit", {"groups": [{"chainIds": chains, "title": "Heaps"}]}, "part"))
-    return graph_reply(body)
-
-
 @pytest.fixture
 def server(data_dir: Path) -> Iterator[ServerProcess]:
-    with serve(create_stub(reply, delay_s=0.0)) as stub_url:
+    with serve(create_stub(practice_reply, delay_s=0.0)) as stub_url:
         proc = start_on_stub(data_dir, stub_url)
         try:
             yield proc

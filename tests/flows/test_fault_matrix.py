@@ -1,4 +1,4 @@
-"""Model faults × (turn, extraction): honest errors, cut-short replies marked, nothing checkpointed,
+"""Model faults × (turn, extraction, practice): honest errors, cut-short replies marked, nothing checkpointed,
 and a rerun that recovers (issue 10, defects 2, 3 and 7; deliver 2 and 5).
 
 The whole app in-process over real HTTP with the real engine (the OpenAI wire through
@@ -31,6 +31,7 @@ from tests.shared import NOTES
 from tests.stub_faults import create_fault_stub
 from tests.stub_graph import graph_reply
 from tests.stub_openai import create_stub
+from tests.stub_practice import practice_reply
 
 KEY = "sk-test-0123456789abcdefSECRET"
 LIMITS = {"connectS": 2, "firstTokenS": 2, "idleS": 1, "retries": 1, "maxWaitS": 2}
@@ -279,6 +280,60 @@ def test_an_extraction_whose_model_fails_checkpoints_nothing_and_a_rerun_recover
         rows = settle(faulty.client)
         assert rows[-1]["phase"] == "done", rows
     assert (graph / "nodes.jsonl").read_text().strip()
+
+
+@pytest.mark.parametrize(("fault", "words", "requests"), WHOLE_ANSWER)
+def test_a_practice_set_whose_model_fails_ends_in_plain_words_and_a_rerun_works(
+    faulty: Faulty, fault: str, words: str, requests: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Practice runs the strong slot (partitioning, then one generator per problem): a fault
+    there ends the set `error` in plain words, nothing left `partitioning`/`generating`/`pending`."""
+    caplog.set_level(logging.WARNING)
+    with serve(create_stub(practice_reply, delay_s=0)) as good_url:
+        faulty.use("scripted", slot="cheap", url=good_url)
+        faulty.use("scripted", slot="strong", url=good_url)
+        note = NOTES / "data-structures-heap.en.md"
+        files = [("files", (note.name, note.read_bytes(), "text/markdown"))]
+        assert faulty.client.post("/api/graph/import", files=files).status_code == 202
+        assert settle(faulty.client)[-1]["phase"] == "done"
+        node_ids = [n["id"] for n in faulty.client.get("/api/graph").json()["nodes"]]
+        assert node_ids
+
+        faulty.use(fault, slot="strong")
+        started = time.monotonic()
+        created = faulty.client.post("/api/practice/sets", json={"nodeIds": node_ids})
+        assert created.status_code == 202, created.text
+        failed = settle_set(faulty.client, created.json()["id"])
+        assert time.monotonic() - started < 15, "deadlines bound the wait"
+        assert failed["status"] == "error", failed
+        assert words in failed["error"] and "what arrived is kept" not in failed["error"], failed["error"]
+        assert_plain(failed["error"])
+        assert all(p["status"] in ("ready", "error") for p in failed["problems"]), "nothing half-frozen"
+        assert faulty.stub.state.requests[fault] == requests
+        rows = [r for r in faulty.client.get("/api/activity").json()["rows"] if r["kind"] == "practice"]
+        assert rows and all(r["phase"] == "error" for r in rows), rows
+        for row in rows:
+            assert words in row["error"], row
+            assert_plain(row["error"])
+        assert all(KEY not in r.getMessage() for r in caplog.records)
+
+        faulty.use("scripted", slot="strong", url=good_url)
+        again = faulty.client.post("/api/practice/sets", json={"nodeIds": node_ids})
+        assert again.status_code == 202, again.text
+        ready = settle_set(faulty.client, again.json()["id"])
+        assert ready["status"] == "ready", ready
+        assert ready["problems"] and all(p["status"] == "ready" for p in ready["problems"]), ready
+
+
+def settle_set(client: httpx.Client, set_id: str, timeout: float = 60) -> dict[str, Any]:
+    """The practice set once it has stopped partitioning and generating."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = client.get(f"/api/practice/sets/{set_id}").json()
+        if found["status"] not in ("partitioning", "generating"):
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"practice set {set_id} did not settle")
 
 
 def settle(client: httpx.Client, timeout: float = 60) -> list[dict[str, Any]]:
