@@ -7,8 +7,8 @@ vocabulary (seed §10.2):
 |---|---|---|
 | `turn-started` | `{chatId}` | a turn claimed its session (a refused double begin is silent) |
 | `turn-settled` | `{chatId}` | a live turn released its session, after its reply was persisted |
-| `jobs-changed` | `{chatId}` | a job-store write (the Workbench; reserved until it lands) |
-| `activity-changed` | `{}` | an extraction row changed, or a lesson's pending flush came or went |
+| `jobs-changed` | `{chatId}` | a job-store write of the Workbench (spawn, outcome, delivery, discard) |
+| `activity-changed` | `{}` | an extraction, Background agents or practice row, or a pending flush, changed |
 | `chats-changed` | `{}` | list-shape writes: a session created, renamed or deleted |
 | `graph-changed` | `{}` | a merge committed, a retirement, a deletion of nodes or chains |
 

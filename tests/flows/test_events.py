@@ -32,6 +32,7 @@ from server.services.container import Services, build_services
 from tests.fakes import FakeSecrets
 from tests.flows.conftest import COMPATIBLE_SLOT, Live, Script, turn_body
 from tests.flows.graph_script import graph_model
+from tests.flows.test_workbench import Bench, delivered
 from tests.livehttp import serve
 from tests.shared import NOTES
 
@@ -135,6 +136,49 @@ def test_a_turn_emits_started_then_settled_after_its_reply_is_saved(live: Live) 
     assert recorder.probes[-1][1] == ["user", "assistant"]  # the reply was saved before it fired
     live.services.registry.end(chat_id)  # nothing to release: silent
     assert len(recorder.got) == 3
+
+
+def test_job_writes_emit_jobs_changed_after_the_write_and_no_op_job_writes_stay_silent(live: Live) -> None:
+    """The Workbench's emitter (seed §10.2): every job-store write emits `jobs-changed {chatId}`
+    after the write (a listener reading the store then sees it); a row coming or going also emits
+    `activity-changed`. A second acknowledgement and a discard that removes nothing write nothing
+    and say nothing (present-entry gating); a discard that removes emits once."""
+    bench = Bench(live)
+    chat_id = bench.lesson()
+    jobs = live.services.stores.jobs
+
+    def probe(event: str, data: dict[str, Any]) -> Any:
+        if event != "jobs-changed":
+            return None
+        return [(j.status, j.delivery.status if j.delivery else None) for j in jobs.list(data["chatId"])]
+
+    recorder = Recorder(live.services, probe=probe)
+    assert bench.say(chat_id, "Show me a demo", "u1").status_code == 200
+    wait_for(lambda: not live.services.registry.running(chat_id))
+    # the spawn: the record is on disk when the event fires; a Background agents row came
+    spawned = recorder.got.index(("jobs-changed", {"chatId": chat_id}))
+    assert recorder.got[spawned + 1] == ("activity-changed", {})
+    assert [p for e, p in recorder.probes if e == "jobs-changed"] == [[("running", None)]]
+    outcome = len(recorder.got)
+
+    bench.release()
+    wait_for(lambda: delivered(bench, chat_id))
+    wait_for(lambda: not live.services.registry.running(chat_id))
+    seen = [p for e, p in recorder.probes if e == "jobs-changed"]
+    # the outcome (with its pending delivery; the row went), then the acknowledgement
+    assert seen == [[("running", None)], [("done", "pending")], [("done", "delivered")]]
+    finished = recorder.got.index(("jobs-changed", {"chatId": chat_id}), outcome)
+    assert recorder.got[finished + 1] == ("activity-changed", {})  # the row went
+    assert all(d == {"chatId": chat_id} for e, d in recorder.got if e == "jobs-changed")
+
+    [job] = jobs.list(chat_id)
+    n = len(recorder.got)
+    assert live.services.jobs.acknowledge(job.id) is None  # already delivered: no write
+    assert live.services.jobs.discard("c_without_jobs_0000") == 0  # nothing to remove
+    assert len(recorder.got) == n  # silence
+    assert live.client.delete(f"/api/chats/{chat_id}").status_code == 204
+    assert ("jobs-changed", {"chatId": chat_id}) in recorder.got[n:]
+    assert [p for e, p in recorder.probes[n:] if e == "jobs-changed"] == [[]]  # removed before it fired
 
 
 @pytest.fixture
