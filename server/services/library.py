@@ -80,7 +80,8 @@ class FlushOutcome:
 
 @dataclass
 class ImportResult:
-    """One file's outcome: queued (its jobs started), unchanged (a true no-op), refused (why).
+    """One file's outcome: queued (its jobs started), unchanged (a true no-op), refused (why),
+    removed (a folder re-import found it gone: its knowledge is retired).
 
     `replaces`: for a file given by its bare name (a single file picked in the browser) whose
     source already holds other content, the sentence saying this import replaces it ("replaces
@@ -208,6 +209,38 @@ class LibraryService:
             raise FolderRefused(400, "refused", f"{folder}: holds no .md, .markdown or .txt files")
         return files, refused
 
+    def retire_missing(self, folder: str, present: list[str]) -> list[ImportResult]:
+        """After a folder import: every notes source imported from inside `folder` (by its
+        absolute path) whose file the walk found no more (deleted, renamed or moved away) has its
+        contribution retired (a run with no jobs: no model call; docs/decisions/0010-...), and
+        its fingerprint is cleared, so the file coming back is read again. A file the walk found
+        but refused (unreadable now) is in `present` and keeps its knowledge.
+
+        Args:
+            folder: the folder as the learner gave it (resolved here like `collect_folder`).
+            present: the paths the walk found, read or refused.
+
+        Returns:
+            One `removed` result per retired source (its path as first imported)."""
+        root = Path(folder).expanduser().resolve()
+        seen = set(present)
+        results = []
+        for src, line in self.graph.sources().items():
+            if line.kind != "notes" or not line.path or line.path in seen:
+                continue
+            path = Path(line.path)
+            if not path.is_absolute() or not path.is_relative_to(root) or not self.graph.contributors(src):
+                continue
+            if self.extraction.running(src):
+                continue  # its run ends first; the next folder import retires it
+            self.graph.record_source(
+                SourceLine(id=src, kind="notes", title=line.title, path=line.path, at=self.clock())
+            )
+            self.extraction.start(src, "notes", line.title, "notes", [], version={})
+            detail = f"{line.path}: no longer in the folder; what it said is taken out of your graph"
+            results.append(ImportResult(line.path, src, "removed", detail))
+        return results
+
     def _walk(self, root: Path, folder: str) -> tuple[list[tuple[str, bytes]], list[ImportResult]]:
         files: list[tuple[str, bytes]] = []
         refused: list[ImportResult] = []
@@ -245,7 +278,8 @@ class LibraryService:
             FolderRefused: see `collect_folder`.
         """
         files, refused = self.collect_folder(folder)
-        return refused + self.import_files(files)
+        results = refused + self.import_files(files)
+        return results + self.retire_missing(folder, [name for name, _ in files] + [r.name for r in refused])
 
     def _import_text(
         self,

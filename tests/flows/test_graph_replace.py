@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from server.core.contracts.graph import NodeLine
 from server.core.notes import content_fingerprint
 from server.core.turns import TurnRejected
@@ -23,6 +25,7 @@ def block(*names: str) -> str:
 
 HEAP_V1 = block("Binary heap", "Heap order", "Sift-down cost") + block("Priority queue", "Decrease key")
 HEAP_V2 = block("Binary heap", "Heap order", "Sift-down cost") + block("Heapsort", "In-place sorting")
+QUEUES = block("Priority queue", "Scheduling")
 
 
 def names(pipe: Pipeline) -> list[str]:
@@ -226,5 +229,65 @@ def test_a_bare_name_import_that_replaces_other_content_says_so(tmp_path: Path) 
         assert "Decrease key" not in names(pipe)  # it did replace it
         assert await one("vault/notes.md", HEAP_V1) == ("queued", "")  # its own source
         assert await one("vault/notes.md", HEAP_V2) == ("queued", "")  # an edit of a known path
+
+    asyncio.run(scenario())
+
+
+def test_a_folder_reimport_takes_out_a_deleted_or_renamed_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 11, bad input: between two imports of a folder one file is deleted and another
+    renamed. The deleted file's knowledge goes (only it said "Decrease key"); the renamed file is
+    its new path's source and the old path's contribution is retired, so nothing is said twice;
+    the file coming back is read again (its fingerprint was cleared)."""
+    monkeypatch.setenv("LH_IMPORT_ROOTS", str(tmp_path))
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "heap.md").write_text(HEAP_V1)
+    (vault / "queues.md").write_text(QUEUES)
+    pipe = Pipeline(tmp_path / "graph")
+
+    async def folder() -> dict[str, str]:
+        results = pipe.library.import_folder(str(vault))
+        for result in results:
+            if result.source:
+                await pipe.extraction.wait(result.source)
+        return {Path(r.name).name: r.status for r in results}
+
+    def fp(path: Path) -> str:
+        return content_fingerprint(path.read_text())
+
+    async def scenario() -> None:
+        assert await folder() == {"heap.md": "queued", "queues.md": "queued"}
+        assert "Decrease key" in names(pipe)
+        (vault / "heap.md").unlink()
+        (vault / "queues.md").rename(vault / "lines.md")
+        assert await folder() == {"lines.md": "queued", "heap.md": "removed", "queues.md": "removed"}
+        assert names(pipe) == ["Priority queue", "Scheduling"]  # once each: lines.md's
+        invariants(pipe, set(), {str(vault / "lines.md"): {fp(vault / "lines.md")}})
+        assert await folder() == {"lines.md": "unchanged"}  # gone files are retired once
+        (vault / "heap.md").write_text(HEAP_V1)  # it comes back: read again, not "unchanged"
+        assert await folder() == {"heap.md": "queued", "lines.md": "unchanged"}
+        assert "Decrease key" in names(pipe)
+        versions = {str(vault / n): {fp(vault / n)} for n in ("heap.md", "lines.md")}
+        invariants(pipe, set(), versions)
+
+    asyncio.run(scenario())
+
+
+def test_a_single_file_renamed_is_a_new_source_and_the_old_name_keeps_its_knowledge(
+    tmp_path: Path,
+) -> None:
+    """A file picked on its own carries only its name: renamed, it is another source (nothing
+    tells the server the two are one file). Its knowledge is linked, not doubled, where the
+    auditor links the same propositions; the old name's stays until deleted or re-imported."""
+    pipe = Pipeline(tmp_path / "graph")
+
+    async def scenario() -> None:
+        await pipe.import_note("queues.md", QUEUES)
+        await pipe.import_note("lines.md", QUEUES)
+        assert names(pipe) == ["Priority queue", "Scheduling"]  # linked by the auditor
+        assert all(len(n.sources) == 2 for n in pipe.graph.nodes().values())
+        invariants(pipe, set(), {p: {content_fingerprint(QUEUES)} for p in ("queues.md", "lines.md")})
 
     asyncio.run(scenario())

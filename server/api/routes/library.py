@@ -57,7 +57,8 @@ class AbortRequest(BaseModel):
 async def import_notes(request: Request, services: ServicesDep) -> JSONResponse:
     """Import notes: multipart `files` (.md/.markdown/.txt; the filename, or its relative path,
     names the source), or JSON `{"path": "/abs/folder"}`. 202 `{"files": [...]}` with each file's
-    status (queued / unchanged / refused + why); 400 when every file is refused or the request is
+    status (queued / unchanged / refused + why; for a folder also `removed`: a file imported from
+    it before that is gone now, its knowledge retired); 400 when every file is refused or the request is
     malformed; 403 `folder_not_allowed` for a folder outside the import roots or a system folder,
     403 `folder_unreadable` for one that cannot be read."""
     content_type = request.headers.get("content-type", "")
@@ -78,6 +79,8 @@ async def import_notes(request: Request, services: ServicesDep) -> JSONResponse:
         except FolderRefused as exc:
             return JSONResponse({"error": exc.code, "detail": str(exc), "files": []}, status_code=exc.status)
         results = refused + services.library.import_files(read)
+        present = [name for name, _ in read] + [r.name for r in refused]
+        results += services.library.retire_missing(body.path, present)
     else:
         return _refused("send multipart/form-data with 'files', or JSON {\"path\": folder}", [])
     views = [r.view() for r in results]
