@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { DEBOUNCE_MS, EventHub, mentions, parseServerEvent, type HeardEvent } from './events';
+import { DEBOUNCE_MS, EventHub, MAX_WAIT_MS, mentions, parseServerEvent, type HeardEvent } from './events';
 
 function fakeTimers() {
   let now = 0;
@@ -13,6 +13,7 @@ function fakeTimers() {
         return id;
       },
       clear: (id: unknown) => void pending.delete(id as number),
+      now: () => now,
     },
     advance(ms: number) {
       now += ms;
@@ -35,14 +36,30 @@ describe('EventHub (seed §10.4, consumer laws)', () => {
     const hub = new EventHub(clock.timers);
     const calls: HeardEvent[][] = [];
     hub.subscribe(['activity-changed'], { current: (e) => calls.push(e) });
-    for (let i = 0; i < 10; i++) {
+    for (let i = 0; i < 5; i++) {
       hub.dispatch({ name: 'activity-changed', data: {} });
       clock.advance(100); // each event restarts the window
     }
     expect(calls).toHaveLength(0);
     clock.advance(DEBOUNCE_MS);
     expect(calls).toHaveLength(1);
-    expect(calls[0]).toHaveLength(10);
+    expect(calls[0]).toHaveLength(5);
+  });
+
+  it('a steady stream is still heard: the window closes at most MAX_WAIT_MS after its first event', () => {
+    const clock = fakeTimers();
+    const hub = new EventHub(clock.timers);
+    const calls: HeardEvent[][] = [];
+    hub.subscribe(['activity-changed'], { current: (e) => calls.push(e) });
+    const step = 200; // under the debounce: each event alone would postpone the call forever
+    for (let t = 0; t < 3 * MAX_WAIT_MS; t += step) {
+      hub.dispatch({ name: 'activity-changed', data: {} });
+      clock.advance(step);
+    }
+    expect(calls.length).toBeGreaterThanOrEqual(2);
+    expect(calls[0]).toHaveLength(MAX_WAIT_MS / step); // the events of the first second, at once
+    clock.advance(DEBOUNCE_MS);
+    expect(calls.flat()).toHaveLength((3 * MAX_WAIT_MS) / step); // none lost
   });
 
   it('hands each consumer only its events, and resync to everyone', () => {
