@@ -31,6 +31,7 @@ from pathlib import Path
 import httpx
 
 from server.config import OFFLINE_CHILD_FLAG, OFFLINE_MODEL_NAME
+from server.core.child_env import child_environment
 
 log = logging.getLogger("lh.offline")
 
@@ -47,13 +48,8 @@ READY_TIMEOUT_S = 60.0
 """Seconds a child may take to answer `/v1/models` before it is called hung and killed."""
 SELF_CHECK_TIMEOUT_S = 60.0
 """Seconds the self-check completion may take."""
-CHILD_ENV_ALLOWED = (
-    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TMPDIR", "TEMP", "TMP", "TZ",
-    "SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "USERPROFILE", "LOCALAPPDATA",
-    "APPDATA", "PROGRAMDATA", "NUMBER_OF_PROCESSORS", "PROCESSOR_ARCHITECTURE",
-    "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME",
-)  # fmt: skip
-CHILD_ENV_PREFIXES = ("LC_", "OMP_", "GGML_", "LLAMA_", "KMP_")
+CHILD_ENV_PREFIXES = ("OMP_", "GGML_", "LLAMA_", "KMP_")
+"""The llama.cpp child's own variables (threading knobs), on top of `core.child_env`'s."""
 
 
 def find_gguf(environ: Mapping[str, str] | None = None) -> Path | None:
@@ -146,12 +142,7 @@ def check_gguf(path: Path | None) -> str | None:
 def environment_for_child(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The child's environment: only what a process needs to run (paths, locale, temp folders,
     threading knobs). No API key, no desktop token, nothing else of ours."""
-    source = os.environ if environ is None else environ
-    return {
-        k: v
-        for k, v in source.items()
-        if (k in CHILD_ENV_ALLOWED or k.startswith(CHILD_ENV_PREFIXES)) and not k.endswith("_API_KEY")
-    }
+    return child_environment(os.environ if environ is None else environ, CHILD_ENV_PREFIXES)
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec

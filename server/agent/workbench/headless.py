@@ -9,6 +9,12 @@ Untrusted HTML runs with JavaScript on and every network request aborted (only `
 and `blob:` URLs load). Everything is bounded by `timeout_s`: a page that never finishes loading, or
 whose script loops forever (the screenshot then never comes), reports `timed_out=True` instead of
 hanging; a context that will not close takes the whole browser down (relaunched on next use).
+
+Neither Playwright's driver nor Chromium sees our environment (issue 10, deliver 6): both get only
+`core.child_env`'s variables plus their own (`BROWSER_ENV_PREFIXES`), so no API key, no desktop
+token. Chromium gets its environment through `launch(env=...)`; the driver, which Playwright starts
+with a copy of `os.environ` and no option to change it, through a wrapper of
+`playwright._impl.transport.get_driver_env` held only while it starts (`_confined_driver_env`).
 """
 
 from __future__ import annotations
@@ -18,10 +24,13 @@ import base64
 import contextlib
 import importlib.util
 import logging
+import os
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from server.core.child_env import child_environment
 from server.core.workbench.png import PngUnreadable, is_uniform
 
 log = logging.getLogger(__name__)
@@ -44,6 +53,39 @@ MAX_NOTES = 20
 """Console errors, page errors and dialogs kept per check (each at most `MAX_NOTE` characters)."""
 MAX_NOTE = 500
 _ALLOWED_SCHEMES = ("data:", "about:", "blob:")
+BROWSER_ENV_PREFIXES = ("PW_", "PLAYWRIGHT_", "XDG_", "FONTCONFIG_")
+"""What the driver and Chromium may see besides `core.child_env`'s: Playwright's own settings, the
+desktop's folders, the font configuration."""
+
+
+def browser_environment() -> dict[str, str]:
+    """The environment Playwright's driver and Chromium run with (see the module docstring)."""
+    return child_environment(os.environ, BROWSER_ENV_PREFIXES)
+
+
+@contextlib.contextmanager
+def _confined_driver_env() -> Iterator[None]:
+    """While held, Playwright starts its driver with `browser_environment()` plus the variables
+    Playwright adds itself, instead of a copy of `os.environ`. A Playwright without the hook starts
+    its driver unconfined, and this says so in the log."""
+    try:
+        from playwright._impl import transport
+    except ImportError:  # pragma: no cover - a Playwright whose layout changed
+        transport = None  # type: ignore[assignment]
+    original = getattr(transport, "get_driver_env", None)
+    if original is None:  # pragma: no cover - see above
+        log.warning("cannot confine the environment of Playwright's driver: this Playwright has no hook")
+        yield
+        return
+
+    def confined() -> dict[str, str]:
+        return child_environment(original(), BROWSER_ENV_PREFIXES)
+
+    transport.get_driver_env = confined  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        transport.get_driver_env = original  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -117,9 +159,10 @@ class ChromiumHeadless:
             from playwright.async_api import async_playwright
 
             if self._playwright is None:
-                self._playwright = await async_playwright().start()
+                with _confined_driver_env():
+                    self._playwright = await async_playwright().start()
             self._browser = await self._playwright.chromium.launch(
-                executable_path=self.executable, args=CHROMIUM_ARGS, headless=True
+                executable_path=self.executable, args=CHROMIUM_ARGS, headless=True, env=browser_environment()
             )
             return self._browser
 
