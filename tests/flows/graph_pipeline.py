@@ -6,7 +6,9 @@ A lesson here is a record in an in-memory chat store: a probe that handed over, 
 message per `(message id, teacher prose)` pair; its prose uses the same `# Name` lines as notes.
 
 Extractor: one proposition per `# Name` line of its chunk (a statement from the name), chains
-`p1 ⟹ p2 ⟹ p3`, and `existing ⟹ p1` for the first id of THE GRAPH SO FAR. With `drift` on it says
+`p1 ⟹ p2 ⟹ p3`, and `existing ⟹ p1` for the first id of THE GRAPH SO FAR, and `X ⟹ p1` for each
+`# -> Name` line whose name is a node of the graph the run sees (`lean_on`: a chain leaning on what
+another source said, which dangles when that source's node is retired). With `drift` on it says
 something else for the same text (the first name changes), as a real model does on a rerun. A chunk
 holding `FAIL` makes it raise (a job that fails).
 Auditor: links a proposition to a candidate with exactly its name; every link it submits is
@@ -26,7 +28,16 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Tool
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from server.core.contracts.chat import ChatRecord
-from server.core.contracts.graph import CoverageLine, NodeLine, RetireLine, RunLine, VersionLine
+from server.core.contracts.graph import (
+    ChainLine,
+    CoverageLine,
+    DeletionLine,
+    NodeLine,
+    Proposition,
+    RetireLine,
+    RunLine,
+    VersionLine,
+)
 from server.core.contracts.models import ModelRef, ResolvedModel, Settings
 from server.core.coverage import message_views
 from server.core.graph_view import derive_view
@@ -55,13 +66,16 @@ class Script:
         self.drift = False
         self.links: set[tuple[str, str]] = set()  # (proposition name, node id) the auditor linked
         self.during_audit: Callable[[], object] | None = None
+        self.lean_on: Callable[[], dict[str, Proposition]] = dict
+        """The nodes a `-> Name` line may lean on (the pipeline sets the graph's nodes)."""
 
     def extract(self, messages: list[ModelMessage]) -> ModelResponse:
         prompt = _prompt(messages)
         source = prompt.split("THE SOURCE:\n", 1)[-1]
         if "FAIL" in source:
             raise RuntimeError("the model broke down on this chunk")
-        names = [line[2:].strip() for line in source.splitlines() if line.startswith("# ")][:3]
+        heads = [line[2:].strip() for line in source.splitlines() if line.startswith("# ")]
+        names = [h for h in heads if not h.startswith("-> ")][:3]
         if self.drift and names:
             names[0] = f"{names[0]} restated"
         props = [{"id": f"p{i + 1}", "name": n, "statement": f"{n} holds."} for i, n in enumerate(names)]
@@ -69,6 +83,10 @@ class Script:
         existing = re.search(r"^- (n_[0-9a-f]{16}):", prompt, re.M)
         if existing and props:
             chains.append({"premises": [existing.group(1)], "conclusion": "p1"})
+        leaned = {h[3:].strip() for h in heads if h.startswith("-> ")}
+        for node in self.lean_on().values() if leaned and props else ():
+            if node.name in leaned:
+                chains.append({"premises": [node.id], "conclusion": "p1"})
         return ModelResponse(
             parts=[ToolCallPart("submit", json.dumps({"propositions": props, "chains": chains}))]
         )
@@ -110,6 +128,7 @@ class Pipeline:
         self.root = root
         self.script = Script()
         self.graph = FileGraphStore(root)
+        self.script.lean_on = self.graph.nodes
         model = FunctionModel(function=self.script.model)
         resolved = ResolvedModel(
             provider="openai-compatible", model="scripted", base_url="http://127.0.0.1:9/v1"
@@ -229,9 +248,20 @@ def invariants(
         assert job in current, f"{job} counts but read no allowed version of its source"
     # 3. no deleted node returns
     assert not deleted & set(nodes) and not deleted & set(chains)
-    # 4. no chain dangles, in the fold and in the view
+    # 4. no chain dangles, in the fold and in the view; and the fold is what the raw lines of
+    # the counted jobs say (read here from the ledgers, not through the store's own fold, which
+    # already drops dangling chains): every counted chain line whose members are all counted
+    # nodes is a chain, and no other
     for chain in chains.values():
         assert {*chain.premises, chain.conclusion} <= set(nodes), chain
+    gone = {i for line in pipe.ledger("deleted", DeletionLine) for i in line.ids}
+    live = {line.id for line in lines if line.provenance.job in committed and line.id not in gone}
+    assert set(nodes) == live, set(nodes) ^ live
+    counted = [
+        c for c in pipe.ledger("chains", ChainLine) if c.provenance.job in committed and c.id not in gone
+    ]
+    whole = {c.id for c in counted if {*c.premises, c.conclusion} <= live}
+    assert set(chains) == whole, set(chains) ^ whole
     view = derive_view(nodes, chains, {}, {})
     ids = {n["id"] for n in view["nodes"]}
     assert all(link["source"] in ids and link["target"] in ids for link in view["links"])

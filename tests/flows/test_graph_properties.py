@@ -27,11 +27,13 @@ POOL = ["Binary heap", "Heap order", "Priority queue", "Sift-down cost", "Heapso
 
 def content(file: int, variant: int) -> str:
     """Every version of a file shares its first chunk (an unchanged chunk re-runs on an edit);
-    names recur across files (their auditor links them); variant 3 fails on its second chunk."""
+    names recur across files (their auditor links them); variants 0 and 1 lean a chain on what only
+    another file's variant 1 or 0 says (it dangles when that file changes); variant 3 fails on its
+    second chunk."""
     first = block(POOL[file], POOL[file + 1], f"Core of {PATHS[file]}")
     second = {
-        0: block(POOL[file + 2], f"Detail {file} zero"),
-        1: block(POOL[(file + 3) % len(POOL)], f"Detail {file} one"),
+        0: block(POOL[file + 2], f"Detail {file} zero", f"-> Detail {(file + 2) % 3} one"),
+        1: block(POOL[(file + 3) % len(POOL)], f"Detail {file} one", f"-> Detail {(file + 1) % 3} zero"),
         2: "",
         3: block("FAIL on purpose", f"Detail {file} three"),
     }[variant]

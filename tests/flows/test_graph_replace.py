@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from server.core.contracts.graph import NodeLine
+from server.core.contracts.graph import ChainLine, NodeLine
 from server.core.notes import content_fingerprint
 from server.core.turns import TurnRejected
 from tests.flows.graph_pipeline import Pipeline, invariants, retired_jobs
@@ -289,5 +289,31 @@ def test_a_single_file_renamed_is_a_new_source_and_the_old_name_keeps_its_knowle
         assert names(pipe) == ["Priority queue", "Scheduling"]  # linked by the auditor
         assert all(len(n.sources) == 2 for n in pipe.graph.nodes().values())
         invariants(pipe, set(), {p: {content_fingerprint(QUEUES)} for p in ("queues.md", "lines.md")})
+
+    asyncio.run(scenario())
+
+
+def test_a_chain_leaning_on_a_retired_node_stops_counting(tmp_path: Path) -> None:
+    """Issue 11, "no chain dangles": queues.md leans a chain on "Decrease key", which only the
+    heap note's first version says. When heap.md is edited, that node is retired and the chain
+    line (still a counted job's) dangles: reads drop it. The invariants recompute the chains from
+    the raw ledgers, so a store that kept it (or dropped a whole one) fails them."""
+    pipe = Pipeline(tmp_path / "graph")
+    leaning = block("Scheduling", "-> Decrease key")
+
+    async def scenario() -> None:
+        await pipe.import_note("vault/heap.md", HEAP_V1)
+        await pipe.import_note("vault/queues.md", leaning)
+        [decrease] = [n.id for n in pipe.graph.nodes().values() if n.name == "Decrease key"]
+        [lean] = [c.id for c in pipe.graph.chains().values() if c.premises == [decrease]]
+        await pipe.import_note("vault/heap.md", HEAP_V2)
+        assert "Decrease key" not in names(pipe)
+        assert any(line.id == lean for line in pipe.ledger("chains", ChainLine))  # still written
+        assert lean not in pipe.graph.chains()  # but it dangles: it does not count
+        versions = {
+            "vault/heap.md": {content_fingerprint(HEAP_V2)},
+            "vault/queues.md": {content_fingerprint(leaning)},
+        }
+        invariants(pipe, set(), versions)
 
     asyncio.run(scenario())
