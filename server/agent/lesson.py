@@ -23,6 +23,7 @@ from pydantic_ai.ui.vercel_ai import VercelAIAdapter
 from pydantic_ai.ui.vercel_ai.request_types import SubmitMessage, UIMessage
 
 from server.agent.engine import WholeResponseModel
+from server.agent.model_guard import ModelFailure, model_failure_of
 from server.agent.prompts import load_prompt
 from server.agent.tools import (
     LessonDeps,
@@ -312,6 +313,25 @@ class ModelHistory:
         return out
 
 
+class _FailureTellingAdapter(VercelAIAdapter[Any, Any]):
+    """The Vercel AI adapter, keeping the guarded model's failure (`ModelFailure`) of a run that
+    errored, so `stream_turn` can say which failure its `error` chunk is."""
+
+    failure: ModelFailure | None = None
+
+    def build_event_stream(self) -> Any:
+        stream = super().build_event_stream()
+        on_error = stream.on_error
+
+        async def keep_failure(error: Exception) -> AsyncIterator[Any]:
+            self.failure = model_failure_of(error)
+            async for event in on_error(error):
+                yield event
+
+        stream.on_error = keep_failure  # type: ignore[method-assign]
+        return stream
+
+
 def _cost(result: AgentRunResult[Any]) -> float | None:
     total = 0.0
     for message in result.new_messages():
@@ -355,7 +375,9 @@ async def stream_turn(
     Yields:
         Chunk dicts, e.g. `{"type": "text-delta", "id": ..., "delta": ...}`, ending with `finish`
         (or `error`). The `[DONE]` terminator is not yielded: the transport adds it. Model
-        failures arrive as an `error` chunk, never as an exception.
+        failures arrive as an `error` chunk, never as an exception; when the guarded model
+        classified the failure, the chunk also carries `"failure": {"kind": FailureKind value,
+        "retryAfterS": float | None}` (server-side only: strip it before the chunk reaches a client).
     """
     if history is not None and len(messages) > 1:
         earlier: list[ModelMessage] | None = history.convert(messages[:-1])
@@ -363,7 +385,7 @@ async def stream_turn(
     else:
         earlier = None
         run_input = SubmitMessage(id=chat_id, messages=[UIMessage.model_validate(m) for m in messages])
-    adapter = VercelAIAdapter(
+    adapter = _FailureTellingAdapter(
         agent=agent, run_input=run_input, sdk_version=SDK_VERSION, server_message_id=reply_id
     )
 
@@ -382,4 +404,10 @@ async def stream_turn(
         encoded = chunk.encode(SDK_VERSION)
         if encoded == "[DONE]":
             continue
-        yield orjson.loads(encoded)
+        data = orjson.loads(encoded)
+        if data.get("type") == "error" and adapter.failure is not None:
+            data["failure"] = {
+                "kind": adapter.failure.kind.value,
+                "retryAfterS": adapter.failure.retry_after_s,
+            }
+        yield data

@@ -224,6 +224,11 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return seen
 
 
+def model_failure_of(exc: BaseException) -> ModelFailure | None:
+    """The guarded model's `ModelFailure` behind `exc` (itself or a cause), or None."""
+    return next((link for link in _chain(exc) if isinstance(link, ModelFailure)), None)
+
+
 def classify(
     exc: BaseException, model: str, where: str | None = None, *, whole: bool = False
 ) -> ModelFailure | None:

@@ -20,8 +20,8 @@ from server.core.turns import TurnRejected
 log = logging.getLogger("lh.api")
 
 
-def refusal(status: int, code: str, detail: str) -> JSONResponse:
-    return JSONResponse({"error": code, "detail": detail}, status_code=status)
+def refusal(status: int, code: str, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": code, "detail": detail}, status_code=status, headers=headers)
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -29,7 +29,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(TurnRejected)
     async def _rejected(_: Request, exc: TurnRejected) -> JSONResponse:
-        return refusal(exc.status, exc.code, exc.detail)
+        return refusal(exc.status, exc.code, exc.detail, exc.headers)
 
     @app.exception_handler(StoreCorrupt)
     async def _corrupt(_: Request, exc: StoreCorrupt) -> JSONResponse:

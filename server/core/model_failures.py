@@ -33,6 +33,25 @@ class FailureKind(StrEnum):
     MALFORMED = "malformed_response"
 
 
+REFUSAL_CODES = {
+    FailureKind.RATE_LIMITED: "rate_limited",
+    FailureKind.QUOTA: "quota_exhausted",
+    FailureKind.AUTH: "auth_refused",
+    FailureKind.NOT_FOUND: "model_not_found",
+}
+"""The API's error code for a turn refused because its model failed this way before replying;
+every other failure is `model_unreachable`."""
+
+
+def refusal_code(kind: str | None) -> str:
+    """The API error code of a turn whose model failed with `kind` (a `FailureKind` value, or None
+    when the failure was not classified): see `REFUSAL_CODES`."""
+    try:
+        return REFUSAL_CODES.get(FailureKind(kind), "model_unreachable") if kind else "model_unreachable"
+    except ValueError:
+        return "model_unreachable"
+
+
 RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504, 529})
 """HTTP statuses worth another attempt before anything has streamed."""
 

@@ -21,13 +21,15 @@ class TurnRejected(Exception):
         status: the HTTP status to answer (400, 404, 409, 503).
         code: a stable error code, e.g. "bad_request", "turn_running".
         detail: a sentence saying what was wrong and what to do.
+        headers: extra response headers, e.g. `{"Retry-After": "30"}` (None: none).
     """
 
-    def __init__(self, status: int, code: str, detail: str) -> None:
+    def __init__(self, status: int, code: str, detail: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(f"{code}: {detail}")
         self.status = status
         self.code = code
         self.detail = detail
+        self.headers = headers
 
 
 def learner_message(request: ChatRequest) -> JsonObj:

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import copy
 import logging
+import math
 import re
 import secrets
 import time
@@ -29,6 +30,7 @@ from server.agent.ui_messages import UsableMemo, message_problem, usable_for_mod
 from server.core.contracts.chat import ChatRecord, ChatRequest, TurnUsage
 from server.core.contracts.jobs import ARTIFACT_PART, JobKind
 from server.core.contracts.models import ResolvedModel
+from server.core.model_failures import refusal_code
 from server.core.phases import Role, phase_of, role_for
 from server.core.ports import ChatStore, GraphReader
 from server.core.transcript import apply_answers, awaits_continuation, for_model, probe_assessment
@@ -95,6 +97,7 @@ def learner_facing(chunk: dict[str, Any], offline: bool = False) -> dict[str, An
     """An `error` chunk in words a learner can act on (the framework's text stays in the log)."""
     if chunk.get("type") != "error":
         return chunk
+    chunk = {k: v for k, v in chunk.items() if k != "failure"}  # server-side only (`stream_turn`)
     text = str(chunk.get("errorText", ""))
     log.warning("turn error: %s", text)
     match = re.search(r"Tool '([^']+)' exceeded max retries", text) or re.search(
@@ -485,7 +488,14 @@ class TurnService:
                 # the guarded engine's errors are one plain sentence that says what to do
                 # (server.core.model_failures); nothing is appended to it
                 text = str(chunk.get("errorText") or "the model gave no reason").strip().rstrip(".")
-                raise TurnRejected(503, "model_unreachable", f"the model failed before replying: {text}")
+                failure = chunk.get("failure") or {}
+                wait = failure.get("retryAfterS")
+                raise TurnRejected(
+                    503,
+                    refusal_code(failure.get("kind")),
+                    f"the model failed before replying: {text}",
+                    {"Retry-After": str(math.ceil(wait))} if isinstance(wait, int | float) else None,
+                )
             if chunk.get("type") not in _PREAMBLE_TYPES:
                 break
         return preamble

@@ -102,21 +102,44 @@ def assert_plain(text: str) -> None:
 
 
 BEFORE_CONTENT = [
-    pytest.param("429", "rate limiting requests to 429 (HTTP 429); try again in 1 s", 2, id="429"),
     pytest.param(
-        "429-long", "rate limiting requests to 429-long (HTTP 429); try again in 60 minutes", 1, id="429-long"
+        "429", "rate limiting requests to 429 (HTTP 429); try again in 1 s", 2, "rate_limited", "1", id="429"
     ),
-    pytest.param("500", "the provider's server failed (HTTP 500)", 2, id="500"),
-    pytest.param("401", "refused the API key (HTTP 401); check the key", 1, id="401"),
-    pytest.param("404", "does not know the model '404' (HTTP 404)", 1, id="404"),
-    pytest.param("echo-key", "refused the request to echo-key (HTTP 400)", 1, id="echo-key"),
-    pytest.param("hang-before", "did not start answering within 2 s", 1, id="timeout-before-first-token"),
+    pytest.param(
+        "429-long",
+        "rate limiting requests to 429-long (HTTP 429); try again in 60 minutes",
+        1,
+        "rate_limited",
+        "3600",
+        id="429-long",
+    ),
+    pytest.param("500", "the provider's server failed (HTTP 500)", 2, "model_unreachable", None, id="500"),
+    pytest.param("401", "refused the API key (HTTP 401); check the key", 1, "auth_refused", None, id="401"),
+    pytest.param("404", "does not know the model '404' (HTTP 404)", 1, "model_not_found", None, id="404"),
+    pytest.param(
+        "echo-key", "refused the request to echo-key (HTTP 400)", 1, "model_unreachable", None, id="echo-key"
+    ),
+    pytest.param(
+        "hang-before",
+        "did not start answering within 2 s",
+        1,
+        "model_unreachable",
+        None,
+        id="timeout-before-first-token",
+    ),
 ]
+"""fault, the detail's words, the requests the stub sees, the error code, the Retry-After header."""
 
 
-@pytest.mark.parametrize(("fault", "words", "requests"), BEFORE_CONTENT)
+@pytest.mark.parametrize(("fault", "words", "requests", "code", "retry_after"), BEFORE_CONTENT)
 def test_a_turn_whose_model_fails_before_content(
-    faulty: Faulty, fault: str, words: str, requests: int, caplog: pytest.LogCaptureFixture
+    faulty: Faulty,
+    fault: str,
+    words: str,
+    requests: int,
+    code: str,
+    retry_after: str | None,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     faulty.use(fault)
     chat_id = faulty.lesson()
@@ -126,6 +149,8 @@ def test_a_turn_whose_model_fails_before_content(
     assert response.status_code == 503, response.text
     detail = response.json()["detail"]
     assert words in detail, detail
+    assert response.json()["error"] == code, "the code names the failure, not always 'unreachable'"
+    assert response.headers.get("retry-after") == retry_after
     assert_plain(detail)
     assert faulty.stub.state.requests[fault] == requests, "retried only what is worth retrying"
     assert elapsed < 8, f"deadlines bound the wait ({elapsed:.1f} s)"
@@ -176,6 +201,7 @@ def test_a_reply_cut_short_is_saved_as_cut_short(faulty: Faulty, fault: str, wor
     assert sse_chunks(response.text)[-1] == "[DONE]"
     errors = [c["errorText"] for c in chunks if c["type"] == "error"]
     assert errors and words in errors[-1], errors
+    assert all(set(c) == {"type", "errorText"} for c in chunks if c["type"] == "error"), "what ai@6 parses"
     assert_plain(errors[-1])
     reply = faulty.record(chat_id)["messages"][-1]
     assert reply["role"] == "assistant"

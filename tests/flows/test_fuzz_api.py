@@ -24,7 +24,14 @@ from schemathesis.generation.modes import GenerationMode
 from tests.flows.inprocess import scripted_app
 
 HOST = {"host": "127.0.0.1:8765"}
-DOCUMENTED_503 = {"models_not_configured", "model_unreachable"}
+DOCUMENTED_503 = {
+    "models_not_configured",
+    "model_unreachable",
+    "rate_limited",
+    "quota_exhausted",
+    "auth_refused",
+    "model_not_found",
+}
 """The only 5xx the API answers on purpose: the fuzzed settings may leave no model to run."""
 EXAMPLES = {GenerationMode.POSITIVE: 40, GenerationMode.NEGATIVE: 30}
 """Cases per operation and mode (at most; hypothesis stops early on small input spaces)."""

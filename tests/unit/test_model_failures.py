@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from server.agent.model_guard import redact
-from server.core.model_failures import FailureKind, failure_sentence, parse_retry_after
+from server.core.model_failures import FailureKind, failure_sentence, parse_retry_after, refusal_code
 
 
 @pytest.mark.parametrize(
@@ -57,3 +57,12 @@ def test_an_answer_cut_short_says_what_is_kept(kind: FailureKind) -> None:
     assert failure_sentence(kind, model="m", limit_s=1).endswith("; what arrived is kept")
     whole = failure_sentence(kind, model="m", limit_s=1, kept=False)
     assert whole.endswith("; try again") and "kept" not in whole
+
+
+def test_a_refused_turn_names_its_failure() -> None:
+    assert refusal_code("rate_limited") == "rate_limited"
+    assert refusal_code("auth_refused") == "auth_refused"
+    assert refusal_code("model_not_found") == "model_not_found"
+    assert refusal_code("quota_exhausted") == "quota_exhausted"
+    for other in ("server_error", "first_token_timeout", "connection_failed", None, "", "no-such-kind"):
+        assert refusal_code(other) == "model_unreachable", other

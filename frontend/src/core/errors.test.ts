@@ -15,6 +15,13 @@ describe('parseErrorText', () => {
     expect(parseErrorText(msg)).toEqual({ code: 'model_unreachable', detail: 'OpenRouter did not answer.' });
   });
 
+  it('shows the plain-words detail of a turn refused for a named model failure (issue 10)', () => {
+    for (const code of ['rate_limited', 'auth_refused', 'model_not_found', 'quota_exhausted']) {
+      const detail = `the model failed before replying: the provider says ${code}; try again in 30 s`;
+      expect(parseErrorText(JSON.stringify({ error: code, detail }))).toEqual({ code, detail });
+    }
+  });
+
   it('falls back to a sentence for a known code without detail', () => {
     const parsed = parseErrorText('{"error":"turn_running"}');
     expect(parsed.code).toBe('turn_running');
