@@ -97,3 +97,34 @@ def test_a_short_lesson_then_add_to_my_graph_now_puts_it_on_the_home_page(
     )
     expect(page.get_by_test_id("graph-empty")).to_have_count(0)
     expect(page.get_by_test_id("graph-counts")).to_contain_text("3 propositions · 2 chains · 1 session")
+
+
+def test_leaving_a_short_lesson_puts_it_on_the_home_page(page: Page, server: ServerProcess) -> None:
+    """Leaving the lesson (here the app's own link home, which unmounts the lesson's view; closing
+    the tab goes through `pagehide`) asks for the `leave` flush: the teaching reaches the graph
+    without the menu, far below the budget and long before the idle trigger."""
+    page.goto(server.url + "/")
+    page.get_by_test_id("begin-lesson").click()
+    expect(page).to_have_url(re.compile(r"/chat/c_[0-9a-f]+$"))
+    chat_id = page.url.rsplit("/", 1)[1]
+    page.get_by_test_id("composer-input").fill("Teach me heaps")
+    page.get_by_test_id("composer-send").click()
+    expect(page.get_by_test_id("message-assistant").last).to_contain_text(TEACHING[0], timeout=20_000)
+    expect(page.get_by_test_id("chat-status")).to_have_text("ready", timeout=20_000)
+    ring = page.get_by_test_id("coverage-ring")
+    expect(ring).to_have_attribute("data-uncovered", re.compile(r"^[1-9][0-9]*$"), timeout=10_000)
+    assert [r for r in httpx.get(server.url + "/api/activity").json()["rows"] if r["source"] == chat_id] == []
+
+    page.locator("a.brand").click()  # leave the lesson for the home page
+    expect(page).to_have_url(server.url + "/")
+    page.wait_for_function(
+        "() => !!window.__lhGraph && window.__lhGraph.stats().nodes >= 3 && window.__lhGraph.stats().settled",
+        timeout=20_000,
+    )
+    expect(page.get_by_test_id("graph-counts")).to_contain_text("3 propositions", timeout=10_000)
+    view = httpx.get(server.url + "/api/graph").json()
+    props = {n["name"] for n in view["nodes"] if n["kind"] == "proposition"}
+    assert props == {f"{line}." for line in TEACHING}
+    assert [c["key"] for c in view["clusters"]] == [chat_id]
+    rows = [r for r in httpx.get(server.url + "/api/activity").json()["rows"] if r["source"] == chat_id]
+    assert [r["phase"] for r in rows] == ["done"]
