@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -167,6 +168,28 @@ def test_a_turn_whose_model_fails_before_content(
     assert texts == "Hello learner."
     reply = faulty.record(chat_id)["messages"][-1]
     assert reply["role"] == "assistant" and "interrupted" not in reply.get("metadata", {})
+
+
+def test_a_turn_against_a_closed_port_says_it_could_not_connect(faulty: Faulty) -> None:
+    """A refused connection is retried once (the limits' `retries`), then the plain sentence
+    naming where it tried: no 'Connection error', no traceback."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed once the block ends: nothing listens there
+    faulty.use("ok", url=f"http://127.0.0.1:{port}")
+    chat_id = faulty.lesson()
+    started = time.monotonic()
+    response = faulty.client.post("/api/chat", json=turn_body(chat_id, "Teach me fractions."))
+    assert time.monotonic() - started < 8
+    assert response.status_code == 503, response.text
+    assert response.json()["error"] == "model_unreachable"
+    detail = response.json()["detail"]
+    assert (
+        f"could not connect to the model's server at 127.0.0.1:{port}; check that it runs and its address "
+        "in Settings" in detail
+    ), detail
+    assert_plain(detail)
+    assert [m["id"] for m in faulty.record(chat_id)["messages"]] == ["u1"]
 
 
 @pytest.mark.parametrize("fault", ["429-once", "500-once"])
