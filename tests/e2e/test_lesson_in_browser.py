@@ -10,6 +10,7 @@ import json
 import re
 from pathlib import Path
 
+import httpx
 import pytest
 from playwright.sync_api import expect
 
@@ -64,5 +65,35 @@ def test_settings_page_stores_a_key_without_writing_it_to_settings(page, data_di
         expect(page.get_by_test_id("key-openrouter-status")).to_contain_text("file")
         settings = (data_dir / "settings.json").read_text()
         assert "anthropic/claude-sonnet-4" in settings and "e2e-secret" not in settings
+    finally:
+        assert server.stop() == 0
+
+
+def test_settings_page_sets_the_graph_budget_and_the_teachers_graph_tools(page, data_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 11, item 5: `graph.extractionChunkTokens` and `agent.graphTools` are set in the
+    Settings form, saved, and read back from the settings API, settings.json and a reload."""
+    server = start_server(data_dir)
+    try:
+        before = httpx.get(server.url + "/api/library/settings").json()
+        assert before["extractionChunkTokens"] != 2048
+        page.goto(server.url + "/settings")
+        tokens = page.get_by_test_id("library-chunk-tokens")
+        expect(tokens).to_have_value(str(before["extractionChunkTokens"]))
+        tokens.fill("2048")
+        tools = page.get_by_test_id("library-graph-tools")
+        expect(tools).to_be_checked(checked=before["graphTools"])
+        tools.set_checked(not before["graphTools"])
+        page.get_by_test_id("library-settings-save").click()
+        expect(page.get_by_test_id("library-settings-saved")).to_be_visible()
+
+        after = httpx.get(server.url + "/api/library/settings").json()
+        assert after["extractionChunkTokens"] == 2048 and after["graphTools"] is (not before["graphTools"])
+        assert after["lessonIdleSeconds"] == before["lessonIdleSeconds"]  # untouched
+        stored = json.loads((data_dir / "settings.json").read_text())
+        assert stored["graph"]["extractionChunkTokens"] == 2048
+        assert stored["agent"]["graphTools"] is (not before["graphTools"])
+        page.reload()
+        expect(page.get_by_test_id("library-chunk-tokens")).to_have_value("2048")
+        expect(page.get_by_test_id("library-graph-tools")).to_be_checked(checked=not before["graphTools"])
     finally:
         assert server.stop() == 0
