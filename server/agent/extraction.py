@@ -126,15 +126,24 @@ def build_auditor(model: Model, *, max_tokens: int | None = None) -> Agent[Audit
 
 
 def auditor_prompt(
-    findings: Findings, candidates: Mapping[str, list[str]], nodes: Mapping[str, Proposition]
+    findings: Findings,
+    candidates: Mapping[str, list[str]],
+    nodes: Mapping[str, Proposition],
+    batch: Mapping[str, list[str]] | None = None,
 ) -> str:
+    """The auditor's user prompt: each proposition with its candidate existing nodes and (`batch`:
+    finding id -> earlier finding ids) its same-list candidates."""
+    by_id = {p.id: p for p in findings.propositions}
     lines = ["PROPOSITIONS TO JUDGE (with candidate existing nodes):"]
     for prop in findings.propositions:
         lines.append(f"- {prop.id}: {prop.name} — {prop.statement}")
         for node_id in candidates.get(prop.id, []):
             node = nodes[node_id]
             lines.append(f"    candidate {node.id}: {node.name} — {node.statement}")
-        if not candidates.get(prop.id):
+        twins = [by_id[t] for t in (batch or {}).get(prop.id, []) if t in by_id]
+        for twin in twins:
+            lines.append(f"    same-list candidate {twin.id}: {twin.name} — {twin.statement}")
+        if not candidates.get(prop.id) and not twins:
             lines.append("    (no candidates found)")
     return "\n".join(lines)
 

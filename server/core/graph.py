@@ -270,10 +270,12 @@ def plan_merge(
 ) -> MergePlan:
     """Join findings and verdicts into ledger lines, then simplify (seed §6, the merger).
 
-    Links are validated: a link must name a submitted proposition and an existing node (others are
-    ignored). Linked propositions append a link line under the existing id; the rest become new
-    nodes. Chains resolve through the job-local id map (existing `n_` ids pass through), dedupe by
-    (sorted premises, conclusion) against the graph and within the job, and feed simplification.
+    Links are validated: a link must name a submitted proposition and either an existing node or
+    an *earlier* submitted proposition (a duplicate inside the batch; others are ignored). Linked
+    propositions append a link line under the existing id (a batch duplicate under its earlier
+    twin's id, new or linked); the rest become new nodes. Chains resolve through the job-local id
+    map (existing `n_` ids pass through), dedupe by (sorted premises, conclusion) against the graph
+    and within the job, and feed simplification.
 
     Args:
         nodes / chains: the merged graph as it stands (inside the audit→merge critical section).
@@ -288,15 +290,23 @@ def plan_merge(
     never weld a new finding onto an old node.
     """
     plan = MergePlan()
-    submitted = {p.id for p in findings.propositions}
+    position = {p.id: i for i, p in enumerate(findings.propositions)}
     links: dict[str, str] = {}
+    twins: dict[str, str] = {}  # finding -> an earlier finding of this batch it duplicates
     for link in verdicts.links:
-        if link.finding in submitted and link.node in nodes and link.finding not in links:
+        if link.finding not in position or link.finding in links or link.finding in twins:
+            continue
+        if link.node in nodes:
             links[link.finding] = link.node
+        elif position.get(link.node, len(position)) < position[link.finding]:
+            twins[link.finding] = link.node
     resolved: dict[str, str] = {}
     minted: set[str] = set()
     for prop in findings.propositions:
-        if prop.id in links:
+        if prop.id in twins:  # one node for both: the earlier twin's (new or linked)
+            target = resolved[twins[prop.id]]
+            plan.linked_nodes += 1
+        elif prop.id in links:
             target = links[prop.id]
             plan.linked_nodes += 1
         else:

