@@ -5,7 +5,6 @@ turn produce one turn each and lose no message."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from server.core.questions import display_order
+from server.store.chats import read_record_data
 from tests.livehttp import serve
 from tests.procs import ServerProcess, start_on_stub
 from tests.stub_lesson import lesson_reply
@@ -86,7 +86,7 @@ def test_a_scripted_lesson_end_to_end(page: Page, lesson_server: ServerProcess) 
     expect(page.get_by_test_id("message-assistant").last).to_contain_text("Well done", timeout=20_000)
     expect(page.get_by_test_id("question-dock")).to_have_count(0)
     chat_id = page.url.rsplit("/", 1)[1]
-    record = json.loads((lesson_server.data_dir / "chats" / f"{chat_id}.json").read_text())
+    record = read_record_data(lesson_server.data_dir / "chats", chat_id) or {}
     quizzes = [p for m in record["messages"] for p in m["parts"] if p.get("type") == "tool-quiz"]
     assert [q["output"]["correct"] for q in quizzes] == [True, True]
     expect(page.get_by_test_id("usage-total")).to_be_visible()
@@ -115,7 +115,7 @@ def test_two_tabs_racing_make_one_turn_each_and_lose_nothing(browser, data_dir: 
                 expect(page.get_by_test_id("message-assistant")).to_have_count(2, timeout=30_000)
                 expect(page.get_by_test_id("chat-status")).to_have_text("ready", timeout=30_000)
             chat_id = first.url.rsplit("/", 1)[1]
-            record = json.loads((data_dir / "chats" / f"{chat_id}.json").read_text())
+            record = read_record_data(data_dir / "chats", chat_id) or {}
             roles = [m["role"] for m in record["messages"]]
             texts = [m["parts"][0]["text"] for m in record["messages"] if m["role"] == "user"]
             assert roles == ["user", "assistant", "user", "assistant"]

@@ -14,6 +14,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
+from server.store.chats import read_record_data
 from tests.livehttp import serve
 from tests.procs import start_on_stub, start_server
 from tests.stub_openai import create_stub
@@ -46,7 +47,7 @@ def test_type_see_the_reply_stream_reload_and_find_it_persisted(page, data_dir: 
             page.reload()
             expect(page.get_by_test_id("message-user")).to_have_text("What is the derivative of x squared?")
             expect(page.get_by_test_id("message-assistant")).to_contain_text("The derivative of")
-            record = json.loads((data_dir / "chats" / f"{chat_id}.json").read_text())
+            record = read_record_data(data_dir / "chats", chat_id) or {}
             assert [m["role"] for m in record["messages"]] == ["user", "assistant"]
         finally:
             assert server.stop() == 0

@@ -18,6 +18,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from server.api.app import create_app
 from server.config import DataPaths
 from server.services.container import Services, build_services
+from server.store.chats import read_record_data
 from tests.fakes import FakeSecrets
 from tests.livehttp import serve
 
@@ -69,7 +70,10 @@ class Live:
         return response.json()["id"]
 
     def record(self, chat_id: str) -> dict:
-        return json.loads((self.data / "chats" / f"{chat_id}.json").read_text())
+        """The record as its files hold it (snapshot + append-only log, decision 0015)."""
+        data = read_record_data(self.data / "chats", chat_id)
+        assert data is not None, f"no record {chat_id}"
+        return data
 
 
 def turn_body(chat_id: str, text: str = "What is a derivative?", mid: str = "u1") -> dict:

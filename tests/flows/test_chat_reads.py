@@ -10,8 +10,9 @@ import orjson
 import pytest
 
 from server.api.routes.chats import with_fields
-from server.core.contracts.chat import summarize
+from server.core.contracts.chat import ChatRecord, summarize
 from server.store.atomic import write_json_atomic
+from server.store.chats import compact_json, read_record_data
 from tests.flows.conftest import Live, turn_body
 
 
@@ -40,8 +41,9 @@ def test_a_record_answers_the_same_json_as_before(live: Live) -> None:
     assert response.status_code == 200 and response.headers["content-type"] == "application/json"
     assert response.json() == before(live, chat_id)
     assert response.json()["running"] is False and response.json()["lastFailure"] is None
-    # the stored bytes are answered: the file's body with the live fields spliced in
-    stored = (live.data / "chats" / f"{chat_id}.json").read_bytes()
+    # the record as stored (snapshot + log, decision 0015) is answered with the live fields
+    # spliced in: its compact bytes, serialized once per stored state
+    stored = compact_json(ChatRecord.model_validate(read_record_data(live.data / "chats", chat_id)))
     assert response.content.startswith(stored.rstrip()[:-1])
 
     live.services.turns.failures[chat_id] = {"detail": "the model said no", "at": "2026-01-01T00:00:00.000Z"}

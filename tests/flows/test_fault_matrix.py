@@ -25,6 +25,7 @@ from pydantic_ai import models
 from server.api.app import create_app
 from server.config import DataPaths
 from server.services.container import Services, build_services
+from server.store.chats import read_record_data
 from tests.fakes import FakeSecrets
 from tests.flows.conftest import sse_chunks, turn_body
 from tests.livehttp import serve
@@ -71,7 +72,7 @@ class Faulty:
         assert response.status_code == 200, response.text
 
     def record(self, chat_id: str) -> dict[str, Any]:
-        return json.loads((self.data / "chats" / f"{chat_id}.json").read_text())
+        return read_record_data(self.data / "chats", chat_id) or {}  # snapshot + log (decision 0015)
 
 
 @pytest.fixture

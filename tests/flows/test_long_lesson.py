@@ -41,6 +41,6 @@ def test_a_10000_message_lesson_turns_within_the_budget_and_loses_nothing(live: 
     context = next(p.content for p in first if isinstance(p, UserPromptPart))
     assert "graph TD" in str(context) and "not shown" in str(context)  # the plan kept, the gap said
     assert "And the derivative of x cubed?" in str(seen[-1].parts[-1].content)  # type: ignore[union-attr]
-    saved = json.loads(path.read_text())["messages"]
+    saved = live.record(chat_id)["messages"]  # the snapshot and its log (decision 0015)
     assert len(saved) == 10_002 and saved[-2]["id"] == "m-new"
     assert saved[:10_000] == lesson(10_000)  # the record is still the whole truth

@@ -60,6 +60,7 @@ def test_failed_atomic_write_keeps_the_old_file(tmp_path: Path, monkeypatch) -> 
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "fsync", broken_fsync)
+    monkeypatch.setattr(os, "fdatasync", broken_fsync)  # the log's append (decision 0015)
     with pytest.raises(OSError, match="No space"):
         store.save(record(title="new"))
     monkeypatch.undo()
