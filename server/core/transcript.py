@@ -83,7 +83,9 @@ def apply_answers(messages: list[JsonObj], incoming: JsonObj) -> list[JsonObj]:
     and re-graded (`core.questions.settle_answer`). Everything else in the client's copy is ignored.
 
     Returns:
-        The record's messages with those parts answered (a new list).
+        The record's messages with those parts answered: a new list whose last message is a copy
+        (answered); every other message is the record's very object (never mutated; issue 15:
+        no copy of the whole transcript, and the store's log sees a tail change).
 
     Raises:
         TurnRejected(409, not_pending): the message is not the record's last message, or none of
@@ -101,7 +103,8 @@ def apply_answers(messages: list[JsonObj], incoming: JsonObj) -> list[JsonObj]:
         for p in incoming.get("parts", [])
         if tool_name(p) in QUESTION_TOOLS and p.get("state") == "output-available"
     }
-    out = copy.deepcopy(messages)
+    out = list(messages)
+    out[-1] = copy.deepcopy(messages[-1])
     accepted = 0
     for part in out[-1].get("parts", []):
         answer = answers.get(part.get("toolCallId"))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import logging
 import math
 import re
@@ -281,7 +280,7 @@ class TurnService:
         except TurnRejected as exc:
             same = bool(messages) and messages[-1].get("id") == incoming.get("id")
             if exc.code == "not_pending" and same and awaits_continuation(messages):
-                return copy.deepcopy(messages)
+                return list(messages)  # the record's own messages, never mutated (issue 15)
             raise
 
     async def _open_and_run(

@@ -11,7 +11,7 @@ from server.core.contracts.questions import QuizInput
 from server.core.phases import phase_of
 from server.core.plan_tree import PlanError, parse_plan
 from server.core.questions import display_order, grade_quiz
-from server.core.transcript import for_model, pending_questions
+from server.core.transcript import apply_answers, for_model, pending_questions
 
 
 @given(st.text(max_size=40), st.integers(min_value=0, max_value=12))
@@ -84,6 +84,19 @@ def test_for_model_closes_dangling_calls_without_touching_the_record() -> None:
     assert closed[0]["parts"][0]["state"] == "output-available"
     assert closed[0]["parts"][0]["output"].startswith("INTERRUPTED")
     assert record[0]["parts"][0]["state"] == "input-available"
+
+
+def test_an_answer_copies_only_the_answered_message() -> None:
+    """Issue 15: answering does not deep-copy the transcript; the earlier messages are the
+    record's own objects (so the store appends the tail) and nothing in the record is mutated."""
+    earlier = [{"id": f"m{i}", "role": "user", "parts": [{"type": "text", "text": "x"}]} for i in range(50)]
+    record = [*earlier, quiz_message("input-available")]
+    answered = {**quiz_message("output-available"), "id": "a"}
+    answered["parts"][0]["output"] = {"kind": "quiz", "chosen": 0}
+    out = apply_answers(record, answered)
+    assert all(a is b for a, b in zip(out[:-1], record[:-1], strict=True))
+    assert out[-1] is not record[-1] and out[-1]["parts"][0]["output"]["correct"] is True
+    assert record[-1]["parts"][0]["state"] == "input-available" and "output" not in record[-1]["parts"][0]
 
 
 def test_phases_fold_strictly() -> None:
