@@ -5,6 +5,8 @@
   grades it and answers with `addToolOutput`.
 - `plan_init`: server-executed, author-once; a plan that does not parse or is cyclic returns the
   line-numbered error to the model, which retries.
+- `plan_teach`: server-executed; the teacher names the plan node it is about to teach, so the
+  plan panel's derived statuses follow teaching, not only tagged quizzes (issue 18).
 - `probe_done` is the prober's output tool (see lesson.py): calling it ends the probe.
 """
 
@@ -17,9 +19,9 @@ from typing import Any
 
 from pydantic_ai import CallDeferred, FunctionToolset, ModelRetry, RunContext
 
-from server.core.contracts.plan import PlanInitInput
+from server.core.contracts.plan import PlanInitInput, PlanTeachInput
 from server.core.contracts.questions import AskInput, QuizInput
-from server.core.plan_tree import PlanError, parse_plan
+from server.core.plan_tree import PlanError, parse_plan, plan_of
 from server.core.ports import GraphReader
 from server.core.transcript import has_plan
 
@@ -76,6 +78,21 @@ async def plan_init(ctx: RunContext[LessonDeps], plan: PlanInitInput) -> dict[st
     return {"ok": True, "plan": tree.model_dump(mode="json")}
 
 
+async def plan_teach(ctx: RunContext[LessonDeps], step: PlanTeachInput) -> dict[str, Any]:
+    """Say which plan node you are about to teach (its id from `plan_init`), each time you move
+    to a node, before explaining it: the learner's plan panel marks it. Returns `{"ok": true,
+    "node": id}`."""
+    nodes = ctx.deps.plan_nodes
+    if not nodes:
+        plan = plan_of(ctx.deps.messages)
+        nodes = [node.id for node in plan.nodes] if plan else []
+    if not nodes:
+        raise ModelRetry("there is no plan yet; author it with plan_init first")
+    if step.node not in nodes:
+        raise ModelRetry(f"no plan node {step.node!r}; the plan's node ids are: {', '.join(nodes)}")
+    return {"ok": True, "node": step.node}
+
+
 @functools.cache
 def question_toolset(max_retries: int = 3) -> FunctionToolset[LessonDeps]:
     """quiz + ask_user_question (both roles ask questions). Built once per `max_retries` (a
@@ -86,7 +103,7 @@ def question_toolset(max_retries: int = 3) -> FunctionToolset[LessonDeps]:
 @functools.cache
 def teacher_toolset(max_retries: int = 3) -> FunctionToolset[LessonDeps]:
     """The teacher's server-side tools."""
-    return FunctionToolset([plan_init], max_retries=max_retries)
+    return FunctionToolset([plan_init, plan_teach], max_retries=max_retries)
 
 
 async def list_sessions(ctx: RunContext[LessonDeps]) -> list[dict[str, Any]]:
@@ -171,6 +188,8 @@ def offline_tool_schema(name: str, plan_nodes: list[str]) -> tuple[str, dict[str
             {"topic": _WORD, "goal": _SHORT, "floor": _SHORT, "ceiling": _SHORT, "level": level},
             ["topic", "goal", "floor", "ceiling", "level"],
         )
+    if name == "plan_teach" and plan_nodes:
+        return "Name the plan node you teach next.", _object({"node": {"enum": plan_nodes}}, ["node"])
     if name == "plan_init":
         mermaid = {"type": "string", "pattern": _PLAN_PATTERN}
         return (

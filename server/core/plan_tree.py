@@ -10,8 +10,9 @@ The subset (one statement per line; blank lines and `%%` comments ignored):
     a & b --> c         several sources (or targets) at once
 
 Ids are letters, digits and `_` (starting with a letter or `_`), at most 64 chars. Every error
-names its line. Statuses are never stored: `derive_statuses` folds them from the tagged quiz
-calls of the transcript. Mirrored for the browser by `frontend/src/core/plan.ts`
+names its line. Statuses are never stored: `derive_statuses` folds them from the transcript's
+tagged quiz calls and the teacher's `plan_teach` calls (which name the node being taught).
+Mirrored for the browser by `frontend/src/core/plan.ts`
 (`tests/vectors/plan.json`).
 """
 
@@ -246,18 +247,27 @@ def plan_of(messages: list[dict[str, Any]]) -> PlanTree | None:
 
 
 def derive_statuses(plan: PlanTree, messages: list[dict[str, Any]]) -> dict[str, PlanStatus]:
-    """Node statuses from the tagged quiz calls (never stored).
+    """Node statuses from the transcript's node tags (never stored).
 
-    The node of the latest quiz call tagged with a plan node is `current`; every other node that
-    a tagged quiz has touched is `visited`; the rest are `upcoming`. Tags that name no plan node
-    are ignored.
+    A tag is a quiz call's `node` (any state: asked counts) or a successful `plan_teach` call's
+    `node` (the teacher saying which node it is teaching). The node of the latest tag is
+    `current`; every other tagged node is `visited`; the rest are `upcoming`. Tags that name no
+    plan node are ignored.
     """
     known = {node.id for node in plan.nodes}
     touched: list[str] = []
-    for part in _tool_parts(messages, "quiz"):
-        node = part.get("input", {}).get("node") if isinstance(part.get("input"), dict) else None
-        if isinstance(node, str) and node in known:
-            touched.append(node)
+    for message in messages:
+        if message.get("role") != "assistant":
+            continue
+        for part in message.get("parts", []):
+            kind = part.get("type")
+            if kind == "tool-plan_teach" and part.get("state") != "output-available":
+                continue
+            if kind not in ("tool-quiz", "tool-plan_teach"):
+                continue
+            node = part.get("input", {}).get("node") if isinstance(part.get("input"), dict) else None
+            if isinstance(node, str) and node in known:
+                touched.append(node)
     statuses: dict[str, PlanStatus] = {node.id: "upcoming" for node in plan.nodes}
     for node in touched:
         statuses[node] = "visited"

@@ -86,6 +86,25 @@ def quiz_part(call_id: str, node: str | None, answered: bool) -> dict:
     }
 
 
+def teach_part(call_id: str, node: str, ok: bool) -> dict:
+    """A `plan_teach` call: `ok` a successful one, else refused (a retry prompt, output-error)."""
+    if ok:
+        return {
+            "type": "tool-plan_teach",
+            "toolCallId": call_id,
+            "state": "output-available",
+            "input": {"node": node},
+            "output": {"ok": True, "node": node},
+        }
+    return {
+        "type": "tool-plan_teach",
+        "toolCallId": call_id,
+        "state": "output-error",
+        "input": {"node": node},
+        "errorText": "refused",
+    }
+
+
 STATUS_CASES = [
     ("no-quizzes", []),
     ("one-current", [quiz_part("q1", "deriv", False)]),
@@ -98,6 +117,11 @@ STATUS_CASES = [
         [quiz_part("q1", "limits", True), quiz_part("q2", "deriv", True), quiz_part("q3", "limits", False)],
     ),
     ("untagged-and-unknown", [quiz_part("q1", None, True), quiz_part("q2", "nope", True)]),
+    (
+        "taught-without-quiz",
+        [teach_part("t1", "limits", True), quiz_part("q1", "limits", True), teach_part("t2", "deriv", True)],
+    ),
+    ("teach-refused-or-unknown", [teach_part("t1", "power", False), teach_part("t2", "nope", True)]),
 ]
 
 

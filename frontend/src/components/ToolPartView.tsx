@@ -22,6 +22,9 @@ export default function ToolPartView({ part, pending }: { part: ToolPart; pendin
       return <ProbePart part={part} />;
     case 'plan_init':
       return <PlanPart part={part} />;
+    case 'plan_teach':
+      // The teacher naming the plan node it teaches: the plan panel shows it (derived statuses).
+      return null;
     case 'research':
     case 'demo':
     case 'visual':

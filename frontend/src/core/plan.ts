@@ -1,8 +1,8 @@
 // The lesson plan as the browser sees it (mirrors server/core/plan_tree.py
 // `plan_of` and `derive_statuses`). Statuses are never stored: they are folded
-// from the tagged quiz calls of the transcript.
+// from the transcript's tagged quiz calls and the teacher's `plan_teach` calls.
 
-import { toolParts, type MessageLike } from './transcript';
+import { asToolPart, toolParts, type MessageLike } from './transcript';
 
 export type PlanStatus = 'current' | 'visited' | 'upcoming';
 
@@ -51,16 +51,24 @@ export function planOf(messages: readonly MessageLike[]): Plan | null {
 }
 
 /**
- * Node statuses: the node of the latest quiz tagged with a plan node is
- * `current`; every other node a tagged quiz touched is `visited`; the rest are
- * `upcoming`. Tags naming no plan node are ignored.
+ * Node statuses from the transcript's node tags: a quiz call's `node` (asked
+ * counts) or a successful `plan_teach` call's `node` (the teacher naming the
+ * node it teaches). The latest tag's node is `current`; every other tagged
+ * node is `visited`; the rest are `upcoming`. Tags naming no plan node are
+ * ignored.
  */
 export function derivePlanStatuses(plan: Plan, messages: readonly MessageLike[]): Record<string, PlanStatus> {
   const known = new Set(plan.nodes.map((n) => n.id));
   const touched: string[] = [];
-  for (const part of toolParts(messages, 'quiz')) {
-    const node = isRecord(part.input) ? part.input.node : undefined;
-    if (typeof node === 'string' && known.has(node)) touched.push(node);
+  for (const message of messages) {
+    if (message.role !== 'assistant') continue;
+    for (const raw of message.parts) {
+      const part = asToolPart(raw);
+      if (!part || (part.type !== 'tool-quiz' && part.type !== 'tool-plan_teach')) continue;
+      if (part.type === 'tool-plan_teach' && part.state !== 'output-available') continue;
+      const node = isRecord(part.input) ? part.input.node : undefined;
+      if (typeof node === 'string' && known.has(node)) touched.push(node);
+    }
   }
   const statuses: Record<string, PlanStatus> = {};
   for (const n of plan.nodes) statuses[n.id] = 'upcoming';

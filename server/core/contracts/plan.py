@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from server.core.contracts.limits import Text200, Text8000
 
@@ -47,3 +47,15 @@ class PlanInitInput(BaseModel):
 
     title: Text200
     mermaid: Text8000
+
+
+class PlanTeachInput(BaseModel):
+    """`plan_teach` arguments: the plan node the teacher is about to teach.
+
+    Attributes:
+        node: the plan node's id (1-64 chars), as authored in `plan_init`.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    node: str = Field(min_length=1, max_length=64)
