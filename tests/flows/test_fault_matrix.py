@@ -387,10 +387,11 @@ def settle_set(client: httpx.Client, set_id: str, timeout: float = 60) -> dict[s
 
 
 def settle(client: httpx.Client, timeout: float = 60) -> list[dict[str, Any]]:
+    """The extraction jobs' rows (kind `notes`; summary rows left out) once every row settled."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         rows = client.get("/api/activity").json()["rows"]
         if rows and all(r["phase"] in ("done", "error", "aborted") for r in rows):
-            return rows
+            return [r for r in rows if r["kind"] == "notes"]
         time.sleep(0.05)
     raise AssertionError("extraction did not settle")
