@@ -377,7 +377,8 @@ async def stream_turn(
         (or `error`). The `[DONE]` terminator is not yielded: the transport adds it. Model
         failures arrive as an `error` chunk, never as an exception; when the guarded model
         classified the failure, the chunk also carries `"failure": {"kind": FailureKind value,
-        "retryAfterS": float | None}` (server-side only: strip it before the chunk reaches a client).
+        "retryAfterS": float | None, "limitS": the passed deadline in seconds | None}` (server-side
+        only: strip it before the chunk reaches a client).
     """
     if history is not None and len(messages) > 1:
         earlier: list[ModelMessage] | None = history.convert(messages[:-1])
@@ -409,5 +410,6 @@ async def stream_turn(
             data["failure"] = {
                 "kind": adapter.failure.kind.value,
                 "retryAfterS": adapter.failure.retry_after_s,
+                "limitS": adapter.failure.limit_s,
             }
         yield data

@@ -65,15 +65,23 @@ class ModelFailure(pe.ModelAPIError):
         kind: the classified failure.
         status: the HTTP status when one came back.
         retry_after_s: when the provider said to retry.
+        limit_s: the deadline that passed, in seconds, for the deadline kinds (else None).
     """
 
     def __init__(
-        self, kind: FailureKind, sentence: str, model: str, status: int | None, retry_after_s: float | None
+        self,
+        kind: FailureKind,
+        sentence: str,
+        model: str,
+        status: int | None,
+        retry_after_s: float | None,
+        limit_s: float | None = None,
     ) -> None:
         super().__init__(model_name=model, message=sentence)
         self.kind = kind
         self.status = status
         self.retry_after_s = retry_after_s
+        self.limit_s = limit_s
 
     def __str__(self) -> str:
         return self.message
@@ -291,7 +299,7 @@ def classify(
         retry_after = _header_retry_after(exc)
     sentence = failure_sentence(kind, model=model, status=status, retry_after_s=retry_after, limit_s=limit,
                                 where=where, kept=not whole)  # fmt: skip
-    return ModelFailure(kind, sentence, model, status, retry_after)
+    return ModelFailure(kind, sentence, model, status, retry_after, limit)
 
 
 def _by_status(status: int | None) -> FailureKind:

@@ -30,6 +30,7 @@ from server.core.contracts.models import (
     SecretName,
     Settings,
 )
+from server.core.model_failures import FailureKind
 from server.core.model_slots import Resolution, resolve_ref, resolve_slot, stamp_from
 from server.core.ports import SecretStore, SettingsStore
 from server.core.turns import TurnRejected
@@ -241,12 +242,31 @@ class ModelService:
         except Exception:
             return ""
 
-    async def offline_failure(self, since: float | None = None) -> str | None:
-        """After a request to the offline model failed: the crash in plain words when its child
-        died (e.g. "the offline model crashed (signal 11) while answering; it is being
-        restarted") since `since` (a `time.monotonic()` reading), else None (the failure was
-        something else, reported as it is)."""
-        return await self.offline.failure_report(since) if self.offline is not None else None
+    async def offline_failure(
+        self, since: float | None = None, failure: Mapping[str, Any] | None = None
+    ) -> str | None:
+        """After a request to the offline model failed: what happened to it in plain words, else
+        None (the failure was something else, reported as it is).
+
+        Args:
+            since: a `time.monotonic()` reading (the turn's start): crashes since then count.
+            failure: the error chunk's `failure` (`{"kind": FailureKind value, "limitS": s}`).
+                A passed deadline (first-token or idle) means a hung child: it is killed and
+                restarted once ("the offline model stopped answering (no reply in 120 s) and was
+                restarted").
+
+        Returns:
+            E.g. "the offline model crashed (signal 11) while answering; it is being restarted".
+        """
+        if self.offline is None:
+            return None
+        kind = (failure or {}).get("kind")
+        if kind in (FailureKind.FIRST_TOKEN_TIMEOUT.value, FailureKind.IDLE_TIMEOUT.value):
+            limit = (failure or {}).get("limitS")
+            hang = await self.offline.report_hang(limit if isinstance(limit, int | float) else None, since)
+            if hang is not None:
+                return hang
+        return await self.offline.failure_report(since)
 
     # -- writes ---------------------------------------------------------------------------------
     def save_slots(self, models: Any, roles: Any = None) -> dict[str, Any]:

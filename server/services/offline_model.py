@@ -8,7 +8,9 @@ inside the frozen bundle (`offline-model/`), or is named by `$LH_OFFLINE_GGUF`.
 
 Honesty (issue 9): a child that crashes, at start, in its self-check or in the middle of a turn, is
 reaped at once by a watcher thread (no zombie), described in plain words in `error` ("the offline
-model crashed (signal 11) during its self-check"), and restarted once. Keyed models never wait on it.
+model crashed (signal 11) during its self-check"), and restarted once. A ready child that lets a
+request pass its deadline (a hang mid-turn) is killed and restarted the same way (`report_hang`).
+Keyed models never wait on it.
 """
 
 from __future__ import annotations
@@ -172,6 +174,8 @@ class _Child:
     crash_handled: bool = False
     exit_reason: str | None = None
     exited: threading.Event | None = None
+    hang_reason: str | None = None
+    """Set when we killed it for not answering a request in time ("stopped answering (...)")."""
 
 
 CommandFactory = Callable[[Path, int], list[str]]
@@ -352,7 +356,7 @@ class OfflineModelServer:
             await self._await_answer(child)
             await self._self_check(child)
         except StartFailed:
-            self._kill(child)
+            await asyncio.to_thread(self._kill, child)  # up to its grace period: off the event loop
             raise
         log.info("offline model ready in %.1f s on port %s", time.monotonic() - started, port)
 
@@ -444,9 +448,15 @@ class OfflineModelServer:
             return
         child.crash_handled = True
         self._ready.clear()
-        reason = child.exit_reason or describe_exit(child.process.returncode or 0)
-        self.last_crash = f"the offline model {reason} while answering"
-        self._crashes.append((time.monotonic(), self.last_crash))
+        if child.hang_reason:
+            reason = child.hang_reason
+            self.last_crash = f"the offline model {reason}"
+            report = f"{self.last_crash} and was restarted"
+        else:
+            reason = child.exit_reason or describe_exit(child.process.returncode or 0)
+            self.last_crash = f"the offline model {reason} while answering"
+            report = f"{self.last_crash}; it is being restarted"
+        self._crashes.append((time.monotonic(), report))
         del self._crashes[:-10]
         self.error = f"{self.last_crash}; restarting it"
         log.error("offline model %s (pid %s); restarting it once", reason, child.process.pid)
@@ -471,20 +481,49 @@ class OfflineModelServer:
         `wait_s` for a death that is under way to be seen; None when no child crashed.
         """
 
-        def recent() -> str | None:
-            for at, reason in reversed(self._crashes):
-                if since is None or at >= since:
-                    return f"{reason}; it is being restarted"
-            return None
-
-        if (found := recent()) is not None:
+        if (found := self._recent(since)) is not None:
             return found
         child = self._child
         if child is None:
             return None
         if await self._wait_exited(child, wait_s) and child.was_ready:
             self._after_crash(child)
-        return recent()
+        return self._recent(since)
+
+    def _recent(self, since: float | None) -> str | None:
+        """The learner's sentence for the latest crash or hang at or after `since` (any when None)."""
+        for at, report in reversed(self._crashes):
+            if since is None or at >= since:
+                return report
+        return None
+
+    async def report_hang(self, limit_s: float | None, since: float | None = None) -> str | None:
+        """After a request to the offline model passed its deadline (first-token or idle, `limit_s`
+        seconds): the ready child stopped answering. It is killed (its watcher reaps it), recorded
+        in `last_crash` and `error`, and restarted once, as after a crash.
+
+        Args:
+            limit_s: the deadline that passed, in seconds (None: unknown, said as "in time").
+            since: a `time.monotonic()` reading (the turn's start): a crash or hang reported since
+                then is the answer, and nothing more is killed (two turns meeting one hang kill once).
+
+        Returns:
+            The sentence for the learner, e.g. "the offline model stopped answering (no reply in
+            120 s) and was restarted", or a crash's sentence when the child died instead; None when
+            no ready child is up (nothing was killed).
+        """
+        if (found := self._recent(since)) is not None:
+            return found
+        child = self._child
+        if child is None or not child.was_ready or child.crash_handled or self._stopped:
+            return None
+        if child.process.poll() is not None or child.exit_reason is not None:
+            return await self.failure_report(since)  # it died: a crash, not a hang
+        child.hang_reason = f"stopped answering (no reply in {f'{limit_s:g} s' if limit_s else 'time'})"
+        log.error("offline model %s (pid %s); killing it", child.hang_reason, child.process.pid)
+        await asyncio.to_thread(self._kill, child)  # up to its grace period: off the event loop
+        self._after_crash(child)  # idempotent: a turn that saw the death meanwhile did it already
+        return self._recent(since)
 
     def _kill(self, child: _Child, grace_s: float = 5.0) -> None:
         child.stopping = True

@@ -476,7 +476,11 @@ class TurnService:
             preamble.append(chunk)
             if chunk.get("type") == "error":
                 await _close(chunks)
-                crash = await self.models.offline_failure(state.started) if state.offline else None
+                crash = (
+                    await self.models.offline_failure(state.started, chunk.get("failure"))
+                    if state.offline
+                    else None
+                )
                 if crash:
                     raise TurnRejected(
                         503,
@@ -511,7 +515,7 @@ class TurnService:
             try:
                 async for chunk in chunks:
                     if chunk.get("type") == "error" and state.offline:
-                        crash = await self.models.offline_failure(state.started)
+                        crash = await self.models.offline_failure(state.started, chunk.get("failure"))
                         if crash:
                             chunk = {**chunk, "errorText": f"{crash}. Send your message again in a moment."}
                     state.fold.add(chunk)

@@ -7,6 +7,11 @@ last entry when there are fewer). Behaviours:
 - `ok`: answers `/v1/models`, the self-check completion, and chat completions (a one-word reply);
 - `crash-check`: answers `/v1/models`, then dies by SIGSEGV on the self-check completion;
 - `crash-chat`: passes the self-check, then dies by SIGSEGV on the first chat completion;
+- `crash-second-chat`: passes the self-check, answers the first chat completion with a sentence
+  and a call of a tool that does not exist (so the agent asks again, in the same turn), then dies
+  by SIGSEGV on the second chat completion: a crash after the turn's content has started;
+- `hang-chat`: passes the self-check, then never answers a chat completion (still alive, port
+  open: a hang in the middle of a turn);
 - `exit1`: writes a reason to stderr and exits with status 1 at once;
 - `hang`: never answers (accepts nothing);
 - `bad-check`: answers the self-check with HTTP 500.
@@ -21,6 +26,7 @@ import ctypes
 import json
 import os
 import sys
+import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -29,6 +35,25 @@ from pathlib import Path
 def segfault() -> None:
     """A real segmentation fault, synchronous in the calling thread (as llama.cpp's was)."""
     ctypes.string_at(0)
+
+
+def tool_call_answer() -> dict:
+    """A whole chat completion: a sentence, then a call of an unknown tool (the agent retries)."""
+    call = {"id": "call_1", "type": "function", "function": {"name": "no_such_tool", "arguments": "{}"}}
+    return {
+        "id": "c1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "SmolLM2-135M-Instruct",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "Let us begin.", "tool_calls": [call]},
+                "finish_reason": "tool_calls",
+            }
+        ],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4},
+    }
 
 
 def main() -> int:
@@ -53,6 +78,9 @@ def main() -> int:
     if behaviour == "hang":
         time.sleep(3600)
         return 0
+
+    chats = 0
+    lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *_: object) -> None:
@@ -79,8 +107,17 @@ def main() -> int:
                     return
                 self.answer(200, {"choices": [{"text": " it", "index": 0, "finish_reason": "length"}]})
                 return
-            if behaviour == "crash-chat":
+            nonlocal chats
+            with lock:
+                chats += 1
+                number = chats
+            if behaviour == "crash-chat" or (behaviour == "crash-second-chat" and number >= 2):
                 segfault()
+            if behaviour == "hang-chat":
+                time.sleep(3600)
+            if behaviour == "crash-second-chat":
+                self.answer(200, tool_call_answer())
+                return
             self.answer(
                 200,
                 {

@@ -121,3 +121,43 @@ def test_keyed_models_keep_working_whatever_the_offline_model_does(tmp_path: Pat
         response = client.post("/api/chat", json=turn_body(chat["id"]))
         assert response.status_code == 200
         assert scripted.pids == [], "a keyed lesson never starts the offline model"
+
+
+def test_a_hang_mid_turn_kills_the_child_restarts_it_once_and_says_so(tmp_path: Path, data_dir: Path) -> None:
+    """A child that passed its self-check and then never answers a chat completion: the turn ends on
+    the first-token deadline of settings' `modelCalls` (2 s here), the child is killed and reaped,
+    the learner reads why, the one restart answers the next turn at once (no second long wait)."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    (data_dir / "settings.json").write_text(json.dumps({"modelCalls": {"firstTokenS": 2, "retries": 0}}))
+    scripted = Scripted(tmp_path, "hang-chat,ok")
+    offline = scripted.server()
+    # no model_factory: the real engine with the deadlines of settings.json
+    services = build_services(DataPaths(data_dir), secrets=FakeSecrets(), offline_server=offline)
+    with serve(create_app(services)) as url, httpx.Client(base_url=url, timeout=60) as client:
+        chat = client.post("/api/chats", json={}).json()
+        assert chat["model"]["provider"] == "local"
+        began = time.monotonic()
+        response = client.post("/api/chat", json=turn_body(chat["id"], "Teach me fractions."))
+        assert time.monotonic() - began < 20
+        assert response.status_code == 503, response.text
+        body = response.json()
+        assert body["error"] == "model_unreachable"
+        assert body["detail"].startswith(
+            "the offline model stopped answering (no reply in 2 s) and was restarted. Send your message again"
+        ), body["detail"]
+        assert_reaped(scripted.pids[0])
+        state = client.get("/api/settings").json()["offline"]
+        assert state["lastCrash"] == "the offline model stopped answering (no reply in 2 s)"
+        wait_for(lambda: client.get("/api/settings").json()["offline"]["running"])
+        state = client.get("/api/settings").json()["offline"]
+        assert state["restarts"] == 1 and state["error"] is None and len(scripted.pids) == 2
+        began = time.monotonic()
+        again = client.post("/api/chat", json=turn_body(chat["id"], "Teach me fractions.", mid="u2"))
+        assert again.status_code == 200, again.text
+        assert time.monotonic() - began < 2, "the restarted child answers without waiting for a deadline"
+        texts = [
+            c["delta"] for c in sse_chunks(again.text) if isinstance(c, dict) and c["type"] == "text-delta"
+        ]
+        assert "".join(texts) == "Hello."
+        record = client.get(f"/api/chats/{chat['id']}").json()
+        assert [m["id"] for m in record["messages"] if m["role"] == "user"] == ["u1", "u2"]

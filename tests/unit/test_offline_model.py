@@ -127,6 +127,33 @@ async def test_a_child_that_dies_mid_request_is_reaped_reported_and_restarted_on
         assert_reaped(pid)
 
 
+async def test_a_child_that_hangs_mid_request_is_killed_reaped_and_restarted_once(tmp_path: Path) -> None:
+    scripted = Scripted(tmp_path, "hang-chat,ok")
+    server = scripted.server()
+    try:
+        url = await server.wait_ready(20)
+        since = time.monotonic()
+        async with httpx.AsyncClient(timeout=0.5) as client:
+            with pytest.raises(httpx.TimeoutException):
+                await client.post(f"{url}/chat/completions", json={"messages": []})
+        assert server.running, "a hang is not seen until a request passes its deadline"
+        report = await server.report_hang(0.5, since)
+        assert report == "the offline model stopped answering (no reply in 0.5 s) and was restarted"
+        assert_reaped(scripted.pids[0])
+        assert server.last_crash == "the offline model stopped answering (no reply in 0.5 s)"
+        # a second turn that met the same hang: the same sentence, nothing more killed
+        assert await server.report_hang(0.5, since) == report
+        await server.wait_ready(20)
+        assert server.restarts == 1 and len(scripted.pids) == 2 and server.error is None
+        async with httpx.AsyncClient(timeout=5) as client:
+            answered = await client.post(f"{server.base_url}/chat/completions", json={"messages": []})
+        assert answered.status_code == 200
+    finally:
+        server.stop()
+    for pid in scripted.pids:
+        assert_reaped(pid)
+
+
 async def test_a_crash_in_the_self_check_is_restarted_once_then_reported(tmp_path: Path) -> None:
     scripted = Scripted(tmp_path, "crash-check")
     server = scripted.server()
