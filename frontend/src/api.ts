@@ -163,6 +163,12 @@ export interface ImportAnswer {
   files: ImportFileResult[];
   /** The server refused every file (HTTP 400 `refused`); its sentence. */
   refusedAll: string | null;
+  /** The import these files joined (send it with the next page of the same pick). */
+  importId: string | null;
+}
+
+function importIdOf(raw: unknown): string | null {
+  return typeof raw === 'object' && raw !== null && 'importId' in raw && typeof raw.importId === 'string' ? raw.importId : null;
 }
 
 /**
@@ -170,16 +176,21 @@ export interface ImportAnswer {
  * name, or its path inside a picked folder). 202 and the 400 "every file was
  * refused" both carry the per-file list; other failures throw ApiError.
  */
-export async function importNotes(files: readonly { file: Blob; name: string }[]): Promise<ImportAnswer> {
+/**
+ * POST /api/graph/import with up to 200 files (one page of a pick). `importId`: the answer's id
+ * from an earlier page of the same pick, so every page counts in one summary row.
+ */
+export async function importNotes(files: readonly { file: Blob; name: string }[], importId: string | null = null): Promise<ImportAnswer> {
   const form = new FormData();
+  if (importId) form.append('importId', importId);
   for (const { file, name } of files) form.append('files', file, name);
   const res = await fetch('/api/graph/import', { method: 'POST', body: form, headers: { accept: 'application/json' } });
   const text = await res.text();
-  if (res.ok) return { files: normalizeImportFiles(safeJson(text)), refusedAll: null };
+  if (res.ok) return { files: normalizeImportFiles(safeJson(text)), refusedAll: null, importId: importIdOf(safeJson(text)) };
   const err = new ApiError(res.status, text);
   if (res.status === 400 && err.code === 'refused') {
     const listed = normalizeImportFiles(safeJson(text));
-    if (listed.length) return { files: listed, refusedAll: err.detail };
+    if (listed.length) return { files: listed, refusedAll: err.detail, importId: importIdOf(safeJson(text)) };
   }
   throw err;
 }

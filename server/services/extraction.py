@@ -22,9 +22,15 @@
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import ctypes.util
+import functools
 import hashlib
+import inspect
 import logging
+import sys
 import uuid
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -65,6 +71,15 @@ from server.services.embeddings import CandidateVectors
 log = logging.getLogger("lh.extraction")
 
 BACKGROUND_PERMITS = 3
+MAX_ACTIVE_RUNS = BACKGROUND_PERMITS + 1
+"""Source runs executing at once (each holds its model client, prompt and graph view); the rest
+wait in the queue as plain job specs."""
+MAX_IMPORT_SUMMARIES = 50
+"""Finished imports whose summary rows the feed keeps (the oldest go first)."""
+KEEP_ENDED_ROWS = 50
+"""Ended rows an import keeps in the feed (the newest); older ones fold into its summary row."""
+TRIM_EVERY_RUNS = 64
+"""Freed heap is handed back to the OS after this many ended runs, and when the queue drains."""
 OFFLINE_MAX_TOKENS = 1024
 Phase = Literal["queued", "extracting", "waiting", "auditing", "merging", "done", "error", "aborted"]
 
@@ -130,6 +145,100 @@ class JobRow:
         }
 
 
+OUTCOMES = ("done", "failed", "aborted", "unchanged", "refused", "removed")
+
+
+@dataclass
+class ImportTally:
+    """One import's summary row (`GET /api/activity`): its files counted by outcome, the usage
+    and stats of its folded rows summed (rows still shown carry their own), and each ended
+    file's outcome (`done`, `failed`, `aborted`) by source id with the first error of each
+    failed one, so the Library can show a file whose rows were folded. `waiting`: files whose
+    run is queued; `running`: files whose run executes."""
+
+    id: str
+    label: str
+    queued_at: str
+    waiting: int = 0
+    running: int = 0
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
+    outcomes: dict[str, str] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    requests: int = 0
+    cost_usd: float | None = None
+    stats: dict[str, int] = field(default_factory=dict)
+    ended_at: str | None = None
+    shown: deque[JobRow] = field(default_factory=deque)
+    """Its newest ended rows, still in the feed (at most `KEEP_ENDED_ROWS`)."""
+
+    def absorb(self, row: JobRow) -> None:
+        """Add an ended row's usage and stats."""
+        self.input_tokens += row.input_tokens or 0
+        self.output_tokens += row.output_tokens or 0
+        self.requests += row.requests
+        if row.cost_usd is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + row.cost_usd
+        for key, value in row.stats.items():
+            self.stats[key] = self.stats.get(key, 0) + value
+
+    def view(self) -> dict[str, Any]:
+        files = self.waiting + self.running + sum(self.counts.values())
+        busy = self.waiting or self.running
+        return {
+            "id": self.id,
+            "source": self.id,
+            "kind": "import",
+            "label": f"{self.label} · {files:,} file{'' if files == 1 else 's'}",
+            "phase": "running" if busy else "done",
+            "error": None,
+            "usage": {
+                "inputTokens": self.input_tokens if self.requests else None,
+                "outputTokens": self.output_tokens if self.requests else None,
+                "requests": self.requests,
+                "costUsd": self.cost_usd,
+            },
+            "queuedAt": self.queued_at,
+            "startedAt": self.queued_at,
+            "endedAt": None if busy else self.ended_at or self.queued_at,
+            "stats": self.stats,
+            "importId": self.id,
+            "counts": {"waiting": self.waiting, "running": self.running, **self.counts},
+            "outcomes": self.outcomes,
+            "errors": self.errors,
+        }
+
+
+@dataclass
+class _Run:
+    """A source's run, queued or executing."""
+
+    source: str
+    kind: Literal["chat", "notes"]
+    label: str
+    door: Door
+    specs: list[JobSpec]
+    on_complete: Callable[[bool], None] | None
+    version: dict[str, str] | None
+    tally: ImportTally | None
+    ended: asyncio.Event
+    rows: list[JobRow] = field(default_factory=list)
+
+
+def release_memory() -> None:
+    """Hand freed heap back to the OS (glibc `malloc_trim(0)`): after a burst of jobs the arena
+    keeps the freed pages mapped, so RSS would stay at its peak. A no-op off glibc."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):  # musl or another libc: nothing to call
+        return
+    trim(0)
+
+
 ModelProvider = Callable[[], "asyncio.Future[tuple[ResolvedModel, Model]] | Any"]
 
 
@@ -162,21 +271,47 @@ class ExtractionService:
         self.merge_section = asyncio.Lock()
         self.rows: dict[str, JobRow] = {}
         self.tasks: dict[str, asyncio.Task[None]] = {}
+        """The runs executing now (at most `MAX_ACTIVE_RUNS`), by source."""
+        self._active: dict[str, _Run] = {}
+        self._queue: deque[_Run] = deque()
+        """Runs waiting to launch, FIFO (a lesson's at the front)."""
+        self._queued: dict[str, _Run] = {}
+        self._finished = 0
+        self.imports: dict[str, ImportTally] = {}
+        """Open and recent imports by id: their summary rows (`begin_import`)."""
         self.listeners: list[Callable[[], None]] = []
         self.after_merge: Callable[[], object] | None = None
-        """Side channel after each merge (the layout settle); contained, never fails the job."""
+        """Side channel after each merge (the layout settle; awaited when it returns an awaitable);
+        contained, never fails the job."""
 
     # -- the activity feed ----------------------------------------------------------------------
     def activity(self) -> list[dict[str, Any]]:
-        """Every job row, newest first."""
-        return [row.view() for row in sorted(self.rows.values(), key=lambda r: r.queued_at, reverse=True)]
+        """Every job row and every import's summary row, newest first. An import's rows are
+        shown while its run executes; waiting and ended ones are counted in its summary."""
+        views = [row.view() for row in self.rows.values()]
+        views += [tally.view() for tally in self.imports.values()]
+        return sorted(views, key=lambda r: r["queuedAt"], reverse=True)
 
     def running(self, source: str) -> bool:
+        """Whether the source has a run queued or executing."""
+        if source in self._queued:
+            return True
         task = self.tasks.get(source)
         return task is not None and not task.done()
 
     def abort(self, source: str) -> bool:
-        """Abort a source's run (source-wide): the current job stops, later ones never start."""
+        """Abort a source's run (source-wide): the current job stops, later ones never start; a
+        queued run never launches. An import id aborts every queued and running run of it."""
+        tally = self.imports.get(source)
+        if tally is not None:
+            mine = [r.source for r in [*self._queue, *self._active.values()] if r.tally is tally]
+            return any([self.abort(s) for s in mine])
+        run = self._queued.get(source)
+        if run is not None:
+            self._queue.remove(run)
+            self._drop(run)
+            self._changed()
+            return True
         task = self.tasks.get(source)
         if task is None or task.done():
             return False
@@ -201,8 +336,12 @@ class ExtractionService:
         jobs: list[JobSpec],
         on_complete: Callable[[bool], None] | None = None,
         version: dict[str, str] | None = None,
+        import_id: str | None = None,
     ) -> bool:
-        """Start a source's run unless one is running (single-flight). Returns whether it started.
+        """Queue a source's run unless one is queued or running (single-flight). Returns whether
+        it was queued. O(jobs): no ledger read, no task, no model client until the run launches
+        (at most `MAX_ACTIVE_RUNS` runs execute at once; the rest wait in a FIFO queue; a
+        lesson's run goes to the queue's front).
 
         `on_complete(all_merged)` runs after the last job (e.g. to stamp a notes file's fingerprint).
         `version` (notes): every (coverage key -> fingerprint) of the source's new content. The
@@ -210,45 +349,177 @@ class ExtractionService:
         merged, the source's jobs that merged no part of it are retired (so `jobs` may be empty:
         the version merged in earlier runs and only its completion is left). When the source has
         such jobs (the run replaces something), its jobs merge pending: they count only from the
-        version line that completes the version, never beside the old one."""
+        version line that completes the version, never beside the old one.
+
+        `import_id` (from `begin_import`): the run belongs to that import. Its activity rows are
+        made when it launches (a waiting file is counted in the import's summary row, not shown
+        as rows) and fold into the summary row when it ends."""
         if self.running(source) or (not jobs and version is None):
             return False
-        pending = version is not None and bool(
-            self.graph.contributors(source) - version_jobs(self.graph.coverage(source), version)
-        )
+        tally = self.imports.get(import_id) if import_id is not None else None
+        run = _Run(source, kind, label, door, jobs, on_complete, version, tally, asyncio.Event())
+        if tally is None:
+            run.rows = self._make_rows(run)  # a lesson's or a lone file's rows show at once
+        elif jobs:
+            tally.waiting += 1
+        self._queued[source] = run
+        if kind == "chat":
+            self._queue.appendleft(run)
+        else:
+            self._queue.append(run)
+        self._pump()
+        self._changed()
+        return True
+
+    def _make_rows(self, run: _Run) -> list[JobRow]:
         rows = []
-        run = uuid.uuid4().hex[:12]  # a run's own nonce: ids minted by two runs never collide
-        for index, spec in enumerate(jobs, start=1):
+        nonce = uuid.uuid4().hex[:12]  # a run's own nonce: ids minted by two runs never collide
+        for index, spec in enumerate(run.specs, start=1):
             fingerprint = hashlib.sha256(spec.text.encode("utf-8")).hexdigest()[:12]
             row = JobRow(
-                id=f"job_{source}_{fingerprint}_{index}",
-                job=f"job_{source}_{fingerprint}_{index}_{run}",
-                source=source,
-                kind=kind,
-                label=label,
+                id=f"job_{run.source}_{fingerprint}_{index}",
+                job=f"job_{run.source}_{fingerprint}_{index}_{nonce}",
+                source=run.source,
+                kind=run.kind,
+                label=run.label,
                 index=index,
-                total=len(jobs),
+                total=len(run.specs),
                 queued_at=self.clock(),
             )
             self.rows[row.id] = row
             rows.append(row)
+        return rows
+
+    def _pump(self) -> None:
+        """Launch queued runs while fewer than `MAX_ACTIVE_RUNS` execute."""
+        while self._queue and len(self.tasks) < MAX_ACTIVE_RUNS:
+            run = self._queue.popleft()
+            self._queued.pop(run.source, None)
+            if run.tally is not None and run.specs:
+                run.tally.waiting -= 1
+                run.tally.running += 1
+                run.rows = self._make_rows(run)
+            pending = run.version is not None and bool(
+                self.graph.contributors(run.source)
+                - version_jobs(self.graph.coverage(run.source), run.version)
+            )
+            task = asyncio.get_running_loop().create_task(
+                self._run_source(
+                    run.source,
+                    run.door,
+                    list(zip(run.rows, run.specs, strict=True)),
+                    run.on_complete,
+                    run.version,
+                    pending,
+                ),
+                name=f"extraction {run.source}",
+            )
+            self.tasks[run.source] = task
+            self._active[run.source] = run
+            task.add_done_callback(functools.partial(self._ended, run))
+
+    def _ended(self, run: _Run, task: asyncio.Task[None]) -> None:
+        """A run's task ended: fold an import's rows into its summary, launch the next runs."""
+        if self.tasks.get(run.source) is task:
+            del self.tasks[run.source]
+            self._active.pop(run.source, None)
+        if run.tally is not None:
+            self._fold(run)
+        run.ended.set()
+        self._finished += 1
+        self._pump()
+        if not self.tasks or self._finished % TRIM_EVERY_RUNS == 0:
+            release_memory()
         self._changed()
-        self.tasks[source] = asyncio.get_running_loop().create_task(
-            self._run_source(source, door, list(zip(rows, jobs, strict=True)), on_complete, version, pending),
-            name=f"extraction {source}",
-        )
-        return True
+
+    def _fold(self, run: _Run) -> None:
+        """Fold an ended import run's rows into its import's summary (counts, usage, stats; a
+        failed or aborted file keeps its outcome and first error there)."""
+        tally = run.tally
+        assert tally is not None
+        if not run.specs:
+            return
+        tally.running = max(0, tally.running - 1) if run.rows else tally.running
+        phases = {row.phase for row in run.rows}
+        if "error" in phases:
+            outcome = "failed"
+            error = next((row.error for row in run.rows if row.error), None) or "a part failed"
+            tally.errors[run.source] = f"{run.label}: {error}"
+        elif phases - {"done"}:
+            outcome = "aborted"
+        else:
+            outcome = "done"
+        tally.counts[outcome] += 1
+        tally.outcomes[run.source] = outcome
+        tally.shown.extend(run.rows)
+        while len(tally.shown) > KEEP_ENDED_ROWS:
+            row = tally.shown.popleft()
+            tally.absorb(row)
+            if self.rows.get(row.id) is row:
+                del self.rows[row.id]
+        tally.ended_at = self.clock()
+
+    def begin_import(self, label: str) -> str:
+        """Open an import (one summary row in the feed); returns its id (`imp_` + 12 hex). The
+        oldest finished imports' summaries go beyond `MAX_IMPORT_SUMMARIES`."""
+        import_id = "imp_" + uuid.uuid4().hex[:12]
+        self.imports[import_id] = ImportTally(import_id, label, self.clock())
+        finished = [t for t in self.imports.values() if not t.waiting and not t.running]
+        for old in finished[: max(0, len(self.imports) - MAX_IMPORT_SUMMARIES)]:
+            del self.imports[old.id]
+        return import_id
+
+    def import_known(self, import_id: str) -> bool:
+        return import_id in self.imports
+
+    def count_import(self, import_id: str, status: str, files: int = 1) -> None:
+        """Count files of an import that start no run: `unchanged`, `refused`, `removed`,
+        `running` (already being read by an earlier run)."""
+        tally = self.imports.get(import_id)
+        if tally is not None and files:
+            key = "unchanged" if status == "running" else status
+            tally.counts[key] = tally.counts.get(key, 0) + files
+            self._changed()
 
     async def wait(self, source: str) -> None:
-        """Wait for a source's run to finish (tests, shutdown)."""
+        """Wait for a source's run (queued or running) to finish (tests, shutdown)."""
+        run = self._queued.get(source) or self._active.get(source)
+        if run is not None:
+            await run.ended.wait()
         task = self.tasks.get(source)
         if task is not None:
             await asyncio.gather(task, return_exceptions=True)
 
+    async def wait_all(self) -> None:
+        """Wait until no run is queued or running."""
+        while self._queue or self.tasks:
+            await asyncio.gather(*list(self.tasks.values()), return_exceptions=True)
+            await asyncio.sleep(0)
+
     async def shutdown(self) -> None:
+        while self._queue:
+            self._drop(self._queue.popleft())
         for task in self.tasks.values():
             task.cancel()
         await asyncio.gather(*self.tasks.values(), return_exceptions=True)
+
+    def _drop(self, run: _Run) -> None:
+        """A queued run that never launches (aborted, shutdown): its rows end aborted, its
+        `on_complete(False)` runs, waiters wake."""
+        self._queued.pop(run.source, None)
+        now = self.clock()
+        for row in run.rows:
+            row.phase, row.ended_at = "aborted", now
+        if run.tally is not None and run.specs:
+            run.tally.waiting -= 1
+            run.tally.counts["aborted"] += 1
+            run.tally.outcomes[run.source] = "aborted"
+        if run.on_complete is not None:
+            try:
+                run.on_complete(False)
+            except Exception:
+                log.exception("completing source %s failed", run.source)
+        run.ended.set()
 
     async def _run_source(
         self,
@@ -267,7 +538,7 @@ class ExtractionService:
                 merged_all = await self._run_job(row, spec, door, version, replace, pending) and merged_all
             if not jobs and version is not None:
                 async with self.merge_section:
-                    merged_all = self._replace(source, version)
+                    merged_all = await self._replace(source, version)
         except asyncio.CancelledError:
             merged_all = False
             for row, _ in jobs:
@@ -282,7 +553,7 @@ class ExtractionService:
                 except Exception:
                     log.exception("completing source %s failed", source)
 
-    def _replace(self, source: str, version: dict[str, str]) -> bool:
+    async def _replace(self, source: str, version: dict[str, str]) -> bool:
         """Complete `version`: one version line accepts its pending jobs and retires the source's
         jobs that merged no part of it. Call it holding the merge section. Returns False when the
         ledger could not be written (the version is then not stamped complete, its jobs stay
@@ -299,7 +570,7 @@ class ExtractionService:
             if line is not None:
                 self.graph.complete(line)
                 self._settle(set(line.accepted))
-                self._after_merge(source)
+                await self._after_merge(source)
         except OSError:
             log.exception("completing the new version of %s failed", source)
             return False
@@ -317,12 +588,15 @@ class ExtractionService:
         if changed:
             self.graph.drop_chains(simplify(self.graph.chains(), changed=changed))
 
-    def _after_merge(self, label: str) -> None:
+    async def _after_merge(self, label: str) -> None:
         """After a committed merge or retirement: the layout settle, then `graph-changed` (the
-        write is committed whether or not the settle succeeded)."""
+        write is committed whether or not the settle succeeded). An awaitable side channel is
+        awaited (the layout settle computes in a worker thread: the loop stays free)."""
         if self.after_merge is not None:
             try:
-                self.after_merge()
+                result = self.after_merge()
+                if inspect.isawaitable(result):
+                    await result
             except Exception:
                 log.exception("after-merge side channel failed for %s", label)
         self.events.emit("graph-changed")
@@ -427,8 +701,8 @@ class ExtractionService:
                     for key, fp in spec.coverage
                 ]
                 self.graph.commit_merge(plan, coverage, run)
-                replaced = self._replace(row.source, replace) if replace is not None else True
-                self._after_merge(row.id)
+                replaced = await self._replace(row.source, replace) if replace is not None else True
+                await self._after_merge(row.id)
             row.stats = {
                 "addedNodes": plan.added_nodes,
                 "linkedNodes": plan.linked_nodes,

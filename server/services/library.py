@@ -4,6 +4,7 @@ the read-only views the teacher's graph tools and the UI use."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import stat
@@ -25,7 +26,7 @@ from server.core.coverage import (
     uncovered,
 )
 from server.core.graph import covered_by, version_jobs
-from server.core.note_text import NoteText, prepare_note
+from server.core.note_text import prepare_note
 from server.core.notes import (
     MAX_NOTE_BYTES,
     NOTE_SUFFIXES,
@@ -43,9 +44,14 @@ from server.services.chats import utc_now
 from server.services.extraction import ExtractionService, JobSpec
 
 log = logging.getLogger("lh.library")
-MAX_FOLDER_FILES = 500
-MAX_FOLDER_DIRS = 5_000
+MAX_FOLDER_FILES = 100_000
+"""Most notes files one folder import takes (a sanity ceiling far above a real vault; each file is
+read, prepared and queued in pages of `PREPARE_PAGE`, so memory does not grow with it)."""
+MAX_FOLDER_DIRS = 20_000
 """Most directories one folder import walks; a bigger tree is refused (choose a smaller folder)."""
+PREPARE_PAGE = 100
+"""Files read and prepared per thread hop of a large import; the event loop starts their runs
+between pages (so it answers other requests throughout)."""
 
 IMPORT_ROOTS_ENV = "LH_IMPORT_ROOTS"
 """Folders notes may be imported from (os.pathsep-separated absolute paths); replaces the default,
@@ -106,6 +112,35 @@ class ImportResult:
         }
 
 
+@dataclass
+class FolderWalk:
+    """What a folder walk found: the notes files to read (in walk order) and the entries refused
+    without reading (a linked folder, an unreadable folder)."""
+
+    root: Path
+    paths: list[Path]
+    refused: list[ImportResult]
+
+
+@dataclass
+class _Plan:
+    """A prepared file whose run is to start (made off the event loop, started on it)."""
+
+    name: str
+    src: str
+    title: str
+    fingerprint: str
+    jobs: list[JobSpec]
+    version: dict[str, str]
+    chunks: int
+    detail: str
+    replaces: str
+
+
+Loader = Callable[[], bytes]
+"""Reads one file's bytes when its page is prepared (raises NoteRefused)."""
+
+
 class LibraryService:
     """Args:
     graph: the ledgers (read here; written only through `extraction`).
@@ -149,35 +184,160 @@ class LibraryService:
         return self.settings.load().graph.extraction_chunk_tokens
 
     # -- the notes front door -------------------------------------------------------------------
-    def import_files(self, files: list[tuple[str, bytes]]) -> list[ImportResult]:
-        """Import notes files given as (path or name, bytes). Each file is a source with an id from
-        its path; refused files write nothing; an unchanged file is a no-op (no model call)."""
+    def import_files(
+        self, files: list[tuple[str, bytes]], import_id: str | None = None
+    ) -> list[ImportResult]:
+        """Import notes files given as (path or name, bytes), all at once on the calling thread
+        (small imports and tests; `import_many` is the paged, off-loop form). Each file is a
+        source with an id from its path; refused files write nothing; an unchanged file is a
+        no-op (no model call)."""
         budget = self.budget()
         sources = self.graph.sources()
-        results = []
-        for name, data in files:
-            try:
-                raw = decode_note(name, data)
-                note = prepare_note(name, raw)
-            except NoteRefused as exc:
-                results.append(ImportResult(name, None, "refused", str(exc)))
-                continue
-            results.append(self._import_text(name, note, budget, sources, content_fingerprint(raw)))
+        prepared = [self._prepare(name, _given(data), budget, sources) for name, data in files]
+        return [self._launch(item, import_id) for item in prepared]
+
+    async def import_many(
+        self, items: list[tuple[str, Loader]], import_id: str | None = None
+    ) -> list[ImportResult]:
+        """Import any number of notes files: pages of `PREPARE_PAGE` files are read, prepared,
+        chunked and recorded in a worker thread (a page's bytes are dropped once its runs are
+        queued), and their runs queued on the event loop between pages. Returns one result per
+        item, in order. `import_id`: the import whose summary row counts them (`begin_import`)."""
+        budget = self.budget()
+        sources = await asyncio.to_thread(self.graph.sources)
+        results: list[ImportResult] = []
+        for start in range(0, len(items), PREPARE_PAGE):
+            page = items[start : start + PREPARE_PAGE]
+            prepared = await asyncio.to_thread(self._prepare_page, page, budget, sources)
+            results += [self._launch(item, import_id, recorded=True) for item in prepared]
+            await asyncio.sleep(0)
         return results
 
-    def collect_folder(self, folder: str) -> tuple[list[tuple[str, bytes]], list[ImportResult]]:
-        """Read the notes files of a folder the learner chose: blocking file I/O, so call it off
-        the event loop. Returns (path, bytes) of each readable notes file, and a refused result
-        for each one that could not be read (a link out of the folder, not a regular file,
-        permission denied).
+    def _prepare_page(
+        self, page: list[tuple[str, Loader]], budget: int, sources: dict[str, SourceLine]
+    ) -> list[ImportResult | _Plan]:
+        return [self._prepare(name, load, budget, sources, record=True) for name, load in page]
+
+    def begin_import(self, label: str, import_id: str | None = None) -> str:
+        """The import a request's files belong to: `import_id` when it is still known (the later
+        pages of one pick in the browser), else a new one labelled `label`."""
+        if import_id and self.extraction.import_known(import_id):
+            return import_id
+        return self.extraction.begin_import(label)
+
+    def count(self, import_id: str | None, results: list[ImportResult]) -> None:
+        """Count refused and removed files into the import's summary (queued and unchanged ones
+        are counted as they start)."""
+        if import_id is None:
+            return
+        for status in ("refused", "removed"):
+            self.extraction.count_import(import_id, status, sum(r.status == status for r in results))
+
+    def _prepare(
+        self,
+        name: str,
+        load: Loader,
+        budget: int,
+        sources: dict[str, SourceLine],
+        *,
+        record: bool = False,
+    ) -> ImportResult | _Plan:
+        """Read, decode, prepare and chunk one file (blocking). Returns its result when nothing is
+        to run (refused, unchanged), else the plan of its run. `record`: write its source line
+        here (off the loop) rather than when the run starts."""
+        try:
+            raw = decode_note(name, load())
+            note = prepare_note(name, raw)
+        except NoteRefused as exc:
+            return ImportResult(name, None, "refused", str(exc))
+        raw_fingerprint = content_fingerprint(raw)
+        del raw
+        text = note.prose  # what the model reads: the fingerprint ignores a drawing's or blob's edits
+        fingerprint = content_fingerprint(text)
+        src = source_id(name)
+        known = sources.get(src)
+        if known is not None and known.fingerprint in (fingerprint, raw_fingerprint):
+            return ImportResult(name, src, "unchanged", "already imported with this content")
+        if self.extraction.running(src):
+            return ImportResult(name, src, "running", "an import of this file is already running")
+        chunks = chunk_note(text, budget)
+        covered = self.graph.covered(src) if known is not None else {}
+        jobs = []
+        version: dict[str, str] = {}  # the whole new content: it replaces the file's contribution
+        for index, chunk in enumerate(chunks, start=1):
+            key = f"{fingerprint[:16]}:{index}"
+            chunk_fp = content_fingerprint(chunk.text)
+            version[key] = chunk_fp
+            if chunk_fp in covered.get(key, set()):
+                continue  # merged by an earlier, partly failed import of the same content
+            jobs.append(JobSpec(text=chunk.text, coverage=[(key, chunk_fp)]))
+        title = Path(name).name
+        replaces = ""
+        if known is not None and _bare(name) and (known.fingerprint or self.graph.contributors(src)):
+            replaces = f"replaces what the earlier {title} said"
+        if record:
+            self.graph.record_source(
+                SourceLine(id=src, kind="notes", title=title, path=name, at=self.clock())
+            )
+        skipped = f"{name}: skipped {', '.join(note.dropped)}; its prose is imported" if note.dropped else ""
+        return _Plan(name, src, title, fingerprint, jobs, version, len(chunks), skipped, replaces)
+
+    def _launch(
+        self, item: ImportResult | _Plan, import_id: str | None, *, recorded: bool = False
+    ) -> ImportResult:
+        """Queue a prepared file's run (on the event loop); a result passes through (counted)."""
+        if isinstance(item, ImportResult):
+            if import_id is not None and item.status in ("unchanged", "running"):
+                self.extraction.count_import(import_id, item.status)
+            return item
+        src, title, name, fingerprint = item.src, item.title, item.name, item.fingerprint
+        if self.extraction.running(src):
+            return ImportResult(name, src, "running", "an import of this file is already running")
+        if not recorded:
+            self.graph.record_source(
+                SourceLine(id=src, kind="notes", title=title, path=name, at=self.clock())
+            )
+
+        def complete(all_merged: bool) -> None:
+            if all_merged:
+                self.graph.record_source(
+                    SourceLine(
+                        id=src, kind="notes", title=title, path=name, fingerprint=fingerprint, at=self.clock()
+                    )
+                )
+
+        self.extraction.start(
+            src,
+            "notes",
+            title,
+            "notes",
+            item.jobs,
+            on_complete=complete,
+            version=item.version,
+            import_id=import_id,
+        )
+        if not item.jobs:  # merged by earlier runs: only the replacement and the stamp are left
+            if import_id is not None:
+                self.extraction.count_import(import_id, "unchanged")
+            return ImportResult(
+                name, src, "unchanged", "every chunk was already merged", item.chunks, item.replaces
+            )
+        return ImportResult(name, src, "queued", item.detail, item.chunks, item.replaces)
+
+    def collect_folder(self, folder: str) -> FolderWalk:
+        """Walk the folder the learner chose (blocking: call it off the event loop). Returns the
+        notes files to read, and a refused result for each entry refused unread (a linked
+        folder, a folder that cannot be listed). Reading happens later, page by page
+        (`folder_items`), so a vault's bytes are never all in memory.
 
         The folder must be an absolute path inside the import roots (`import_roots`) and not a
         system folder; hidden and system directories are skipped, links are never followed out
-        of the folder, a linked directory is not entered.
+        of the folder, a linked directory is not entered (and is listed as refused).
 
         Raises:
             FolderRefused: not an absolute folder (400), outside the roots or a system folder
-                (403), unreadable (403), too big or holding no notes (400).
+                (403), unreadable (403), too big (over `MAX_FOLDER_FILES` notes files or
+                `MAX_FOLDER_DIRS` folders) or holding no notes (400).
         """
         given = Path(folder).expanduser()
         if not given.is_absolute():
@@ -204,10 +364,17 @@ class LibraryService:
             raise FolderRefused(
                 403, "folder_unreadable", f"{folder}: cannot be read ({_reason(exc)}); check its permissions"
             ) from exc
-        files, refused = self._walk(root, folder)
-        if not files and not refused:
+        walk = self._walk(root, folder)
+        if not walk.paths and not walk.refused:
             raise FolderRefused(400, "refused", f"{folder}: holds no .md, .markdown or .txt files")
-        return files, refused
+        return walk
+
+    @staticmethod
+    def folder_items(walk: FolderWalk) -> list[tuple[str, Loader]]:
+        """The walk's files as (absolute path, loader) for `import_many`: each is read (links out
+        of the folder, non-regular and unreadable files refused) when its page is prepared."""
+        root = walk.root
+        return [(str(path), functools.partial(_read_inside, path, root)) for path in walk.paths]
 
     def retire_missing(self, folder: str, present: list[str]) -> list[ImportResult]:
         """After a folder import: every notes source imported from inside `folder` (by its
@@ -241,11 +408,23 @@ class LibraryService:
             results.append(ImportResult(line.path, src, "removed", detail))
         return results
 
-    def _walk(self, root: Path, folder: str) -> tuple[list[tuple[str, bytes]], list[ImportResult]]:
-        files: list[tuple[str, bytes]] = []
+    def _walk(self, root: Path, folder: str) -> FolderWalk:
+        paths: list[Path] = []
         refused: list[ImportResult] = []
         dirs = 0
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+
+        def unlisted(exc: OSError) -> None:
+            where = exc.filename or folder
+            refused.append(
+                ImportResult(
+                    str(where),
+                    None,
+                    "refused",
+                    f"{where}: a folder that cannot be read ({_reason(exc)}); its notes are not imported",
+                )
+            )
+
+        for dirpath, dirnames, filenames in os.walk(root, onerror=unlisted, followlinks=False):
             dirs += 1
             if dirs > MAX_FOLDER_DIRS:
                 raise FolderRefused(
@@ -253,84 +432,50 @@ class LibraryService:
                     "refused",
                     f"{folder}: more than {MAX_FOLDER_DIRS:,} folders; choose a smaller folder",
                 )
-            dirnames[:] = sorted(d for d in dirnames if not skipped_name(d))
+            kept = []
+            for d in sorted(dirnames):
+                if skipped_name(d):
+                    continue
+                if os.path.islink(os.path.join(dirpath, d)):
+                    link = os.path.join(dirpath, d)
+                    refused.append(
+                        ImportResult(
+                            link,
+                            None,
+                            "refused",
+                            f"{link}: a link to a folder; links to folders are not followed",
+                        )
+                    )
+                    continue
+                kept.append(d)
+            dirnames[:] = kept
             for name in sorted(filenames):
                 if skipped_name(name) or not name.lower().endswith(NOTE_SUFFIXES):
                     continue
-                if len(files) + len(refused) >= MAX_FOLDER_FILES:
+                if len(paths) >= MAX_FOLDER_FILES:
                     raise FolderRefused(
                         400,
                         "refused",
-                        f"{folder}: more than {MAX_FOLDER_FILES} notes files; import at most "
-                        f"{MAX_FOLDER_FILES} at once",
+                        f"{folder}: more than {MAX_FOLDER_FILES:,} notes files; choose a smaller folder",
                     )
-                path = Path(dirpath) / name
-                try:
-                    files.append((str(path), _read_inside(path, root)))
-                except NoteRefused as exc:
-                    refused.append(ImportResult(str(path), None, "refused", str(exc)))
-        return files, refused
+                paths.append(Path(dirpath) / name)
+        return FolderWalk(root, paths, refused)
 
     def import_folder(self, folder: str) -> list[ImportResult]:
-        """`collect_folder` then `import_files` (blocking; the API runs the walk in a thread).
+        """`collect_folder`, then read and import every file on the calling thread (blocking;
+        the API uses `collect_folder` in a thread and `import_many`).
 
         Raises:
             FolderRefused: see `collect_folder`.
         """
-        files, refused = self.collect_folder(folder)
-        results = refused + self.import_files(files)
-        return results + self.retire_missing(folder, [name for name, _ in files] + [r.name for r in refused])
-
-    def _import_text(
-        self,
-        name: str,
-        note: NoteText,
-        budget: int,
-        sources: dict[str, SourceLine],
-        raw_fingerprint: str | None = None,
-    ) -> ImportResult:
-        """`raw_fingerprint`: the file's text before preparation. A source stamped with it (by an
-        import older than note preparation) is unchanged too, so an upgrade re-reads nothing."""
-        text = note.prose  # what the model reads: the fingerprint ignores a drawing's or blob's edits
-        fingerprint = content_fingerprint(text)
-        src = source_id(name)
-        known = sources.get(src)
-        if known is not None and known.fingerprint in (fingerprint, raw_fingerprint):
-            return ImportResult(name, src, "unchanged", "already imported with this content")
-        if self.extraction.running(src):
-            return ImportResult(name, src, "running", "an import of this file is already running")
-        chunks = chunk_note(text, budget)
-        covered = self.graph.covered(src)
-        jobs = []
-        version: dict[str, str] = {}  # the whole new content: it replaces the file's contribution
-        for index, chunk in enumerate(chunks, start=1):
-            key = f"{fingerprint[:16]}:{index}"
-            chunk_fp = content_fingerprint(chunk.text)
-            version[key] = chunk_fp
-            if chunk_fp in covered.get(key, set()):
-                continue  # merged by an earlier, partly failed import of the same content
-            jobs.append(JobSpec(text=chunk.text, coverage=[(key, chunk_fp)]))
-        title = Path(name).name
-        self.graph.record_source(SourceLine(id=src, kind="notes", title=title, path=name, at=self.clock()))
-
-        def complete(all_merged: bool) -> None:
-            if all_merged:
-                self.graph.record_source(
-                    SourceLine(
-                        id=src, kind="notes", title=title, path=name, fingerprint=fingerprint, at=self.clock()
-                    )
-                )
-
-        replaces = ""
-        if known is not None and _bare(name) and (known.fingerprint or self.graph.contributors(src)):
-            replaces = f"replaces what the earlier {title} said"
-        self.extraction.start(src, "notes", title, "notes", jobs, on_complete=complete, version=version)
-        if not jobs:  # merged by earlier runs: only the replacement and the stamp are left
-            return ImportResult(
-                name, src, "unchanged", "every chunk was already merged", len(chunks), replaces
-            )
-        skipped = f"{name}: skipped {', '.join(note.dropped)}; its prose is imported" if note.dropped else ""
-        return ImportResult(name, src, "queued", skipped, len(chunks), replaces)
+        walk = self.collect_folder(folder)
+        budget = self.budget()
+        sources = self.graph.sources()
+        results = walk.refused + [
+            self._launch(self._prepare(name, load, budget, sources), None)
+            for name, load in self.folder_items(walk)
+        ]
+        return results + self.retire_missing(folder, [r.name for r in results])
 
     # -- the lesson trigger seam ----------------------------------------------------------------
     # Four triggers, one seam (seed §6: "session end, idle, explicit flush"): a settled turn whose
@@ -602,6 +747,10 @@ def _version(views: list[MessageView]) -> dict[str, str]:
 def _bare(name: str) -> bool:
     """A file named without any folder (a single file picked in the browser)."""
     return "/" not in name and "\\" not in name
+
+
+def _given(data: bytes) -> Loader:
+    return lambda: data
 
 
 def _reason(exc: BaseException) -> str:

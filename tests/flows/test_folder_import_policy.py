@@ -98,8 +98,10 @@ def test_links_out_of_the_folder_are_not_followed(library: Library, home: Path, 
         "inside.md": "queued",
         "outside.md": "refused",
         "passwd.md": "refused",
+        "etc": "refused",  # a linked folder is listed, not entered
     }
     assert "outside the chosen folder" in files["passwd.md"]["detail"]
+    assert "links to folders are not followed" in files["etc"]["detail"]
     library.settle()
     sources = library.ledger("sources")
     assert not any("/etc" in (s.get("path") or "") for s in sources)

@@ -45,7 +45,7 @@ class Library:
         for _ in range(int(timeout * 20)):
             rows = self.client.get("/api/activity").json()["rows"]
             if all(r["phase"] in ("done", "error", "aborted") for r in rows):
-                return rows
+                return [r for r in rows if r["kind"] != "import"]  # job rows (not import summaries)
             threading.Event().wait(0.05)
         raise AssertionError("extraction did not settle")
 

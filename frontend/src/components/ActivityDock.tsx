@@ -5,6 +5,7 @@ import {
   formatElapsed,
   formatRowUsage,
   formatStats,
+  importCountsWords,
   isRunningRow,
   jobKindWords,
   pendingWords,
@@ -124,13 +125,20 @@ function ActivityRowView({ row }: { row: ActivityRow }) {
           <AbortButton
             source={row.source}
             testId="activity-abort"
-            title={row.kind === 'chat' ? 'Stop reading this lesson (all its remaining parts)' : 'Stop importing this file (all its remaining parts)'}
+            title={
+              row.kind === 'chat'
+                ? 'Stop reading this lesson (all its remaining parts)'
+                : row.kind === 'import'
+                  ? 'Stop this import (every file not read yet)'
+                  : 'Stop importing this file (all its remaining parts)'
+            }
             onNotice={setNotice}
           />
         )}
       </div>
       <div className="activity-meta">
-        <span>{row.kind === 'chat' ? 'Lesson' : 'Notes'}</span>
+        <span>{row.kind === 'chat' ? 'Lesson' : row.kind === 'import' ? 'Import' : 'Notes'}</span>
+        {row.kind === 'import' && <span data-testid="import-counts">{importCountsWords(row.counts)}</span>}
         <span data-testid="activity-usage">{formatRowUsage(row)}</span>
         {when && <span title={formatFull(when)}>{formatRelative(when)}</span>}
       </div>

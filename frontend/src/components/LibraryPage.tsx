@@ -10,6 +10,7 @@ import {
   batchBySize,
   entryPath,
   fileProgress,
+  foldedState,
   formatBytes,
   makeBaseline,
   mergePicks,
@@ -132,6 +133,7 @@ function ImportForm() {
     const answered: ImportFileResult[] = [];
     const sent = new Set<string>();
     let failure: string | null = null;
+    let importId: string | null = null; // every page of one pick joins one import (one summary row)
     for (const batch of batchBySize(
       picks.map((p) => p.file.size),
       BATCH_FILES,
@@ -139,7 +141,11 @@ function ImportForm() {
     )) {
       const files = batch.map((i) => picks[i]);
       try {
-        const answer = await api.importNotes(files.map((p) => ({ file: p.file, name: p.path })));
+        const answer = await api.importNotes(
+          files.map((p) => ({ file: p.file, name: p.path })),
+          importId,
+        );
+        importId = answer.importId ?? importId;
         answered.push(...answer.files);
         files.forEach((p) => sent.add(p.path));
       } catch (err) {
@@ -321,7 +327,9 @@ function ImportResults() {
     () =>
       imports.map((entry) => {
         const mine = entry.result.sourceId ? runRows(rows ?? [], entry.result.sourceId, entry.baseline) : [];
-        return { entry, rows: mine, progress: fileProgress(entry.result, mine, fetches - entry.fetchesAtPost) };
+        const summary = entry.result.importId ? (rows ?? []).find((r) => r.kind === 'import' && r.id === entry.result.importId) : undefined;
+        const folded = foldedState(summary, entry.result.sourceId);
+        return { entry, rows: mine, progress: fileProgress(entry.result, mine, fetches - entry.fetchesAtPost, folded) };
       }),
     [imports, rows, fetches],
   );

@@ -44,7 +44,7 @@ export type JobRowKind = (typeof JOB_ROW_KINDS)[number];
 export interface ActivityRow {
   id: string;
   source: string;
-  kind: 'chat' | 'notes' | 'practice' | 'job';
+  kind: 'chat' | 'notes' | 'practice' | 'job' | 'import';
   /** Kind job: which worker (research, demo, visual). */
   jobKind?: JobRowKind;
   /** Kind job: the lesson that started it. */
@@ -60,6 +60,26 @@ export interface ActivityRow {
   startedAt: string | null;
   endedAt: string | null;
   stats: Partial<ActivityStats>;
+  /** Kind import (one summary row per import): files by outcome (waiting, running, done,
+   * failed, aborted, unchanged, refused, removed). */
+  counts?: Record<string, number>;
+  /** Kind import: each ended file's outcome (done / failed / aborted) by source id; its rows
+   * may have been folded into this row. */
+  outcomes?: Record<string, string>;
+  /** Kind import: the first error of each failed file, by source id. */
+  errors?: Record<string, string>;
+}
+
+function numberRecord(value: unknown): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (isRecord(value)) for (const [k, v] of Object.entries(value)) if (typeof v === 'number' && Number.isFinite(v)) out[k] = v;
+  return out;
+}
+
+function stringRecord(value: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (isRecord(value)) for (const [k, v] of Object.entries(value)) if (typeof v === 'string') out[k] = v;
+  return out;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -105,7 +125,9 @@ export function normalizeActivityRow(raw: unknown): ActivityRow | null {
     }
   }
   const error = typeof raw.error === 'string' && raw.error.trim() ? raw.error : null;
-  const kind = raw.kind === 'chat' || raw.kind === 'practice' || raw.kind === 'job' ? raw.kind : 'notes';
+  const kind = raw.kind === 'chat' || raw.kind === 'practice' || raw.kind === 'job' || raw.kind === 'import' ? raw.kind : 'notes';
+  const summary: Pick<ActivityRow, 'counts' | 'outcomes' | 'errors'> =
+    kind === 'import' ? { counts: numberRecord(raw.counts), outcomes: stringRecord(raw.outcomes), errors: stringRecord(raw.errors) } : {};
   const job: Pick<ActivityRow, 'jobKind' | 'chatId'> = {};
   if (kind === 'job') {
     if ((JOB_ROW_KINDS as readonly unknown[]).includes(raw.jobKind)) job.jobKind = raw.jobKind as JobRowKind;
@@ -129,7 +151,25 @@ export function normalizeActivityRow(raw: unknown): ActivityRow | null {
     startedAt: stringOr(raw.startedAt, null),
     endedAt: stringOr(raw.endedAt, null),
     stats,
+    ...summary,
   };
+}
+
+const COUNT_WORDS: readonly [string, string][] = [
+  ['done', 'done'],
+  ['failed', 'failed'],
+  ['running', 'reading'],
+  ['waiting', 'waiting'],
+  ['aborted', 'aborted'],
+  ['unchanged', 'unchanged'],
+  ['refused', 'refused'],
+  ['removed', 'removed'],
+];
+
+/** An import summary's counts in words ("412 done · 3 failed · 780 waiting"); zeros left out. */
+export function importCountsWords(counts: Record<string, number> | undefined): string {
+  const parts = COUNT_WORDS.filter(([key]) => (counts?.[key] ?? 0) > 0).map(([key, word]) => `${formatCount(counts?.[key] ?? 0)} ${word}`);
+  return parts.join(' · ');
 }
 
 /** The `rows` of a GET /api/activity answer (junk dropped, server order kept: newest first). */

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { phaseWords, type ActivityRow } from './activity';
+import { importCountsWords, normalizeActivityRow, phaseWords, type ActivityRow } from './activity';
 import {
   batchBySize,
   entryPath,
   fileProgress,
+  foldedState,
   formatBytes,
   hasNoteSuffix,
   isHiddenPath,
@@ -233,5 +234,39 @@ describe('normalizeSources', () => {
       { id: 'chat_1', title: null, kind: null, propositions: 1 },
     ]);
     expect(normalizeSources(undefined)).toEqual([]);
+  });
+});
+
+describe('a big import: rows folded into its summary row, or not made yet', () => {
+  const summary = normalizeActivityRow({
+    id: 'imp_0123456789ab',
+    source: 'imp_0123456789ab',
+    kind: 'import',
+    label: 'Import of vault · 1,200 files',
+    phase: 'running',
+    usage: {},
+    queuedAt: '2026-01-01T00:00:00.000Z',
+    counts: { waiting: 700, running: 4, done: 490, failed: 1, unchanged: 5, refused: 0, junk: 'x' },
+    outcomes: { src_done: 'done', src_bad: 'failed', src_odd: 7 },
+    errors: { src_bad: 'bad.md: the model broke down' },
+  });
+
+  it('reads the summary row defensively', () => {
+    expect(summary?.kind).toBe('import');
+    expect(summary?.counts).toEqual({ waiting: 700, running: 4, done: 490, failed: 1, unchanged: 5, refused: 0 });
+    expect(summary?.outcomes).toEqual({ src_done: 'done', src_bad: 'failed' });
+    expect(importCountsWords(summary?.counts)).toBe('490 done · 1 failed · 4 reading · 700 waiting · 5 unchanged');
+  });
+
+  it('a folded file shows its outcome, a waiting one is queued (never lost)', () => {
+    const s = summary ?? undefined;
+    const done = fileProgress({ status: 'queued' }, [], LOST_AFTER_POLLS + 5, foldedState(s, 'src_done'));
+    expect([done.state, done.settled]).toEqual(['done', true]);
+    const bad = fileProgress({ status: 'queued' }, [], LOST_AFTER_POLLS + 5, foldedState(s, 'src_bad'));
+    expect([bad.state, bad.errors]).toEqual(['failed', ['bad.md: the model broke down']]);
+    const waiting = fileProgress({ status: 'queued' }, [], LOST_AFTER_POLLS + 5, foldedState(s, 'src_later'));
+    expect([waiting.state, waiting.settled]).toEqual(['queued', false]);
+    const ended = foldedState({ ...(s as ActivityRow), phase: 'done' }, 'src_gone');
+    expect(fileProgress({ status: 'queued' }, [], LOST_AFTER_POLLS, ended).state).toBe('lost');
   });
 });

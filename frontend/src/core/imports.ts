@@ -21,6 +21,8 @@ export interface ImportFileResult {
   /** Set when a file picked by its bare name replaced other content imported under that name
    * ("replaces what the earlier notes.md said"); empty otherwise. */
   replaces: string;
+  /** The import the file belongs to (its summary row in the feed); null from an older server. */
+  importId: string | null;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -32,6 +34,7 @@ const ANSWER_STATUSES: readonly string[] = ['queued', 'unchanged', 'running', 'r
 /** The `files` of an import answer (202, or the 400 "every file refused"), read defensively. */
 export function normalizeImportFiles(raw: unknown): ImportFileResult[] {
   const files = isRecord(raw) && Array.isArray(raw.files) ? raw.files : [];
+  const importId = isRecord(raw) && typeof raw.importId === 'string' && raw.importId ? raw.importId : null;
   const out: ImportFileResult[] = [];
   for (const f of files) {
     if (!isRecord(f) || typeof f.name !== 'string') continue;
@@ -43,6 +46,7 @@ export function normalizeImportFiles(raw: unknown): ImportFileResult[] {
       detail: typeof f.detail === 'string' ? f.detail : '',
       chunks: typeof f.chunks === 'number' && Number.isFinite(f.chunks) ? f.chunks : 0,
       replaces: typeof f.replaces === 'string' ? f.replaces : '',
+      importId,
     });
   }
   return out;
@@ -217,6 +221,25 @@ export interface FileProgress {
   settled: boolean;
 }
 
+/**
+ * What an import's summary row says of a file whose rows are not in the feed: its outcome
+ * (its rows were folded into the summary), or that it still waits for its turn (a big import
+ * makes a file's rows only when its run starts). Null when the summary is not in the feed.
+ */
+export interface Folded {
+  outcome: 'done' | 'failed' | 'aborted' | null;
+  error: string | null;
+  /** The import is still going (a file without rows or outcome is waiting). */
+  busy: boolean;
+}
+
+export function foldedState(summary: ActivityRow | undefined, sourceId: string | null): Folded | null {
+  if (!summary || summary.kind !== 'import' || !sourceId) return null;
+  const raw = summary.outcomes?.[sourceId];
+  const outcome = raw === 'done' || raw === 'failed' || raw === 'aborted' ? raw : null;
+  return { outcome, error: summary.errors?.[sourceId] ?? null, busy: isRunningRow(summary) };
+}
+
 /** Polls without seeing any row of an accepted file before it counts as lost. */
 export const LOST_AFTER_POLLS = 3;
 
@@ -225,7 +248,12 @@ export const LOST_AFTER_POLLS = 3;
  *
  * @param pollsSince activity answers received since the import was posted.
  */
-export function fileProgress(result: Pick<ImportFileResult, 'status'>, rows: readonly ActivityRow[], pollsSince: number): FileProgress {
+export function fileProgress(
+  result: Pick<ImportFileResult, 'status'>,
+  rows: readonly ActivityRow[],
+  pollsSince: number,
+  folded: Folded | null = null,
+): FileProgress {
   const done = rows.filter((r) => r.phase === 'done').length;
   const activeRows = rows.filter(isRunningRow);
   const working = activeRows.find((r) => r.phase !== 'queued') ?? null;
@@ -244,6 +272,12 @@ export function fileProgress(result: Pick<ImportFileResult, 'status'>, rows: rea
   if (result.status === 'refused' || result.status === 'unchanged') {
     return { ...base, state: result.status, settled: true };
   }
+  if (rows.length === 0 && folded?.outcome) {
+    const state = folded.outcome === 'done' ? 'done' : folded.outcome;
+    const errors = folded.outcome === 'failed' ? [folded.error ?? 'This file failed.'] : [];
+    return { ...base, errors, state, settled: true };
+  }
+  if (rows.length === 0 && folded?.busy) return { ...base, state: 'queued', settled: false };
   if (rows.length === 0) {
     const lost = pollsSince >= LOST_AFTER_POLLS;
     return { ...base, state: lost ? 'lost' : 'queued', settled: lost };
@@ -267,8 +301,10 @@ export function progressWords(p: FileProgress, phaseWords: (phase: ActivityPhase
       if (p.current !== null && p.phase) return p.parts > 1 ? `Part ${p.current} of ${p.parts}: ${phaseWords(p.phase)}` : capitalize(phaseWords(p.phase));
       return `${p.done} of ${p.total} parts done`;
     case 'done':
+      if (p.total === 0) return 'Done: merged into your graph';
       return p.total > 1 ? `Done: all ${p.total} parts merged` : 'Done: merged into your graph';
     case 'failed': {
+      if (p.total === 0) return 'Failed';
       const failed = p.errors.length;
       const head = p.total > 1 ? `${failed} of ${p.total} parts failed` : 'Failed';
       return p.active ? `${head} (the other parts carry on)` : head;

@@ -3,6 +3,8 @@ its explicit flush, and the Library's settings (seed §6)."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request
@@ -22,6 +24,9 @@ MAX_FILES = 200
 MAX_IMPORT_BODY = MAX_FILES * MAX_NOTE_BYTES + 1_000_000
 """Largest multipart import body: every file at its limit plus the framing (files over 1 MB are
 spooled to disk while the body streams in, so memory stays low)."""
+IMPORT_ID = re.compile(r"imp_[0-9a-f]{12}")
+"""An import id as `POST /api/graph/import` answers it (`importId`); a later page of one pick sends
+it back (multipart field `importId`) so its files join the same summary row."""
 MAX_FOLDER_BODY = 64_000
 """Largest JSON import body (`{"path": folder}`), counted while it streams in."""
 
@@ -35,9 +40,12 @@ class FolderImport(BaseModel):
 
 class FilesImport(BaseModel):
     """`POST /api/graph/import` multipart body: one or more `files` (.md/.markdown/.txt, ≤ 2 MB
-    each, at most 200); each file's name (or relative path) names its source."""
+    each, at most 200 per request: the UI sends a bigger pick in pages); each file's name (or
+    relative path) names its source. `importId`: the answer's id from an earlier page of the same
+    pick, so the pages share one summary row in the feed (an unknown one starts a new import)."""
 
     files: list[bytes] = Field(min_length=1, max_length=MAX_FILES)
+    importId: str | None = Field(default=None, pattern=r"^imp_[0-9a-f]{12}$")
 
 
 class AbortRequest(BaseModel):
@@ -56,42 +64,57 @@ class AbortRequest(BaseModel):
 )
 async def import_notes(request: Request, services: ServicesDep) -> JSONResponse:
     """Import notes: multipart `files` (.md/.markdown/.txt; the filename, or its relative path,
-    names the source), or JSON `{"path": "/abs/folder"}`. 202 `{"files": [...]}` with each file's
+    names the source), or JSON `{"path": "/abs/folder"}` (any number of notes files: the walk and
+    the reads run in worker threads, page by page). 202 `{"files": [...], "importId"}` with each file's
     status (queued / unchanged / refused + why; for a folder also `removed`: a file imported from
     it before that is gone now, its knowledge retired); 400 when every file is refused or the request is
     malformed; 403 `folder_not_allowed` for a folder outside the import roots or a system folder,
     403 `folder_unreadable` for one that cannot be read."""
     content_type = request.headers.get("content-type", "")
+    library = services.library
     if content_type.startswith("multipart/form-data"):
         form = await request.form(max_files=MAX_FILES)
         uploads = [f for f in form.getlist("files") if isinstance(f, UploadFile)]
         if not uploads:
             return _refused("send the notes as multipart field 'files'", [])
-        files = []
+        given = form.get("importId")
+        import_id = library.begin_import(
+            "Notes you picked", given if isinstance(given, str) and IMPORT_ID.fullmatch(given) else None
+        )
+        items = []
         for upload in uploads:
             data = await upload.read(MAX_NOTE_BYTES + 1)
-            files.append((upload.filename or "untitled.md", data))
-        results = services.library.import_files(files)
+            items.append((upload.filename or "untitled.md", _bytes(data)))
+        results = await library.import_many(items, import_id)
+        library.count(import_id, results)
     elif content_type.startswith("application/json"):
         body = FolderImport.model_validate(await json_body(request, MAX_FOLDER_BODY))
         try:
-            read, refused = await run_in_threadpool(services.library.collect_folder, body.path)
+            walk = await run_in_threadpool(library.collect_folder, body.path)
         except FolderRefused as exc:
             return JSONResponse({"error": exc.code, "detail": str(exc), "files": []}, status_code=exc.status)
-        results = refused + services.library.import_files(read)
-        present = [name for name, _ in read] + [r.name for r in refused]
-        results += services.library.retire_missing(body.path, present)
+        import_id = library.begin_import(f"Import of {walk.root.name or walk.root}")
+        results = walk.refused + await library.import_many(library.folder_items(walk), import_id)
+        results += library.retire_missing(body.path, [r.name for r in results])
+        library.count(import_id, results)
     else:
         return _refused("send multipart/form-data with 'files', or JSON {\"path\": folder}", [])
     views = [r.view() for r in results]
     if results and all(r.status == "refused" for r in results):
         detail = "; ".join(r.detail for r in results[:5])
-        return _refused(f"nothing was imported: {detail}", views)
-    return JSONResponse({"files": views}, status_code=202)
+        return _refused(f"nothing was imported: {detail}", views, import_id)
+    return JSONResponse({"files": views, "importId": import_id}, status_code=202)
 
 
-def _refused(detail: str, files: list[dict[str, Any]]) -> JSONResponse:
-    return JSONResponse({"error": "refused", "detail": detail, "files": files}, status_code=400)
+def _bytes(data: bytes) -> Callable[[], bytes]:
+    return lambda: data
+
+
+def _refused(detail: str, files: list[dict[str, Any]], import_id: str | None = None) -> JSONResponse:
+    body: dict[str, Any] = {"error": "refused", "detail": detail, "files": files}
+    if import_id is not None:
+        body["importId"] = import_id
+    return JSONResponse(body, status_code=400)
 
 
 @router.get("/api/activity")
