@@ -10,7 +10,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.flows.lesson_script import ASSESSMENT, BAD_PLAN, GOAL, GOOD_PLAN, PROBE_QUIZ, TEACH_QUIZ
+from tests.flows.lesson_script import (
+    ASSESSMENT,
+    BAD_PLAN,
+    GOAL,
+    GOOD_PLAN,
+    LESSON_TITLE,
+    NAMER_MARK,
+    PROBE_QUIZ,
+    TEACH_QUIZ,
+)
 from tests.stub_openai import Reply
 
 
@@ -29,6 +38,9 @@ def _history(body: dict[str, Any]) -> tuple[dict[str, str], list[tuple[str, str]
 
 
 def lesson_reply(body: dict[str, Any]) -> Reply:
+    system = " ".join(str(m.get("content")) for m in body.get("messages", []) if m.get("role") == "system")
+    if NAMER_MARK in system:  # the naming side channel
+        return Reply(LESSON_TITLE)
     tools = {t["function"]["name"] for t in body.get("tools", [])}
     _, results = _history(body)
     answered = [name for name, text in results if "INTERRUPTED" not in text and "failed" not in text]

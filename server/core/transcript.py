@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from server.core.contracts.chat import text_of
 from server.core.contracts.plan import PlanTree
 from server.core.contracts.probe import ProbeAssessment
 from server.core.contracts.questions import QUESTION_TOOLS
@@ -153,3 +154,21 @@ def has_plan(messages: list[JsonObj]) -> bool:
                     continue
                 return True
     return False
+
+
+NAMING_INPUT_CHARS = 600
+"""Characters of the learner's first message given to the namer, at most."""
+
+
+def naming_brief(messages: list[JsonObj]) -> str | None:
+    """What the naming side channel tells the namer once the goal is known (the prober filed
+    `probe_done`): the assessment's topic and goal and the learner's first message; None before.
+    """
+    assessment = probe_assessment(messages)
+    if assessment is None:
+        return None
+    first = next((text_of(m).strip() for m in messages if m.get("role") == "user" and text_of(m).strip()), "")
+    lines = [f"Topic: {assessment.topic}", f"Goal: {assessment.goal}"]
+    if first:
+        lines.append(f"The learner's first message: {first[:NAMING_INPUT_CHARS]}")
+    return "\n".join(lines)

@@ -67,6 +67,7 @@ class ChatService:
         record = ChatRecord(
             id=new_chat_id(),
             title=(title or "").strip() or DEFAULT_TITLE,
+            title_by="learner" if (title or "").strip() else "auto",
             created_at=now,
             updated_at=now,
             model=stamp,
@@ -107,10 +108,11 @@ class ChatService:
 
     def rename(self, chat_id: str, title: str) -> ChatRecord:
         """Set the title (allowed while a turn runs: the turn re-reads the record before saving).
+        The learner's title wins: the naming side channel never writes over it.
 
         Raises TurnRejected(404)."""
         record = self.get(chat_id)
-        record = record.model_copy(update={"title": title, "updated_at": self.clock()})
+        record = record.model_copy(update={"title": title, "title_by": "learner", "updated_at": self.clock()})
         self.chats.save(record)
         self.events.emit("chats-changed")
         return record

@@ -18,6 +18,7 @@ from server.services.graph import GraphService
 from server.services.library import LibraryService
 from server.services.liveness import TurnRegistry
 from server.services.models import ModelFactory, ModelService
+from server.services.naming import NamingService
 from server.services.offline_model import OfflineModelServer
 from server.services.practice import PracticeService
 from server.services.stores import Stores, build_stores
@@ -49,6 +50,7 @@ class Services:
     wake: WakeService
     workers: WorkerHost
     context: ContextService
+    naming: NamingService
 
     async def startup(self) -> None:
         """Re-arm lessons' idle flushes (timers live in memory), and start the offline model early
@@ -83,6 +85,7 @@ class Services:
         await self.turns.shutdown()
         await self.wake.shutdown()
         await self.context.shutdown()
+        await self.naming.shutdown()
         await self.jobs.shutdown()
         close = getattr(self.workers.headless, "close", None)
         if close is not None:
@@ -95,6 +98,7 @@ class Services:
         await self.extraction.shutdown()
         if self.offline is not None:
             self.offline.stop()
+        self.stores.chats.flush()  # the session index's pending write (it is written at most once a second)
 
 
 def build_services(
@@ -135,10 +139,12 @@ def build_services(
         stores.summaries, stores.settings, lambda: models.model_for_slot("cheap"), extraction.permits
     )
     turns.context = context
+    naming = NamingService(stores.chats, lambda: models.model_for_slot("cheap"), events)
 
     def settled(record: ChatRecord) -> None:
         library.lesson_settled(record)
         context.settled(record)
+        naming.settled(record)
 
     turns.on_settled = settled
     chats = ChatService(stores.chats, models, registry, events=events)
@@ -166,6 +172,7 @@ def build_services(
         wake.forget(chat_id)
         jobs.discard(chat_id)
         context.forget(chat_id)
+        naming.forget(chat_id)
 
     chats.on_deleted = deleted
     return Services(
@@ -185,4 +192,5 @@ def build_services(
         wake=wake,
         workers=workers,
         context=context,
+        naming=naming,
     )

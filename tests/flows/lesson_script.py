@@ -39,6 +39,9 @@ TEACH_QUIZ = {
     "explanation": "Power rule: $2x$.",
     "node": "deriv",
 }
+LESSON_TITLE = "Derivatives from limits"
+"""What the scripted model answers the naming side channel (server/agent/prompts/namer.md)."""
+NAMER_MARK = "You name lessons"
 
 
 def returns(messages: list[ModelMessage]) -> dict[str, object]:
@@ -66,6 +69,9 @@ def call(name: str, args: dict, call_id: str) -> dict[int, DeltaToolCall]:
 
 
 async def lesson_model(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | dict]:
+    if info.instructions and NAMER_MARK in info.instructions:  # the naming side channel
+        yield LESSON_TITLE
+        return
     done = returns(messages)
     if any(t.name == "probe_done" for t in info.output_tools):  # the prober
         if "quiz" not in done:

@@ -5,6 +5,8 @@ a tagged teaching quiz answered."""
 from __future__ import annotations
 
 import copy
+import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -14,7 +16,17 @@ from server.core.phases import phase_of
 from server.core.plan_tree import derive_statuses, plan_of
 from server.core.transcript import INTERRUPTED, pending_questions
 from tests.flows.conftest import Live, sse_chunks, turn_body
-from tests.flows.lesson_script import lesson_model
+from tests.flows.lesson_script import LESSON_TITLE, lesson_model
+
+
+def wait_for(check: Callable[[], bool], timeout_s: float = 5.0) -> bool:
+    """Poll `check` until it holds or `timeout_s` passes (a background side channel)."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if check():
+            return True
+        time.sleep(0.02)
+    return check()
 
 
 @pytest.fixture
@@ -101,6 +113,12 @@ def test_a_whole_lesson(lesson: Live) -> None:
     assert all(u["inputTokens"] is not None for u in record["usage"])
     assert all(u["costUsd"] is None for u in record["usage"])  # a scripted model has no price: unknown
 
+    # 5. the naming side channel titled the lesson once its goal was known (probe_done, step 3)
+    #    and the turns' usage is untouched by it
+    assert wait_for(lambda: live.record(chat_id)["title"] == LESSON_TITLE)
+    assert live.record(chat_id)["titleBy"] == "model"
+    assert [c["title"] for c in live.client.get("/api/chats").json()["chats"]] == [LESSON_TITLE]
+
 
 def test_the_refused_plan_reached_the_model_with_its_line_numbered_error(lesson: Live) -> None:
     live = lesson
@@ -178,6 +196,7 @@ def test_rename_delete_and_session_model(lesson: Live) -> None:
         live.client.patch(f"/api/chats/{chat_id}", json={"title": "  Calculus  "}).json()["title"]
         == "Calculus"
     )
+    assert live.record(chat_id)["titleBy"] == "learner"  # the naming side channel never overwrites it
     assert live.client.patch(f"/api/chats/{chat_id}", json={"title": "   "}).status_code == 400
     picked = live.client.put(
         f"/api/chats/{chat_id}/settings", json={"model": {"provider": "openai", "model": "gpt-5-mini"}}

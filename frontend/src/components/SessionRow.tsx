@@ -84,7 +84,6 @@ export default function SessionRow({ chat, active, onRename, onDelete }: Props) 
           <span className="session-meta" title={formatFull(chat.updatedAt)}>
             {chat.running ? 'writing… · ' : ''}
             {formatRelative(chat.updatedAt)}
-            {chat.messageCount > 0 ? ` · ${chat.messageCount} msg` : ''}
           </span>
         </Link>
       )}

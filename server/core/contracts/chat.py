@@ -23,6 +23,11 @@ MAX_MESSAGE_CHARS = 100_000
 
 DEFAULT_TITLE = "New lesson"
 
+TitleBy = Literal["auto", "model", "learner"]
+"""Who set a session's title: `auto` (the default, or the first learner message's first line),
+`model` (the naming side channel, once), `learner` (a title given at creation or a rename; never
+overwritten)."""
+
 
 class UIMessage(BaseModel):
     """An AI SDK UIMessage as stored and as sent by the browser.
@@ -76,6 +81,7 @@ class ChatRecord(Camel):
         id: the session id (see CHAT_ID_PATTERN).
         title: shown in the session list.
         created_at / updated_at: ISO-8601 UTC timestamps.
+        title_by: who set the title (TitleBy); the naming side channel writes only over `auto`.
         model: the model stamped from the strong slot at creation.
         messages: UIMessages as JSON objects, oldest first.
     """
@@ -84,6 +90,7 @@ class ChatRecord(Camel):
 
     id: str
     title: str = DEFAULT_TITLE
+    title_by: TitleBy = "auto"
     created_at: str
     updated_at: str
     model: ModelRef
