@@ -3,7 +3,10 @@ render settings, and deletion (seed §6, §7)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import math
+import threading
 from typing import Any
 
 import orjson
@@ -37,6 +40,8 @@ class GraphService:
         self.chats = chats
         self.extraction = extraction
         self._view_cache: tuple[object, bytes] | None = None
+        self._positions_lock = threading.Lock()
+        """Serialises read-modify-writes of the positions file (the settle's worker thread, drags)."""
 
     def _labels(self) -> dict[str, tuple[str, str | None]]:
         """Cluster labels: notes files from the sources ledger, lessons from their records' current
@@ -70,19 +75,39 @@ class GraphService:
     def clusters(self) -> list[dict[str, Any]]:
         return clusters(self.graph.nodes(), self._labels())
 
-    def settle_layout(self) -> int:
-        """Give every node without a position one (existing nodes keep theirs). Returns how many
-        were placed. Called after each merge; contained by the caller."""
+    async def settle_layout(self) -> int:
+        """Give every node without a position one (existing nodes keep theirs; seed §6), each
+        proposition inside its birth session's region (`core.layout.settle`). Returns how many
+        were placed. Called after each merge, inside the merge section; contained by the caller.
+
+        The ledgers are read on the loop (folds the store caches); the settle and the positions
+        file's read and write run in a worker thread, so the loop stays free however large the
+        graph. A drag committed meanwhile is kept: the save merges into the file as it stands,
+        under the lock `put_positions` takes too."""
         nodes, chains = self.graph.nodes(), self.graph.chains()
         live = live_chains(nodes, chains)
         ids = [*nodes, *(c.id for c in live)]
         links = [(p, c.id) for c in live for p in c.premises] + [(c.id, c.conclusion) for c in live]
+        groups = {nid: node.sources[0] if node.sources else "" for nid, node in nodes.items()}
+        return await asyncio.to_thread(self._settle_and_save, ids, links, groups)
+
+    def _settle_and_save(self, ids: list[str], links: list[tuple[str, str]], groups: dict[str, str]) -> int:
+        """The worker-thread half of `settle_layout`: how many nodes were placed."""
         current = self.graph.positions()
-        settled = settle(current, ids, links)
-        placed = len(settled) - len([i for i in ids if i in current])
-        if placed:
-            self.graph.save_positions(settled)
-        return placed
+        settled = settle(current, ids, links, groups=groups)
+        fresh = {k: v for k, v in settled.items() if k not in current or current[k] != v}
+        if not fresh:
+            return 0
+        with self._positions_lock:
+            latest = self.graph.positions()
+            # a node dragged meanwhile keeps its drag; a non-finite stored pair is replaced
+            mine = {
+                k: v
+                for k, v in fresh.items()
+                if not all(math.isfinite(c) for c in latest.get(k, (math.nan,)))
+            }
+            self.graph.save_positions({**latest, **mine})
+        return len(mine)
 
     def put_positions(self, raw: object) -> int:
         """Commit dragged positions (sanitized: known ids, finite numbers, clamped). Returns how
@@ -93,7 +118,8 @@ class GraphService:
         except ValueError as exc:
             raise TurnRejected(400, "bad_request", str(exc)) from exc
         if clean:
-            self.graph.save_positions({**self.graph.positions(), **clean})
+            with self._positions_lock:
+                self.graph.save_positions({**self.graph.positions(), **clean})
         return len(clean)
 
     def render_settings(self) -> dict[str, Any]:

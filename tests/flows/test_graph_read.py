@@ -3,9 +3,12 @@ render settings, full-death deletion, and the 409 while an extraction of the sam
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
+import server.services.graph as graph_service
+from server.core.layout import region_metrics, settle
 from tests.flows.test_library import NOTES, Library, library  # noqa: F401 - the fixture
 
 
@@ -93,3 +96,31 @@ def test_deletion_is_refused_while_the_source_is_extracted(library: Library) -> 
     gate.set()
     library.settle()
     assert library.client.post("/api/graph/delete", json={"ids": [some["id"]]}).status_code == 200
+
+
+def test_the_settle_runs_off_the_loop_and_draws_one_region_per_note(
+    library: Library,  # noqa: F811
+    monkeypatch: Any,
+) -> None:
+    """The layout settle after each merge computes in a worker thread (issue 16 item 3), with the
+    birth sessions passed in, so each note's propositions form a region (issue 17 item 1)."""
+    calls: list[bool] = []
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        try:
+            asyncio.get_running_loop()
+            calls.append(True)  # on the event loop
+        except RuntimeError:
+            calls.append(False)
+        assert kwargs.get("groups"), "the birth sessions reach the settle"
+        return settle(*args, **kwargs)
+
+    monkeypatch.setattr(graph_service, "settle", recording)
+    names = [p.name for p in sorted(NOTES.glob("*.md")) if "large" not in p.name]
+    view = imported(library, *names)
+    assert calls and not any(calls)
+    props = [n for n in view["nodes"] if n["kind"] == "proposition"]
+    positions = {n["id"]: (n["x"], n["y"]) for n in props}
+    metrics = region_metrics(positions, {n["id"]: n["cluster"] for n in props}, pad=20.0)
+    assert metrics.sessions == len(names)
+    assert metrics.own_share >= 0.9 and metrics.overlap <= 0.1, metrics
