@@ -218,11 +218,13 @@ class ModelService:
             try:
                 base_url = await self.offline.wait_ready(OFFLINE_READY_TIMEOUT_S)
             except RuntimeError as exc:
+                retry = (
+                    "Send your message again to retry it, or add" if self.offline.retry_helps else "Or add"
+                )
                 raise TurnRejected(
                     503,
                     "model_unreachable",
-                    f"{exc}. Send your message again to retry it, or add an API key in Settings "
-                    "to use a hosted model instead.",
+                    f"{exc}. {retry} an API key in Settings to use a hosted model instead.",
                 ) from exc
         api_key = self.api_key(resolved.provider)
         limits = self._limits()

@@ -212,6 +212,7 @@ class OfflineModelServer:
         installed: bool | None = None,
     ) -> None:
         self.log_path = log_path
+        self._gguf_from_env = gguf is None and bool(os.environ.get(GGUF_ENV))
         self.gguf = gguf or find_gguf()
         self.command = command
         self.ready_timeout_s = ready_timeout_s
@@ -219,6 +220,9 @@ class OfflineModelServer:
         self._installed = llama_cpp_installed() if installed is None else installed
         self.error: str | None = None
         """The current problem in plain words (None while starting or ready)."""
+        self.retry_helps = True
+        """False when the last start failed on the GGUF file itself: trying again cannot help
+        until the file is fixed."""
         self.last_crash: str | None = None
         """The last unexpected exit of a child that had been ready, in plain words."""
         self.restarts = 0
@@ -304,6 +308,7 @@ class OfflineModelServer:
     async def _start(self, attempts: int) -> None:
         """Try up to `attempts` children; the first that answers and passes its self-check is used."""
         self.error = None
+        self.retry_helps = True
         reasons: list[str] = []
         for attempt in range(attempts):
             try:
@@ -312,7 +317,9 @@ class OfflineModelServer:
                 reasons.append(exc.reason)
                 log.error("offline model: %s", exc.reason)
                 if not exc.retry:
-                    break
+                    self.retry_helps = False
+                    self.error = exc.reason  # no child ran: its log holds nothing about it
+                    return
                 if attempt + 1 < attempts:
                     log.warning("offline model: restarting it once")
                 continue
@@ -328,6 +335,8 @@ class OfflineModelServer:
         """Spawn one child, wait for it to answer, run the self-check. Raises StartFailed."""
         problem = check_gguf(self.gguf)
         if problem:
+            if self._gguf_from_env:
+                problem += f"; point {GGUF_ENV} to a GGUF model file (or unset it) and start the app again"
             raise StartFailed(problem, retry=False)
         assert self.gguf is not None
         port = free_loopback_port()

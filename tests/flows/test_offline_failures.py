@@ -21,7 +21,7 @@ from server.api.app import create_app
 from server.config import DataPaths
 from server.services.container import build_services
 from server.services.models import default_model_factory
-from server.services.offline_model import OfflineModelServer
+from server.services.offline_model import GGUF_ENV, OfflineModelServer
 from tests.fakes import FakeSecrets
 from tests.flows.conftest import COMPATIBLE_SLOT, Script, sse_chunks, turn_body
 from tests.livehttp import serve
@@ -83,25 +83,89 @@ def test_a_crash_mid_turn_reaches_the_learner_in_plain_words(crashing) -> None:
     assert [m["id"] for m in record["messages"] if m["role"] == "user"] == ["u1", "u2", "u3"]
 
 
-def test_a_failed_offline_model_shows_in_settings_and_answers_503(tmp_path: Path, data_dir: Path) -> None:
-    scripted = Scripted(tmp_path, "crash-check")
-    offline = scripted.server()
+CASES = ("crash-check", "exit1", "hang", "missing-gguf", "foreign-gguf")
+
+
+@pytest.mark.parametrize(
+    ("case", "expected", "advice"),
+    [
+        (
+            "crash-check",
+            "the offline model crashed (signal 11) during its self-check",
+            "Send your message again to retry it, or add an API key in Settings",
+        ),
+        (
+            "exit1",
+            "the offline model exited with code 1 while starting: error: the scripted child refuses to start",
+            "Send your message again to retry it, or add an API key in Settings",
+        ),
+        (
+            "hang",
+            "the offline model did not answer within 1 s and was stopped",
+            "Send your message again to retry it, or add an API key in Settings",
+        ),
+        (
+            "missing-gguf",
+            "does not exist; point LH_OFFLINE_GGUF to a GGUF model file (or unset it) and start the app again",
+            "Or add an API key in Settings",
+        ),
+        (
+            "foreign-gguf",
+            "is not a GGUF model (it does not start with 'GGUF'); point LH_OFFLINE_GGUF to a GGUF model file",
+            "Or add an API key in Settings",
+        ),
+    ],
+    ids=lambda value: value if value in CASES else "",
+)
+def test_a_failed_offline_model_shows_in_settings_and_answers_503(
+    tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch, case: str, expected: str, advice: str
+) -> None:
+    """Bad input of the offline model (issue 9): a child that crashes in its self-check, exits at
+    once or hangs at start, and `$LH_OFFLINE_GGUF` naming a missing or a foreign file. Each gives
+    `offline.error` in plain words, a 503 that says what to do; the server keeps serving and the
+    record loses nothing."""
+    scripted = Scripted(tmp_path, case if case in ("crash-check", "exit1", "hang") else "ok")
+    if case.endswith("-gguf"):
+        weights = tmp_path / "weights.gguf"
+        if case == "foreign-gguf":
+            weights.write_bytes(b"PK\x03\x04 a zip, not a model")
+        monkeypatch.setenv(GGUF_ENV, str(weights))
+        offline = OfflineModelServer(
+            tmp_path / "logs" / "offline-model.log", command=scripted.command, installed=True
+        )
+        assert offline.gguf == weights
+    else:
+        offline = scripted.server(ready_timeout_s=1.0)
     services = build_services(DataPaths(data_dir), secrets=FakeSecrets(), offline_server=offline)
     with serve(create_app(services)) as url, httpx.Client(base_url=url, timeout=60) as client:
         chat = client.post("/api/chats", json={}).json()
-        response = client.post("/api/chat", json=turn_body(chat["id"]))
-        assert response.status_code == 503
-        body = response.json()
-        assert body["error"] == "model_unreachable"
-        assert "crashed (signal 11) during its self-check, and again after one restart" in body["detail"]
-        assert "add an API key in Settings" in body["detail"]
+        assert client.patch(f"/api/chats/{chat['id']}", json={"title": "Fractions"}).status_code == 200
+        before = client.get(f"/api/chats/{chat['id']}").json()
+        for mid in ("u1", "u2"):  # the second turn tries once more and fails the same way, promptly
+            response = client.post("/api/chat", json=turn_body(chat["id"], mid=mid))
+            assert response.status_code == 503, response.text
+            body = response.json()
+            assert body["error"] == "model_unreachable"
+            assert expected in body["detail"], body["detail"]
+            assert advice in body["detail"], body["detail"]
+            assert "Connection error" not in body["detail"]
+            if mid == "u1" and not case.endswith("-gguf"):  # the first start tried two children
+                assert f"{expected}, and again after one restart" in body["detail"], body["detail"]
         offline_state = client.get("/api/settings").json()["offline"]
         assert offline_state["running"] is False
-        assert "crashed (signal 11) during its self-check" in offline_state["error"]
+        assert expected in offline_state["error"], offline_state["error"]
         assert client.get("/api/health").json()["status"] == "ok"
-        record = client.get(f"/api/chats/{chat['id']}").json()
-        # refused before anything is written (decision 0001): no half-turn, the learner resends
-        assert record["messages"] == []
+        if case.endswith("-gguf"):
+            assert scripted.pids == [], "nothing is started for a file that cannot work"
+        for pid in scripted.pids:
+            assert_reaped(pid)
+        # refused before anything is written (decision 0001): no half-turn, the learner resends;
+        # what the record held is all there
+        after = client.get(f"/api/chats/{chat['id']}").json()
+        assert after.pop("lastFailure")["detail"] == body["detail"], "the session says why it failed"
+        before.pop("lastFailure")
+        assert after == before and after["title"] == "Fractions" and after["messages"] == []
+        assert [c["id"] for c in client.get("/api/chats").json()["chats"]] == [chat["id"]]
 
 
 def test_keyed_models_keep_working_whatever_the_offline_model_does(tmp_path: Path, data_dir: Path) -> None:
