@@ -7,8 +7,8 @@ Three signals, fused (issue 16):
   earlier finding's of the same batch, is linked deterministically, without the model. Numbers,
   signs, words and word order all survive the normalization, so a changed number, direction or
   qualifier never links.
-- lexical: exact and alias name matches first (case-insensitive), then rapidfuzz's WRatio over
-  name + statement (score >= `FUZZY_CUTOFF`).
+- lexical: exact and alias name matches first (case-insensitive), then rapidfuzz's
+  token_set_ratio over name + statement, case-folded, punctuation dropped (>= `CANDIDATE_CUTOFF`).
 - semantic: cosine similarity of sentence embeddings (rows L2-normalised, computed by the
   `Embedder` port's adapter; this module only receives the vectors), >= `EMBED_FLOOR`.
 
@@ -25,11 +25,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from rapidfuzz import fuzz, process
+from rapidfuzz import fuzz, process, utils
 
 from server.core.contracts.graph import FindingProposition, Proposition
 
 FUZZY_CUTOFF = 60.0
+"""`search`'s floor (halved there), on WRatio."""
+CANDIDATE_CUTOFF = 50.0
+"""The candidates' fuzzy floor, on token_set_ratio over case-folded words without punctuation
+(WRatio on raw text ties at 85.5 for most pairs of sentences: a shared short word saturates its
+partial match; see docs/benchmarks.md)."""
 EMBED_FLOOR = 0.5
 """Cosine below this is not a candidate (all-MiniLM-L6-v2: unrelated sentences score < 0.3)."""
 BATCH_FUZZY_CUTOFF = 80.0
@@ -113,10 +118,12 @@ def _semantic(
     return [ids[i] for i in top if sims[i] >= floor]
 
 
-def _fuzzy(query: str, choices: Mapping[str, str], n: int, cutoff: float = FUZZY_CUTOFF) -> list[str]:
+def _fuzzy(query: str, choices: Mapping[str, str], n: int, cutoff: float = CANDIDATE_CUTOFF) -> list[str]:
     if not choices:
         return []
-    hits = process.extract(query, choices, scorer=fuzz.WRatio, limit=n)
+    hits = process.extract(
+        query, choices, scorer=fuzz.token_set_ratio, processor=utils.default_process, limit=n
+    )
     return [key for _, score, key in hits if score >= cutoff]
 
 

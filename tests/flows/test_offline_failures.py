@@ -106,7 +106,8 @@ CASES = ("crash-check", "exit1", "hang", "missing-gguf", "foreign-gguf")
         ),
         (
             "missing-gguf",
-            "does not exist; point LH_OFFLINE_GGUF to a GGUF model file (or unset it) and start the app again",
+            "does not exist; point LH_OFFLINE_GGUF to a GGUF model file (or unset it) "
+            "and start the app again",
             "Or add an API key in Settings",
         ),
         (

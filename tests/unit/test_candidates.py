@@ -222,3 +222,25 @@ def test_the_real_embedder_says_plainly_when_its_model_file_is_missing(tmp_path:
         with pytest.raises(EmbedderUnavailable, match="missing"):
             broken.embed(["x"])
     assert CandidateVectors(broken).vectors([finding("p1", "A", "a")], {}) is None
+
+
+# -- the labelled pairs (tests/vectors/paraphrase_pairs.json; figures in docs/benchmarks.md) ------
+def test_the_labelled_pairs_are_well_formed_and_no_hard_negative_links_exactly() -> None:
+    import json
+
+    from tests.shared import SHARED
+
+    data = json.loads((Path(__file__).resolve().parents[1] / "vectors" / "paraphrase_pairs.json").read_text())
+    pairs = [(g, v) for g in data["groups"] for v in g["variants"]]
+    assert len(pairs) >= 200
+    kinds = {(v[0], v[1]) for _, v in pairs}
+    assert {("distinct", k) for k in ("number", "direction", "qualifier")} <= kinds
+    for group, (label, kind, name, statement) in pairs:
+        assert (SHARED / "fixtures" / group["source"]).is_file(), group["source"]
+        assert label in ("paraphrase", "distinct") and name and statement
+        anchor = node("n_a", *group["anchor"])
+        found = audit_candidates([finding("p1", name, statement)], {"n_a": anchor})
+        if kind == "exact":
+            assert found.exact == {"p1": "n_a"}, statement
+        else:
+            assert found.exact == {}, statement
