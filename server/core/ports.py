@@ -33,7 +33,8 @@ class StoreCorrupt(Exception):
 
 
 class ChatStore(Protocol):
-    """Session records, `data/chats/<id>.json`, replaced atomically."""
+    """Session records, `data/chats/<id>.json` (a snapshot replaced atomically) and its
+    append-only log `<id>.log` (decision 0015)."""
 
     def get(self, chat_id: str) -> ChatRecord | None:
         """The record, or None when no such session exists. Raises StoreCorrupt.
@@ -43,7 +44,12 @@ class ChatStore(Protocol):
         ...
 
     def save(self, record: ChatRecord) -> None:
-        """Replace the record atomically (temp file, fsync, rename). Raises OSError loudly."""
+        """Make `record` the stored record, durable before returning (a tail change appended to
+        the log and fdatasynced, else the snapshot replaced atomically). Raises OSError loudly."""
+        ...
+
+    def flush(self) -> None:
+        """Write what derived files still wait for (the session index); called at shutdown."""
         ...
 
     def summaries(self) -> list[ChatSummary]:

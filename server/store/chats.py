@@ -28,8 +28,10 @@ log's tail diff relies on it). The cache holds at most `cache_size` records and 
 record files (their in-memory form is several times larger); the least
 recently used go first, but the last one used always stays.
 
-Index: one row per session, `{"file": StateKey, "summary": ChatSummary}`, kept on
-save and delete. It is a derived file: written atomically but not fsynced, and rebuilt from the
+Index: one row per session, `{"file": StateKey, "summary": ChatSummary}`, kept in memory on save
+and delete and written at most once per `INDEX_FLUSH_S` (a burst of saves, such as a turn's
+write-ahead and reply, writes it once; a timer writes what is pending, and `flush` at shutdown).
+It is a derived file: written atomically but not fsynced, and rebuilt from the
 records when it is absent or unreadable; a row whose record file no longer matches the state it
 saw (written by an older build, by hand, or after a crash lost an index write) is refreshed from
 that record alone. Listing sessions therefore reads the index once per process and stats the
@@ -44,6 +46,7 @@ import logging
 import operator
 import os
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +82,9 @@ COMPACT_MIN_BYTES = 64 * 1024
 """A log past max(COMPACT_FRACTION × snapshot size, this) bytes is folded likewise."""
 MAX_TAIL = 64
 """A save putting more messages than this is a full write."""
+INDEX_FLUSH_S = 1.0
+"""The index file is written at most once per this many seconds (it is derived: a write lost to
+a crash leaves stale rows, refreshed from their records when next listed)."""
 
 
 def _key(stat: os.stat_result) -> FileKey:
@@ -321,6 +327,10 @@ class FileChatStore:
         self._cache: OrderedDict[str, _Entry] = OrderedDict()
         self._rows: dict[str, _Row] | None = None
         """The index in memory (None until first needed in this process)."""
+        self._index_dirty = False
+        self._index_written = 0.0
+        """When the index file was last written (time.monotonic)."""
+        self._index_timer: threading.Timer | None = None
         self._unreadable: dict[str, StateKey] = {}
         """Record files the index skipped as unreadable, by the state they were in (not re-read
         until they change)."""
@@ -601,11 +611,41 @@ class FileChatStore:
             return None
 
     def _write_index(self, rows: dict[str, _Row]) -> None:
+        """The index changed (`rows` is `self._rows`): written now when the last write is at least
+        INDEX_FLUSH_S old, else by a timer when that time is up. Call holding the lock."""
+        self._index_dirty = True
+        wait = self._index_written + INDEX_FLUSH_S - time.monotonic()
+        if wait <= 0:
+            self._flush_index()
+        elif self._index_timer is None:
+            self._index_timer = threading.Timer(wait, self._timed_flush)
+            self._index_timer.daemon = True  # a write lost at exit leaves stale rows, refreshed on read
+            self._index_timer.start()
+
+    def _timed_flush(self) -> None:
+        with self._lock:
+            self._index_timer = None
+            if self._index_dirty:
+                self._flush_index()
+
+    def flush(self) -> None:
+        """Write the index now if a change is pending (at shutdown). Failures are logged."""
+        with self._lock:
+            if self._index_timer is not None:
+                self._index_timer.cancel()
+                self._index_timer = None
+            if self._index_dirty:
+                self._flush_index()
+
+    def _flush_index(self) -> None:
         """Replace the index file (atomic, not fsynced: it is derived). A failure is logged; the
         rows stay right in memory and a stale file is refreshed when next read."""
+        rows = self._index()
         payload = (
             b'{"version":%d,"sessions":[' % INDEX_VERSION + b",".join(r.blob for r in rows.values()) + b"]}"
         )
+        self._index_dirty = False
+        self._index_written = time.monotonic()
         try:
             write_bytes_atomic(self.root / INDEX_NAME, payload, durable=False)
         except OSError as exc:

@@ -39,6 +39,9 @@ class FakeChatStore:
     def delete(self, chat_id: str) -> bool:
         return self.records.pop(chat_id, None) is not None
 
+    def flush(self) -> None:
+        """Nothing derived waits to be written in memory."""
+
 
 class FakeSettingsStore:
     def __init__(self, settings: Settings | None = None) -> None:

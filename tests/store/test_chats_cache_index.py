@@ -7,8 +7,10 @@ that did not change."""
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
+import time
 from pathlib import Path
 
 import orjson
@@ -188,6 +190,10 @@ def test_summaries_match_the_records_and_follow_saves_and_deletes(tmp_path: Path
     store.save(record("c_a", "Alpha 2", n=4))
     assert store.delete("c_b") is True
     assert summary_titles(store) == {"c_a": "Alpha 2"}
+    # the index file is written at most once a second: a fresh process meanwhile refreshes the
+    # stale rows from their records (and drops the deleted one)
+    assert summary_titles(FileChatStore(tmp_path)) == {"c_a": "Alpha 2"}
+    store.flush()  # as at shutdown
     on_disk = orjson.loads((tmp_path / INDEX_NAME).read_bytes())
     assert [row["summary"]["id"] for row in on_disk["sessions"]] == ["c_a"]
     assert on_disk["sessions"][0]["summary"]["messageCount"] == 4
@@ -279,10 +285,38 @@ def test_a_failed_index_write_does_not_fail_the_save(tmp_path: Path, monkeypatch
     monkeypatch.setattr(chats_module, "write_bytes_atomic", no_index)
     with caplog.at_level(logging.WARNING, logger="lh.store.chats"):
         store.save(record("c_a", "Alpha 2"))
+        store.flush()
     assert "session index" in caplog.text
     monkeypatch.undo()
     assert summary_titles(store) == {"c_a": "Alpha 2"}
     assert summary_titles(FileChatStore(tmp_path)) == {"c_a": "Alpha 2"}  # the stale file is refreshed
+
+
+def test_the_index_file_is_written_at_most_once_a_second(tmp_path: Path, monkeypatch) -> None:
+    writes: list[float] = []
+    real = chats_module.write_bytes_atomic
+
+    def counting(path: Path, payload: bytes, **kwargs) -> None:
+        if path == tmp_path / INDEX_NAME:  # (other tests' stores may still have a timer running)
+            writes.append(time.monotonic())
+        real(path, payload, **kwargs)
+
+    monkeypatch.setattr(chats_module, "write_bytes_atomic", counting)
+    store = FileChatStore(tmp_path)
+    start = time.monotonic()
+    for i in range(20):  # a burst: the first save writes the index, the rest wait for the timer
+        store.save(record("c_a", f"Alpha {i}"))
+    took = time.monotonic() - start
+    assert 1 <= len(writes) <= 1 + took / chats_module.INDEX_FLUSH_S  # 1 unless the disk is slow
+    time.sleep(chats_module.INDEX_FLUSH_S + 0.5)
+    gaps = [b - a for a, b in itertools.pairwise(writes)]
+    assert len(writes) >= 2 and all(gap >= chats_module.INDEX_FLUSH_S * 0.99 for gap in gaps)
+    rows = orjson.loads((tmp_path / INDEX_NAME).read_bytes())["sessions"]
+    assert [row["summary"]["title"] for row in rows] == ["Alpha 19"]
+    store.save(record("c_b", "Beta"))
+    before = len(writes)
+    store.flush()  # at shutdown: what is pending is written at once
+    assert len(writes) == before + 1 and store._index_timer is None
 
 
 def test_a_thousand_sessions_are_listed_without_reading_a_record(tmp_path: Path) -> None:
