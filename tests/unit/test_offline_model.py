@@ -39,20 +39,25 @@ def gguf_file(tmp_path: Path) -> Path:
 class Scripted:
     """Builds `OfflineModelServer`s whose children play a script; records every start."""
 
-    def __init__(self, tmp_path: Path, script: str, hold_port_once: bool = False) -> None:
+    def __init__(
+        self, tmp_path: Path, script: str, hold_port_once: bool = False, hold_every_port: bool = False
+    ) -> None:
         self.tmp = tmp_path
         self.script = script
         self.starts = tmp_path / "starts.txt"
         self.env_out = tmp_path / "env.json"
         self.hold_port_once = hold_port_once
         self.held: socket.socket | None = None
+        self.hold_every_port = hold_every_port
+        self.holders: list[socket.socket] = []
 
     def command(self, gguf: Path, port: int) -> list[str]:
-        if self.hold_port_once and self.held is None:  # someone else takes the port first
-            self.held = socket.socket()
+        if (self.hold_port_once and self.held is None) or self.hold_every_port:
+            self.held = socket.socket()  # someone else takes the port first
             self.held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             self.held.bind(("127.0.0.1", port))
             self.held.listen(1)
+            self.holders.append(self.held)
         return [
             sys.executable, str(CHILD), "--port", str(port), "--script", self.script,
             "--starts", str(self.starts), "--env-out", str(self.env_out),
@@ -218,17 +223,42 @@ async def test_a_failed_self_check_answer_is_reported(tmp_path: Path) -> None:
         server.stop()
 
 
-async def test_a_taken_port_is_named_and_the_restart_takes_another(tmp_path: Path) -> None:
+async def test_a_taken_port_is_named_and_the_restart_takes_another(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     scripted = Scripted(tmp_path, "ok", hold_port_once=True)
     server = scripted.server()
     try:
-        await server.wait_ready(30)
+        with caplog.at_level("ERROR", logger="lh.offline"):
+            await server.wait_ready(30)
         assert server.restarts == 1 and server.running
         assert scripted.held is not None and server.port != scripted.held.getsockname()[1]
+        taken = scripted.held.getsockname()[1]
+        assert [r.getMessage() for r in caplog.records if r.name == "lh.offline"] == [
+            f"offline model: the offline model exited with code 1 while starting (port {taken} was taken)"
+        ]
     finally:
         server.stop()
         if scripted.held:
             scripted.held.close()
+
+
+async def test_ports_taken_at_every_start_are_named_in_the_error(tmp_path: Path) -> None:
+    scripted = Scripted(tmp_path, "ok", hold_every_port=True)
+    server = scripted.server()
+    try:
+        with pytest.raises(RuntimeError) as refused:
+            await server.wait_ready(30)
+        first, second = (holder.getsockname()[1] for holder in scripted.holders)
+        assert str(refused.value).startswith(
+            f"the offline model exited with code 1 while starting (port {first} was taken); after one "
+            f"restart, the offline model exited with code 1 while starting (port {second} was taken)"
+        ), refused.value
+        assert server.error == str(refused.value)
+    finally:
+        server.stop()
+        for holder in scripted.holders:
+            holder.close()
 
 
 @pytest.mark.parametrize(
