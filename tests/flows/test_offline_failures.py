@@ -226,3 +226,38 @@ def test_a_hang_mid_turn_kills_the_child_restarts_it_once_and_says_so(tmp_path: 
         assert "".join(texts) == "Hello."
         record = client.get(f"/api/chats/{chat['id']}").json()
         assert [m["id"] for m in record["messages"] if m["role"] == "user"] == ["u1", "u2"]
+
+
+def test_a_crash_after_the_reply_began_ends_the_stream_with_the_crash_in_plain_words(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    """The first model request of the turn answers (a sentence and a call of an unknown tool, so the
+    agent asks again); the child dies on the second: the stream is already open (200), its error
+    chunk names the crash instead of the guarded model's connection sentence, and the reply's
+    beginning is saved."""
+    scripted = Scripted(tmp_path, "crash-second-chat,ok")
+    offline = scripted.server()
+    services = build_services(
+        DataPaths(data_dir),
+        secrets=FakeSecrets(),
+        offline_server=offline,
+        model_factory=default_model_factory,
+    )
+    with serve(create_app(services)) as url, httpx.Client(base_url=url, timeout=60) as client:
+        chat = client.post("/api/chats", json={}).json()
+        response = client.post("/api/chat", json=turn_body(chat["id"], "Teach me fractions."))
+        assert response.status_code == 200, response.text
+        chunks = [c for c in sse_chunks(response.text) if isinstance(c, dict)]
+        texts = "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
+        assert texts.startswith("Let us begin."), chunks
+        errors = [c for c in chunks if c["type"] == "error"]
+        assert [e["errorText"] for e in errors] == [
+            "the offline model crashed (signal 11) while answering; it is being restarted. "
+            "Send your message again in a moment."
+        ], chunks
+        assert "failure" not in errors[0]
+        assert_reaped(scripted.pids[0])
+        wait_for(lambda: client.get("/api/settings").json()["offline"]["running"])
+        record = client.get(f"/api/chats/{chat['id']}").json()
+        assert [m["role"] for m in record["messages"]] == ["user", "assistant"]
+        assert record["lastFailure"]["detail"] == errors[0]["errorText"]
