@@ -7,9 +7,9 @@ Existing positions never move. New nodes are placed in one bounded pass:
    (`region_radius`). A session with placed members keeps its disc around their centroid; a new
    session's disc is put at the nearest free spot (clear of every other disc by `GAP`) to the
    weighted centroid of the sessions it shares links with (directly or through one chain node),
-   else to the graph's centroid. The search walks rings of candidate spots and remembers, per
-   target, the candidates already found inside a disc, so a batch of thousands of new sessions
-   never rescans the filled middle.
+   else to the graph's centroid. The search marches 16 rays out of the target, jumping past each
+   disc in its way in one step, and remembers per target how far along each ray nothing fits, so a
+   batch of thousands of new sessions never re-walks the filled middle.
 2. Initial guesses. A new member of a session takes the next free spot of its disc's sunflower
    (Vogel spiral: even density, the outer rings once the inner ones are taken); a node without a
    session (an implication node) starts at the centroid of its placed or guessed neighbours, else
@@ -18,9 +18,10 @@ Existing positions never move. New nodes are placed in one bounded pass:
    3×3 neighbouring cells of a uniform grid (`CELL` wide, at most 3 × `PER_CELL` per column of
    three cells), in chunks of `CHUNK` moving nodes; session members are then held in their disc.
 
-Cost: one O(all) numpy pass to index the fixed positions (a sort), then O(iterations × new × log
-all) time and O(new + CHUNK × 9 × PER_CELL) memory for the forces (a pile of nodes cannot grow
-it). The free-spot search costs O(sessions crossed) per new session. Deterministic: same input, same
+Cost: linear passes over the inputs (the positions map, the links, one numpy sort of the placed
+positions: O(all), no pairwise work), then O(iterations × new × log all) time and
+O(new + CHUNK × 9 × PER_CELL) memory for the forces (a pile of nodes cannot grow it), and
+O(sessions crossed) per new session for its free spot. Deterministic: same input, same
 output (no random state; jitter comes from ids).
 """
 
@@ -77,6 +78,20 @@ def region_radius(count: int) -> float:
     return math.sqrt(max(count, 1) * NODE_AREA / math.pi)
 
 
+def _finite_positions(
+    positions: Mapping[str, tuple[float, float]], ids: list[str]
+) -> dict[str, tuple[float, float]]:
+    """The positions of `ids` that are pairs of finite numbers (one numpy pass when they all are
+    numbers)."""
+    held = [i for i in ids if i in positions]
+    try:
+        pairs = np.array([positions[i] for i in held], dtype=np.float64).reshape(len(held), 2)
+    except (TypeError, ValueError):  # a malformed entry: check them one by one
+        return {i: positions[i] for i in held if _finite(positions[i])}
+    good: list[bool] = np.isfinite(pairs).all(axis=1).tolist()  # type: ignore[assignment]
+    return {i: positions[i] for i, ok in zip(held, good, strict=True) if ok}
+
+
 def _finite(pair: object) -> bool:
     try:
         return len(pair) == 2 and all(math.isfinite(float(v)) for v in pair)  # type: ignore[arg-type, attr-defined]
@@ -110,29 +125,38 @@ def settle(
     if iterations < 0:
         raise ValueError(f"iterations must be ≥ 0, got {iterations}")
     ids = list(dict.fromkeys(node_ids))
-    out = {i: positions[i] for i in ids if i in positions and _finite(positions[i])}
+    out = _finite_positions(positions, ids)
     new = [i for i in ids if i not in out]
     if not new:
         return out
     groups = groups or {}
     known = set(ids)
     new_index = {node: k for k, node in enumerate(new)}
+    links = list(links)
     neighbours: dict[str, list[str]] = {}
-    hubs: dict[str, set[str]] = {}  # an ungrouped node -> the sessions of its neighbours
-    direct: list[tuple[str, str]] = []
     for a, b in links:
-        if a not in known or b not in known or a == b:
-            continue
-        if a in new_index or b in new_index:
+        if (a in new_index or b in new_index) and a != b and a in known and b in known:
             neighbours.setdefault(a, []).append(b)
             neighbours.setdefault(b, []).append(a)
-        ga, gb = groups.get(a), groups.get(b)
-        if ga is None and gb is not None:
-            hubs.setdefault(a, set()).add(gb)
-        elif gb is None and ga is not None:
-            hubs.setdefault(b, set()).add(ga)
-        elif ga is not None and gb is not None and ga != gb:
-            direct.append((ga, gb))
+    # relations of the sessions with no placed member yet: direct links, or one shared chain node
+    placed_sessions = {groups[i] for i in out if i in groups}
+    fresh = {groups[n] for n in new if n in groups and groups[n] not in placed_sessions}
+    direct: list[tuple[str, str]] = []
+    hubs: dict[str, set[str]] = {}  # an ungrouped node -> the sessions of its neighbours
+    for node in new:
+        if groups.get(node) in fresh:
+            for other in neighbours.get(node, []):
+                if other in groups:
+                    if groups[other] != groups[node]:
+                        direct.append((groups[node], groups[other]))
+                else:
+                    hubs[other] = set()
+    if hubs:
+        for a, b in links:
+            if a in hubs and b in groups:
+                hubs[a].add(groups[b])
+            elif b in hubs and a in groups:
+                hubs[b].add(groups[a])
 
     fixed_ids = list(out)
     fixed = np.array([out[i] for i in fixed_ids], dtype=np.float64).reshape(-1, 2)
@@ -245,7 +269,7 @@ def _regions(
         relate(a, b)
     for sessions in hubs.values():
         if len(sessions) > 1 and sessions & fresh_set:
-            ordered = sorted(sessions)
+            ordered = sorted(sessions)  # a chain node's sessions: a handful
             for i, a in enumerate(ordered):
                 for b in ordered[i + 1 :]:
                     relate(a, b)
