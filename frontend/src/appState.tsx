@@ -70,6 +70,8 @@ export function AppStateProvider({ children }: { children: ReactNode }) {
   // Other windows and the server change the list too. The open session compares its row to
   // what it shows (useLessonChat), so a turn started elsewhere is followed from here.
   useServerEvents(['chats-changed', 'turn-started', 'turn-settled'], () => void refreshChats());
+  // the banner follows the offline model: a turn that ended may have crashed or restarted it
+  useServerEvents(['turn-settled'], () => void refreshSettings());
 
   const value = useMemo(
     () => ({ chats, chatsError, refreshChats, settings, settingsError, refreshSettings, setSettings }),

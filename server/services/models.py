@@ -152,6 +152,7 @@ class ModelService:
                 "model": OFFLINE_MODEL_NAME,
                 "error": self.offline.error if self.offline else None,
                 "lastCrash": self.offline.last_crash if self.offline else None,
+                "recentCrash": self.offline.recent_crash if self.offline else None,
                 "restarts": self.offline.restarts if self.offline else 0,
             },
             "resolved": resolved,
@@ -269,6 +270,11 @@ class ModelService:
             if hang is not None:
                 return hang
         return await self.offline.failure_report(since)
+
+    def offline_answered(self) -> None:
+        """A turn on the offline model finished well: its last crash leaves the banner."""
+        if self.offline is not None:
+            self.offline.answered()
 
     # -- writes ---------------------------------------------------------------------------------
     def save_slots(self, models: Any, roles: Any = None) -> dict[str, Any]:

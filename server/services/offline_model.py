@@ -229,7 +229,10 @@ class OfflineModelServer:
         """False when the last start failed on the GGUF file itself: trying again cannot help
         until the file is fixed."""
         self.last_crash: str | None = None
-        """The last unexpected exit of a child that had been ready, in plain words."""
+        """The last unexpected exit (or hang) of a child that had been ready, in plain words."""
+        self.recent_crash: str | None = None
+        """`last_crash` until the offline model next answers a turn well (`answered()`): what the
+        banner shows after a restart that worked, when `error` is already None again."""
         self.restarts = 0
         """Children started after the first one (after a crash or a failed start), over the server's life."""
         self._spawned = 0
@@ -470,6 +473,7 @@ class OfflineModelServer:
             reason = child.exit_reason or describe_exit(child.process.returncode or 0)
             self.last_crash = f"the offline model {reason} while answering"
             report = f"{self.last_crash}; it is being restarted"
+        self.recent_crash = self.last_crash
         self._crashes.append((time.monotonic(), report))
         del self._crashes[:-10]
         self.error = f"{self.last_crash}; restarting it"
@@ -477,6 +481,10 @@ class OfflineModelServer:
         if self._task is not None and not self._task.done():
             self._task.cancel()
         self._task = asyncio.get_running_loop().create_task(self._restart_after_crash())
+
+    def answered(self) -> None:
+        """A turn on the offline model finished well: the last crash is history (`recent_crash`)."""
+        self.recent_crash = None
 
     async def _restart_after_crash(self) -> None:
         crash = self.last_crash

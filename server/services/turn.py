@@ -542,6 +542,8 @@ class TurnService:
                 turn.publish(sse({"type": "error", "errorText": text}))
             else:
                 self._settled(saved)
+                if state.offline and state.fold.finished and state.fold.error_text is None:
+                    self.models.offline_answered()  # a crash shown in the banner is history now
             turn.publish("data: [DONE]\n\n")
         finally:
             try:

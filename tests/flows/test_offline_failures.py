@@ -70,7 +70,10 @@ def test_a_crash_mid_turn_reaches_the_learner_in_plain_words(crashing) -> None:
     assert settings["lastCrash"] == "the offline model crashed (signal 11) while answering"
     # restarted once by itself; the restart answers the next turn... and crashes as scripted
     wait_for(lambda: client.get("/api/settings").json()["offline"]["running"])
-    assert client.get("/api/settings").json()["offline"]["restarts"] == 1
+    restarted = client.get("/api/settings").json()["offline"]
+    assert restarted["restarts"] == 1 and restarted["error"] is None
+    # the restart worked, so `error` is clear again: the banner still has the crash to show
+    assert restarted["recentCrash"] == "the offline model crashed (signal 11) while answering"
     again = client.post("/api/chat", json=turn_body(chat["id"], "Teach me fractions.", mid="u2"))
     assert again.status_code == 503 and "crashed (signal 11)" in again.json()["detail"]
     # third child is healthy: the lesson goes on, nothing of the record was lost
@@ -81,6 +84,9 @@ def test_a_crash_mid_turn_reaches_the_learner_in_plain_words(crashing) -> None:
     assert "".join(texts) == "Hello."
     record = client.get(f"/api/chats/{chat['id']}").json()
     assert [m["id"] for m in record["messages"] if m["role"] == "user"] == ["u1", "u2", "u3"]
+    after = client.get("/api/settings").json()["offline"]
+    assert after["recentCrash"] is None, "a good turn makes the crash history"
+    assert after["lastCrash"] == "the offline model crashed (signal 11) while answering"
 
 
 CASES = ("crash-check", "exit1", "hang", "missing-gguf", "foreign-gguf")

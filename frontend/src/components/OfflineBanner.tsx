@@ -23,6 +23,14 @@ export default function OfflineBanner() {
       </div>
     );
   }
+  if (banner.kind === 'offline' && banner.crash) {
+    return (
+      <div className="banner banner-warn" role="status" data-testid="offline-banner">
+        <strong>The offline demo model failed during your last turn:</strong> {banner.crash}. It was restarted: send
+        your message again, or add your own API key in <Link to="/settings">Settings</Link>.
+      </div>
+    );
+  }
   if (banner.kind === 'offline') {
     return (
       <div className="banner banner-info" role="status" data-testid="offline-banner">

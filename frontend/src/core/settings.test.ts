@@ -39,15 +39,34 @@ describe('bannerFor', () => {
   });
 
   it('reports the offline demo model', () => {
-    expect(bannerFor(settings())).toEqual({ kind: 'offline', model: 'SmolLM2-135M-Instruct', error: null });
+    expect(bannerFor(settings())).toEqual({ kind: 'offline', model: 'SmolLM2-135M-Instruct', error: null, crash: null });
   });
 
   it('says what is wrong with the offline model when it failed', () => {
     const error = 'the offline model crashed (signal 11) during its self-check, and again after one restart';
     const s = settings({ offline: { available: true, running: false, model: 'SmolLM2-135M-Instruct', error } });
-    expect(bannerFor(s)).toEqual({ kind: 'offline', model: 'SmolLM2-135M-Instruct', error });
+    expect(bannerFor(s)).toEqual({ kind: 'offline', model: 'SmolLM2-135M-Instruct', error, crash: null });
     const blank = settings({ offline: { available: true, running: true, model: 'SmolLM2-135M-Instruct', error: '  ' } });
-    expect(bannerFor(blank)).toEqual({ kind: 'offline', model: 'SmolLM2-135M-Instruct', error: null });
+    expect(bannerFor(blank)).toEqual({ kind: 'offline', model: 'SmolLM2-135M-Instruct', error: null, crash: null });
+  });
+
+  it('keeps a crash whose restart worked until the next good turn', () => {
+    const crash = 'the offline model crashed (signal 11) while answering';
+    const offline = { available: true, running: true, model: 'SmolLM2-135M-Instruct', error: null, lastCrash: crash };
+    // restarted well (error cleared) but no good turn yet: the banner says what happened
+    const restarted = settings({ offline: { ...offline, recentCrash: crash } });
+    expect(bannerFor(restarted)).toEqual({ kind: 'offline', model: 'SmolLM2-135M-Instruct', error: null, crash });
+    // a good turn since: lastCrash is history, the banner is the plain offline notice again
+    const answered = settings({ offline: { ...offline, recentCrash: null } });
+    expect(bannerFor(answered)).toEqual({ kind: 'offline', model: 'SmolLM2-135M-Instruct', error: null, crash: null });
+    // a current error wins over the crash that led to it
+    const failing = settings({ offline: { ...offline, error: `${crash}; restarting it`, recentCrash: crash } });
+    expect(bannerFor(failing)).toEqual({
+      kind: 'offline',
+      model: 'SmolLM2-135M-Instruct',
+      error: `${crash}; restarting it`,
+      crash: null,
+    });
   });
 
   it('lists problems when strong cannot run', () => {

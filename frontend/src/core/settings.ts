@@ -4,9 +4,13 @@ import { SLOTS, type ModelRef, type Settings, type SettingsUpdate, type Slot } f
 // Banner shown on every page
 
 export type Banner =
-  | { kind: 'offline'; model: string; error: string | null }
+  | { kind: 'offline'; model: string; error: string | null; crash: string | null }
   | { kind: 'problems'; problems: string[] }
   | null;
+
+function text(value: unknown): string | null {
+  return typeof value === 'string' && value.trim() ? value : null;
+}
 
 export function bannerFor(settings: Settings | null | undefined): Banner {
   if (!settings) return null;
@@ -19,8 +23,11 @@ export function bannerFor(settings: Settings | null | undefined): Banner {
     };
   }
   if (strong.offline === true) {
-    const error = settings.offline?.error;
-    return { kind: 'offline', model: strong.model, error: typeof error === 'string' && error.trim() ? error : null };
+    const error = text(settings.offline?.error);
+    // a crash whose restart worked clears `error` within a second: the banner keeps saying what
+    // happened until the offline model answers a turn well again (`recentCrash`)
+    const crash = error === null ? text(settings.offline?.recentCrash) : null;
+    return { kind: 'offline', model: strong.model, error, crash };
   }
   return null;
 }

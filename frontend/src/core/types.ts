@@ -31,8 +31,10 @@ export interface OfflineInfo {
   model: string | null;
   /** What is wrong with the offline model now, in plain words (e.g. "the offline model crashed (signal 11) ..."). */
   error?: string | null;
-  /** The last crash of a child that had been answering, in plain words. */
+  /** The last crash (or hang) of a child that had been answering, in plain words. */
   lastCrash?: string | null;
+  /** `lastCrash` until the offline model next answers a turn well (null after that). */
+  recentCrash?: string | null;
   restarts?: number;
 }
 
