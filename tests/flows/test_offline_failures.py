@@ -8,6 +8,7 @@ self-check and then dies by a segmentation fault on the first chat completion.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,6 @@ from pathlib import Path
 import httpx
 import pytest
 from pydantic_ai import models
-from pydantic_ai.models.function import FunctionModel
 
 from server.api.app import create_app
 from server.config import DataPaths
@@ -23,8 +23,9 @@ from server.services.container import build_services
 from server.services.models import default_model_factory
 from server.services.offline_model import GGUF_ENV, OfflineModelServer
 from tests.fakes import FakeSecrets
-from tests.flows.conftest import COMPATIBLE_SLOT, Script, sse_chunks, turn_body
+from tests.flows.conftest import sse_chunks, turn_body
 from tests.livehttp import serve
+from tests.stub_openai import create_stub
 from tests.unit.test_offline_model import Scripted, assert_reaped
 
 
@@ -175,23 +176,63 @@ def test_a_failed_offline_model_shows_in_settings_and_answers_503(
         assert [c["id"] for c in client.get("/api/chats").json()["chats"]] == [chat["id"]]
 
 
-def test_keyed_models_keep_working_whatever_the_offline_model_does(tmp_path: Path, data_dir: Path) -> None:
+@pytest.mark.parametrize("script", ["hang", "hang-chat"])
+def test_keyed_models_keep_working_whatever_the_offline_model_does(
+    tmp_path: Path, data_dir: Path, script: str
+) -> None:
+    """An offline turn is stuck on a hanging child (at its start, or mid-request after a good
+    self-check); meanwhile a lesson on a keyed model (the scripted OpenAI-wire stub) is answered at
+    once, and the stuck offline turn ends by itself later (its deadline, then the plain sentence)."""
     data_dir.mkdir(parents=True, exist_ok=True)
-    (data_dir / "settings.json").write_text(json.dumps({"models": {"strong": COMPATIBLE_SLOT}}))
-    scripted = Scripted(tmp_path, "crash-check")
-    offline = scripted.server()
-    script = Script()
-    services = build_services(
-        DataPaths(data_dir),
-        secrets=FakeSecrets(),
-        offline_server=offline,
-        model_factory=lambda resolved, key, url: FunctionModel(stream_function=script.stream),
-    )
-    with serve(create_app(services)) as url, httpx.Client(base_url=url, timeout=60) as client:
-        chat = client.post("/api/chats", json={}).json()
-        response = client.post("/api/chat", json=turn_body(chat["id"]))
-        assert response.status_code == 200
-        assert scripted.pids == [], "a keyed lesson never starts the offline model"
+    (data_dir / "settings.json").write_text(json.dumps({"modelCalls": {"firstTokenS": 3, "retries": 0}}))
+    scripted = Scripted(tmp_path, script)
+    offline = scripted.server(ready_timeout_s=3.0)
+    services = build_services(DataPaths(data_dir), secrets=FakeSecrets(), offline_server=offline)
+    stub = create_stub()
+    with (
+        serve(stub) as stub_url,
+        serve(create_app(services)) as url,
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
+        offline_chat = client.post("/api/chats", json={}).json()
+        assert offline_chat["model"]["provider"] == "local"
+        stuck: dict[str, httpx.Response] = {}
+
+        def offline_turn() -> None:
+            with httpx.Client(base_url=url, timeout=60) as other:
+                stuck["response"] = other.post("/api/chat", json=turn_body(offline_chat["id"]))
+
+        thread = threading.Thread(target=offline_turn, daemon=True)
+        thread.start()
+        wait_for(lambda: bool(scripted.pids))
+        if script == "hang-chat":  # the child passed its self-check; the turn's request now hangs
+            wait_for(lambda: offline.running)
+            time.sleep(0.3)
+        slot = {"provider": "openai-compatible", "model": "scripted", "baseUrl": f"{stub_url}/v1"}
+        saved = client.put("/api/settings", json={"models": {"strong": slot, "cheap": None, "vision": None}})
+        assert saved.status_code == 200, saved.text
+        keyed = client.post("/api/chats", json={}).json()
+        assert keyed["model"]["provider"] == "openai-compatible"
+        began = time.monotonic()
+        response = client.post("/api/chat", json=turn_body(keyed["id"], "What is a fraction?"))
+        took = time.monotonic() - began
+        assert response.status_code == 200, response.text
+        texts = [
+            c["delta"] for c in sse_chunks(response.text) if isinstance(c, dict) and c["type"] == "text-delta"
+        ]
+        assert "".join(texts).startswith("You asked: *What is a fraction?*")
+        assert took < 2.5, f"the keyed turn took {took:.1f} s"
+        assert thread.is_alive(), "the offline turn was still stuck while the keyed turn ran"
+        assert [r["model"] for r in stub.state.requests] == ["scripted"]
+        thread.join(30)
+        assert not thread.is_alive()
+        assert stuck["response"].status_code == 503
+        expected = (
+            "did not answer within 3 s and was stopped"
+            if script == "hang"
+            else "the offline model stopped answering (no reply in 3 s) and was restarted"
+        )
+        assert expected in stuck["response"].json()["detail"]
 
 
 def test_a_hang_mid_turn_kills_the_child_restarts_it_once_and_says_so(tmp_path: Path, data_dir: Path) -> None:
