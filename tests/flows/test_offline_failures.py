@@ -25,7 +25,7 @@ from server.services.offline_model import GGUF_ENV, OfflineModelServer
 from tests.fakes import FakeSecrets
 from tests.flows.conftest import sse_chunks, turn_body
 from tests.livehttp import serve
-from tests.stub_openai import create_stub
+from tests.stub_openai import Reply, create_stub
 from tests.unit.test_offline_model import Scripted, assert_reaped
 
 
@@ -308,3 +308,29 @@ def test_a_crash_after_the_reply_began_ends_the_stream_with_the_crash_in_plain_w
         record = client.get(f"/api/chats/{chat['id']}").json()
         assert [m["role"] for m in record["messages"]] == ["user", "assistant"]
         assert record["lastFailure"]["detail"] == errors[0]["errorText"]
+
+
+def test_the_offline_model_is_asked_for_one_named_tool_on_the_wire(tmp_path: Path, data_dir: Path) -> None:
+    """Offline tuning (`OfflineTuning.force_tool`) reaches llama.cpp as OpenAI's named-function
+    `tool_choice`, which its `chatml-function-calling` handler turns into a grammar for that tool's
+    arguments; the request is whole (not streamed: that handler refuses to stream with tools). The
+    offline model's requests go to the scripted OpenAI stub here, so the body can be read."""
+    scripted = Scripted(tmp_path, "ok")
+    offline = scripted.server()
+    stub = create_stub(lambda body: Reply("Hello."))
+    with serve(stub) as stub_url:
+        services = build_services(
+            DataPaths(data_dir),
+            secrets=FakeSecrets(),
+            offline_server=offline,
+            model_factory=lambda resolved, key, url: default_model_factory(resolved, key, f"{stub_url}/v1"),
+        )
+        with serve(create_app(services)) as url, httpx.Client(base_url=url, timeout=60) as client:
+            chat = client.post("/api/chats", json={}).json()
+            assert chat["model"]["provider"] == "local"
+            response = client.post("/api/chat", json=turn_body(chat["id"], "Teach me fractions."))
+            assert response.status_code == 200, response.text
+    first = stub.state.requests[0]
+    assert first["tool_choice"] == {"type": "function", "function": {"name": "ask_user_question"}}
+    assert "ask_user_question" in [tool["function"]["name"] for tool in first["tools"]]
+    assert not first.get("stream")
