@@ -5,13 +5,16 @@ Every provider, the offline model included, goes through the same OpenAI-compati
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
+from functools import cached_property
 from typing import Any
 
 import httpx2
 import orjson
 from openai import AsyncOpenAI
+from openai.resources.chat import AsyncChat
+from openai.resources.chat.completions import AsyncCompletions
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import CompletedStreamedResponse, Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.openai import OpenAIChatModel
@@ -77,10 +80,40 @@ class LlamaCppCompatTransport(GuardedTransport):
         return request
 
 
+class _PlainMessagesCompletions(AsyncCompletions):
+    """Chat completions whose `messages` skip the SDK's request transform (issue 15).
+
+    The SDK walks every request argument against its TypedDict annotations (`async_maybe_transform`)
+    to apply aliases and formats; the chat message params declare none, so for the plain dicts and
+    lists pydantic-ai builds the walk changes nothing, yet it cost 45-80 % of a long lesson's turn
+    (tens of thousands of recursive calls per request). The messages are handed over as they are,
+    through `extra_body`, which the SDK merges into the JSON body untransformed: the same bytes
+    go over the wire (tests/unit/test_engine_wire.py)."""
+
+    async def create(self, *, messages: Iterable[Any], extra_body: Any = None, **kwargs: Any) -> Any:
+        body = {**(extra_body or {}), "messages": messages if isinstance(messages, list) else list(messages)}
+        return await super().create(messages=[], extra_body=body, **kwargs)
+
+
+class _PlainMessagesChat(AsyncChat):
+    @cached_property
+    def completions(self) -> AsyncCompletions:
+        return _PlainMessagesCompletions(self._client)
+
+
+class _OpenAIClient(AsyncOpenAI):
+    """`AsyncOpenAI` whose chat completions send `messages` untransformed (see above); its
+    copies (`with_options`) are of this class too."""
+
+    @cached_property
+    def chat(self) -> AsyncChat:
+        return _PlainMessagesChat(self)
+
+
 def _openai_client(base_url: str, api_key: str, client: httpx2.AsyncClient) -> AsyncOpenAI:
     """The SDK client with its own retries off: the guarded transport retries (honouring
     `Retry-After`) and its deadlines are the only timeouts."""
-    return AsyncOpenAI(base_url=base_url, api_key=api_key, http_client=client, max_retries=0)
+    return _OpenAIClient(base_url=base_url, api_key=api_key, http_client=client, max_retries=0)
 
 
 def build_model(
