@@ -8,13 +8,20 @@ agent run over it, folding and persisting the reply. Realistic records: ~60-char
 lines and ~380-character teacher replies, alternating (tests/unit/test_context.py `lesson`).
 The app runs in-process (httpx over ASGI); medians of 7 consecutive turns of one lesson (a lesson
 is continued in a running server, as a learner does; the first turn, which reads the record cold,
-is not counted).
+is not counted). Each figure is wall time, with the process's CPU time beside it (wall minus CPU
+is mostly waiting for the disk's fdatasync and for other processes on the shared cores).
+
+Three kinds of turn: a learner's message; an answer to a pending quiz (the teacher asked it in the
+turn before, which is not counted); and a learner's message through the real engine path, the
+openai SDK over loopback HTTP to a scripted OpenAI-compatible server (tests/stub_openai.py, in a
+thread of this process: its own time, a few ms, is included).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -23,35 +30,60 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
 from server.api.app import create_app
 from server.config import DataPaths
 from server.services.container import build_services
 from tests.fakes import FakeSecrets
 from tests.flows.conftest import COMPATIBLE_SLOT
+from tests.flows.lesson_script import TEACH_QUIZ
 from tests.flows.test_workbench import teaching_record
+from tests.livehttp import serve
+from tests.procs import scripted_slot
+from tests.stub_openai import create_stub
 from tests.unit.test_context import lesson
 
-RUNS = 7
+RUNS = int(os.environ.get("LH_BENCH_RUNS", "7"))
 URL = "http://127.0.0.1:8765"
 
 
-async def _instant(_: list[ModelMessage], __: AgentInfo) -> AsyncIterator[Any]:
+QUIZ_ME = "Quiz me on that."
+
+
+async def _instant(messages: list[ModelMessage], __: AgentInfo) -> AsyncIterator[Any]:
+    last = messages[-1]
+    asked = isinstance(last, ModelRequest) and any(
+        isinstance(p, UserPromptPart) and QUIZ_ME in str(p.content) for p in last.parts
+    )
+    if asked:  # the teacher asks a quiz (a deferred call: the turn ends with the question pending)
+        yield {
+            0: DeltaToolCall(name="quiz", json_args=json.dumps(TEACH_QUIZ), tool_call_id=_call_id(messages))
+        }
+        return
     yield "Right: the derivative of x cubed is 3x squared."
+
+
+def _call_id(messages: list[ModelMessage]) -> str:
+    return f"call_quiz_{len(messages)}"
 
 
 async def _summary(_: list[ModelMessage], __: AgentInfo) -> ModelResponse:
     return ModelResponse(parts=[TextPart("We derived the power rule from the difference quotient.")])
 
 
-def _services(data: Path) -> Any:
+def _services(data: Path, stub_url: str | None = None) -> Any:
+    """The app's services on `data`: the scripted FunctionModel, or with `stub_url` the real model
+    factory (pydantic-ai's OpenAI model, the openai SDK) pointed at the loopback stub."""
     data.mkdir(parents=True, exist_ok=True)
     # the Library's trigger runs every turn (its coverage check is counted), but no extraction
     # starts: its chunk is larger than any lesson here (extraction is the Library's own benchmark)
-    settings = {"models": {"strong": COMPATIBLE_SLOT}, "graph": {"extractionChunkTokens": 100_000_000}}
+    strong = scripted_slot(stub_url) if stub_url else COMPATIBLE_SLOT
+    settings = {"models": {"strong": strong}, "graph": {"extractionChunkTokens": 100_000_000}}
     (data / "settings.json").write_text(json.dumps(settings))
+    if stub_url:
+        return build_services(DataPaths(data), offline=False, secrets=FakeSecrets())
     return build_services(
         DataPaths(data),
         offline=False,
@@ -60,38 +92,75 @@ def _services(data: Path) -> Any:
     )
 
 
-async def turn_times(size: int, root: Path) -> list[float]:
-    """Milliseconds per turn on a lesson of `size` messages: one lesson, `RUNS` + 1 turns in a row
-    (the first warms the process and the caches, and is not counted; each turn adds two messages)."""
-    services = _services(root / f"turns-{size}")
+def _said(text: str, mid: str, chat_id: str) -> dict[str, Any]:
+    message = {"id": mid, "role": "user", "parts": [{"type": "text", "text": text}]}
+    return {"id": chat_id, "trigger": "submit-message", "messages": [message]}
+
+
+def _answer(stream: str, chat_id: str) -> dict[str, Any]:
+    """The browser's answer to the quiz the reply streamed in `stream` (its SSE text)."""
+    chunks = [json.loads(line[6:]) for line in stream.splitlines() if line.startswith("data: {")]
+    message_id = next(c["messageId"] for c in chunks if c.get("type") == "start")
+    call = next(c for c in chunks if c.get("type") == "tool-input-available" and c.get("toolName") == "quiz")
+    part = {
+        "type": "tool-quiz",
+        "toolCallId": call["toolCallId"],
+        "state": "output-available",
+        "input": call["input"],
+        "output": {"kind": "quiz", "chosen": 1},
+    }
+    return {
+        "id": chat_id,
+        "trigger": "submit-message",
+        "messages": [{"id": message_id, "role": "assistant", "parts": [part]}],
+    }
+
+
+async def turn_times(size: int, root: Path, kind: str = "message") -> list[tuple[float, float]]:
+    """(wall ms, CPU ms) per turn on a lesson of `size` messages: one lesson, `RUNS` + 1 timed turns
+    (the first warms the process and the caches, and is not counted). `kind`: "message" (a learner's
+    message), "answer" (the answer to a quiz asked in the untimed turn before it), or "engine" (a
+    learner's message through the openai SDK to the loopback stub)."""
+    if kind == "engine":
+        with serve(create_stub(delay_s=0)) as stub_url:
+            return await _turn_times(size, root / f"engine-{size}", kind, stub_url)
+    return await _turn_times(size, root / f"{kind}-{size}", kind, None)
+
+
+async def _turn_times(size: int, data: Path, kind: str, stub_url: str | None) -> list[tuple[float, float]]:
+    services = _services(data, stub_url)
     app = create_app(services)
     out = []
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=URL) as client:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=URL, timeout=120) as client:
         chat_id = (await client.post("/api/chats", json={})).json()["id"]
         path = services.paths.chats / f"{chat_id}.json"
         record = json.loads(path.read_text())
         record["messages"] = [*teaching_record(chat_id), *lesson(size)[2:]]  # probed and planned
         path.write_text(json.dumps(record))
         for n in range(RUNS + 1):
-            body = {
-                "id": chat_id,
-                "trigger": "submit-message",
-                "messages": [
-                    {"id": f"new{n}", "role": "user", "parts": [{"type": "text", "text": "And x cubed?"}]}
-                ],
-            }
-            start = time.perf_counter()
+            if kind == "answer":  # the teacher asks (not timed), then the learner answers (timed)
+                asked = await client.post("/api/chat", json=_said(QUIZ_ME, f"ask{n}", chat_id))
+                assert asked.status_code == 200, asked.text
+                await _settle(services)
+                body = _answer(asked.text, chat_id)
+            else:
+                body = _said("And x cubed?", f"new{n}", chat_id)
+            start, cpu = time.perf_counter(), time.process_time()
             response = await client.post("/api/chat", json=body)
-            assert response.status_code == 200, response.text
-            elapsed = (time.perf_counter() - start) * 1000
+            elapsed, used = (time.perf_counter() - start) * 1000, (time.process_time() - cpu) * 1000
+            assert response.status_code == 200 and '"type":"error"' not in response.text, response.text
             if n:
-                out.append(elapsed)
-            # between turns, the settled turn's background work ends (a learner reads, then types):
-            # the running summary's steps (instant here) are not counted in the next turn
-            await asyncio.gather(*services.context.refreshing.values(), return_exceptions=True)
-            await asyncio.sleep(0.05)
+                out.append((elapsed, used))
+            await _settle(services)
     await services.shutdown()
     return out
+
+
+async def _settle(services: Any) -> None:
+    """Between turns, the settled turn's background work ends (a learner reads, then types): the
+    running summary's steps (instant here) are not counted in the next turn."""
+    await asyncio.gather(*services.context.refreshing.values(), return_exceptions=True)
+    await asyncio.sleep(0.05)
 
 
 async def list_times(sessions: int, root: Path) -> list[float]:
@@ -113,12 +182,23 @@ async def list_times(sessions: int, root: Path) -> list[float]:
 async def main_async() -> None:
     with tempfile.TemporaryDirectory(prefix="lh-bench-") as tmp:
         root = Path(tmp)
-        print(f"server time per turn, median of {RUNS} (model excluded: it answers at once)")
-        base = None
-        for size in (10, 1_000, 10_000):
-            median = statistics.median(await turn_times(size, root))
-            base = base or median
-            print(f"  {size:>6} messages: {median:8.1f} ms   x{median / base:5.2f} of 10 messages")
+        print(f"load average {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
+        titles = {
+            "message": "a learner's message (scripted model, answers at once)",
+            "answer": "an answer to a pending quiz (scripted model)",
+            "engine": "a learner's message via the openai SDK to a loopback stub",
+        }
+        for kind, title in titles.items():
+            print(f"server time per turn, median of {RUNS}: {title}; wall ms (CPU ms)")
+            base = None
+            for size in (10, 1_000, 10_000):
+                times = await turn_times(size, root, kind)
+                wall = statistics.median(t[0] for t in times)
+                cpu = statistics.median(t[1] for t in times)
+                base = base or wall
+                print(
+                    f"  {size:>6} messages: {wall:8.1f} ms ({cpu:6.1f})   x{wall / base:5.2f} of 10 messages"
+                )
         print(f"GET /api/chats, median of {RUNS}")
         base = None
         for sessions in (10, 1_000):
