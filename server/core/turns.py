@@ -65,19 +65,30 @@ def accept_learner_message(
     Raises:
         TurnRejected(409, already_answered): the message was already answered.
     """
-    ids = [m.get("id") for m in messages]
-    if regenerate and message.get("id") in ids:
-        at = ids.index(message.get("id"))
-        if all(m.get("role") == "assistant" for m in messages[at + 1 :]):
-            messages = messages[: at + 1]
-            ids = ids[: at + 1]
-    if message.get("id") in ids and ids[-1] != message.get("id"):
+    wanted = message.get("id")
+    at = _position(messages, wanted)  # one scan from the end, where a retried message is (issue 15)
+    if regenerate and at is not None and all(m.get("role") == "assistant" for m in messages[at + 1 :]):
+        messages = messages[: at + 1]
+    if at is not None and at != len(messages) - 1:
         raise TurnRejected(
             409,
             "already_answered",
             "this message was already answered; reload the session to see the current transcript",
         )
-    return upsert_message(messages, message)
+    out = list(messages)
+    if at is None:
+        out.append(message)
+    else:
+        out[at] = message
+    return out
+
+
+def _position(messages: list[JsonObj], message_id: Any) -> int | None:
+    """The index of the last message with `message_id`, or None."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].get("id") == message_id:
+            return index
+    return None
 
 
 def upsert_message(messages: list[JsonObj], message: JsonObj) -> list[JsonObj]:

@@ -131,3 +131,37 @@ def test_awaits_continuation_mirrors_the_browser() -> None:
     assert not awaits_continuation([user, pending])
     assert not awaits_continuation([user])
     assert not awaits_continuation([])
+
+
+def _accept_reference(messages: list[dict], message: dict, regenerate: bool) -> list[dict] | None:
+    """The acceptance rule as first written (a list of every id, then a second scan)."""
+    ids = [m.get("id") for m in messages]
+    if regenerate and message.get("id") in ids:
+        at = ids.index(message.get("id"))
+        if all(m.get("role") == "assistant" for m in messages[at + 1 :]):
+            messages, ids = messages[: at + 1], ids[: at + 1]
+    if message.get("id") in ids and ids[-1] != message.get("id"):
+        return None
+    return upsert_message(messages, message)
+
+
+@given(
+    roles=st.lists(st.sampled_from(["user", "assistant"]), max_size=8),
+    pick=st.integers(0, 9),
+    regenerate=st.booleans(),
+)
+def test_accepting_a_message_scans_once_and_decides_as_before(
+    roles: list[str], pick: int, regenerate: bool
+) -> None:
+    """Issue 15: one scan from the end (no list of every id); the decisions are unchanged."""
+    from server.core.turns import accept_learner_message
+
+    messages = [{"id": f"m{i}", "role": role, "parts": []} for i, role in enumerate(roles)]
+    message = user("again", f"m{pick}")
+    expected = _accept_reference(messages, message, regenerate)
+    if expected is None:
+        with pytest.raises(TurnRejected):
+            accept_learner_message(messages, message, regenerate=regenerate)
+    else:
+        got = accept_learner_message(messages, message, regenerate=regenerate)
+        assert got == expected and all(a is b for a, b in zip(got, expected, strict=True))
