@@ -64,5 +64,21 @@ def test_import_notes_with_progress_refusal_and_no_op(page: Page, data_dir: Path
                 "Replaces what the earlier data-structures-heap.en.md said", timeout=10_000
             )
             expect(replaced).to_have_attribute("data-status", "done", timeout=30_000)
+
+            # issue 18: a 2.1 MB file is refused at pick time under the 2.0 MB (2,000,000 bytes) limit
+            page.get_by_test_id("import-files").set_input_files(
+                {"name": "big.md", "mimeType": "text/markdown", "buffer": b"a" * 2_100_000}
+            )
+            expect(page.get_by_test_id("import-too-large")).to_contain_text("big.md (2.1 MB)")
+            expect(page.get_by_test_id("import-pick")).to_have_count(0)
+            expect(page.get_by_test_id("import-submit")).to_be_disabled()
+
+            # leaving and coming back (a reload forgets this window's state): the imports still show,
+            # from the activity feed's summary rows; the graph is a link away, not "later"
+            page.reload()
+            expect(page.get_by_test_id("import-earlier").first).to_be_visible(timeout=10_000)
+            expect(page.get_by_test_id("import-earlier").first).to_contain_text("1 done")
+            expect(page.get_by_role("link", name="See the graph")).to_have_attribute("href", "/")
+            expect(page.get_by_text("will come here later")).to_have_count(0)
         finally:
             assert server.stop() == 0

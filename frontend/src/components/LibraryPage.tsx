@@ -2,7 +2,7 @@ import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent } fro
 import { Link } from 'react-router-dom';
 import * as api from '../api';
 import { useActivity, type ImportEntry } from '../activityState';
-import { formatRowUsage, formatStats, formatUsageSum, isRunningRow, partIndex, phaseWords, splitLabel, type ActivityRow } from '../core/activity';
+import { formatRowUsage, formatStats, formatUsageSum, importCountsWords, isRunningRow, partIndex, phaseWords, splitLabel, type ActivityRow } from '../core/activity';
 import { describeError } from '../core/errors';
 import {
   MAX_NOTE_BYTES,
@@ -12,11 +12,13 @@ import {
   fileProgress,
   foldedState,
   formatBytes,
+  formatSizeOver,
   makeBaseline,
   mergePicks,
   plainDetail,
   progressWords,
   runRows,
+  splitBySize,
   splitFolderFiles,
   uploadName,
   type FileProgress,
@@ -57,6 +59,7 @@ function ImportForm() {
   const { refresh, fetchCount, addImports } = useActivity();
   const [picks, setPicks] = useState<Chosen[]>([]);
   const [skipped, setSkipped] = useState<string[]>([]);
+  const [tooLarge, setTooLarge] = useState<Chosen[]>([]);
   const [dragging, setDragging] = useState(false);
   const [posting, setPosting] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -66,8 +69,10 @@ function ImportForm() {
 
   const add = useCallback((single: Chosen[], fromFolders: Chosen[]) => {
     const { keep, skipped: left } = splitFolderFiles(fromFolders);
-    setPicks((current) => mergePicks(current, [...single, ...keep]));
+    const { keep: fits, tooLarge: over } = splitBySize([...single, ...keep]);
+    setPicks((current) => mergePicks(current, fits));
     setSkipped(left.map((p) => p.path));
+    setTooLarge(over);
     setError(null);
     setSummary(null);
   }, []);
@@ -227,6 +232,18 @@ function ImportForm() {
         </p>
       )}
 
+      {tooLarge.length > 0 && (
+        <div className="banner banner-error" role="alert" data-testid="import-too-large">
+          {tooLarge.length === 1 ? 'This file is' : 'These files are'} larger than the {formatBytes(MAX_NOTE_BYTES)} limit and
+          {tooLarge.length === 1 ? ' was' : ' were'} not added:{' '}
+          {tooLarge
+            .slice(0, 5)
+            .map((p) => `${p.path} (${formatSizeOver(p.file.size)})`)
+            .join(', ')}
+          {tooLarge.length > 5 ? ` and ${tooLarge.length - 5} more` : ''}. Split a large file into smaller ones.
+        </div>
+      )}
+
       {picks.length > 0 && (
         <div className="picks">
           <div className="picks-head">
@@ -334,8 +351,15 @@ function ImportResults() {
     [imports, rows, fetches],
   );
 
+  // Imports this window no longer follows (the page was reloaded, or they were cleared): the
+  // activity feed still has their summary rows, so coming back shows what became of them.
+  const earlier = useMemo(() => {
+    const followedIds = new Set(imports.map((e) => e.result.importId).filter(Boolean));
+    return (rows ?? []).filter((r) => r.kind === 'import' && !followedIds.has(r.id));
+  }, [imports, rows]);
+
   const unsettled = followed.some((f) => !f.progress.settled);
-  if (!imports.length) return null;
+  if (!imports.length && !earlier.length) return null;
   const settledKeys = followed.filter((f) => f.progress.settled).map((f) => f.entry.key);
 
   return (
@@ -356,6 +380,9 @@ function ImportResults() {
       <ul className="import-list">
         {followed.map((f) => (
           <ImportResultView key={f.entry.key} followed={f} />
+        ))}
+        {earlier.map((row) => (
+          <EarlierImport key={`${row.id}@${row.queuedAt}`} row={row} />
         ))}
       </ul>
     </section>
@@ -435,10 +462,9 @@ function ImportResultView({ followed }: { followed: Followed }) {
           )}
         </div>
       )}
-      {(stats || usage) && (
+      {stats && (
         <p className="import-meta small">
-          {stats && <span className="import-stats">{stats}</span>}
-          {usage && <span data-testid="import-usage">{usage}</span>}
+          <span className="import-stats">{stats}</span>
         </p>
       )}
       {progress.errors.length > 0 && (
@@ -449,17 +475,44 @@ function ImportResultView({ followed }: { followed: Followed }) {
         </ul>
       )}
       {notice && <p className="muted small">{notice}</p>}
-      {rows.length > 0 &&
-        (progress.settled ? (
-          <details className="import-parts-fold">
-            <summary>
-              {rows.length === 1 ? 'Details' : `All ${rows.length} parts`}
-            </summary>
-            <PartList rows={rows} />
-          </details>
-        ) : (
-          <PartList rows={rows} />
-        ))}
+      {(rows.length > 0 || usage) && (
+        <details className="import-parts-fold">
+          <summary>{rows.length > 1 ? `Details: all ${rows.length} parts` : 'Details'}</summary>
+          {usage && (
+            <p className="import-meta small" data-testid="import-usage">
+              Model use: {usage}
+            </p>
+          )}
+          {rows.length > 0 && <PartList rows={rows} />}
+        </details>
+      )}
+    </li>
+  );
+}
+
+/** An import of an earlier visit, as the activity feed's summary row tells it. */
+function EarlierImport({ row }: { row: ActivityRow }) {
+  const running = isRunningRow(row);
+  const counts = importCountsWords(row.counts);
+  const stats = formatStats(row.stats);
+  const errors = [...new Set(Object.values(row.errors ?? {}))];
+  return (
+    <li className={`import-result state-${running ? 'running' : 'done'}`} data-testid="import-earlier" data-import-id={row.id}>
+      <div className="import-result-head">
+        <span className={`state-badge state-${running ? 'running' : 'done'}`}>{running ? 'Running' : 'Finished'}</span>
+        <span className="import-name" title={row.label}>
+          {row.label}
+        </span>
+      </div>
+      {counts && <p className="import-detail">{counts}</p>}
+      {stats && <p className="import-meta small">{stats}</p>}
+      {errors.length > 0 && (
+        <ul className="import-errors">
+          {errors.map((e) => (
+            <li key={e}>{e}</li>
+          ))}
+        </ul>
+      )}
     </li>
   );
 }
@@ -522,7 +575,7 @@ function GraphSources() {
         </button>
       </div>
       <p className="muted small">
-        Where the graph&apos;s propositions come from. A view of the graph itself will come here later.
+        Where the graph&apos;s propositions come from. <Link to="/">See the graph</Link> on the home page.
         {sources && sources.length > 0 && ` ${total} proposition${total === 1 ? '' : 's'} from ${sources.length} source${sources.length === 1 ? '' : 's'}.`}
       </p>
       {error && (

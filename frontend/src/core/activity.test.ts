@@ -102,12 +102,12 @@ describe('labels', () => {
 
 describe('usage', () => {
   it('formats an ended job, with unknowns as "unknown", never 0', () => {
-    expect(formatRowUsage(row())).toBe('100 in / 20 out tokens · $0.0010 · 2 requests');
+    expect(formatRowUsage(row())).toBe('100 in / 20 out tokens · $0.0010 · 2 model calls');
     expect(formatRowUsage(row({ usage: { inputTokens: 10, outputTokens: 10, requests: 1, costUsd: null } }))).toBe(
-      '10 in / 10 out tokens · cost unknown · 1 request',
+      '10 in / 10 out tokens · cost unknown · 1 model call',
     );
     expect(formatRowUsage(row({ usage: { inputTokens: null, outputTokens: null, requests: 3, costUsd: null } }))).toBe(
-      'unknown in / unknown out tokens · cost unknown · 3 requests',
+      'unknown in / unknown out tokens · cost unknown · 3 model calls',
     );
   });
 
@@ -116,7 +116,7 @@ describe('usage', () => {
       'usage counted when it ends',
     );
     expect(formatRowUsage(row({ phase: 'error', usage: { inputTokens: null, outputTokens: null, requests: 0, costUsd: null } }))).toBe(
-      'no model requests',
+      'no model calls',
     );
   });
 
@@ -129,7 +129,7 @@ describe('usage', () => {
     expect(sum).toEqual({ jobs: 3, inputTokens: 150, outputTokens: 25, costUsd: null, requests: 3 });
     expect(formatUsageSum(sum)).toBe('150 in / 25 out tokens · cost unknown');
     expect(formatUsageSum(sumRowUsage([running]))).toBe('');
-    expect(formatUsageSum(sumRowUsage([none]))).toBe('no model requests');
+    expect(formatUsageSum(sumRowUsage([none]))).toBe('no model calls');
     expect(sumRowUsage([a, row({ usage: { inputTokens: null, outputTokens: 1, requests: 1, costUsd: 0.5 } })]).inputTokens).toBeNull();
   });
 });
@@ -138,7 +138,7 @@ describe('stats', () => {
   it('sums and words graph changes', () => {
     const total = sumStats([row(), row({ stats: { addedNodes: 1, droppedChains: 2 } }), row({ stats: {} })]);
     expect(total).toEqual({ addedNodes: 3, linkedNodes: 1, addedChains: 1, droppedChains: 2 });
-    expect(formatStats(total)).toBe('3 new propositions · 1 linked · 1 chain · 2 chains dropped');
+    expect(formatStats(total)).toBe('3 new propositions · 1 already in your graph · 1 chain · 2 repeated chains tidied away');
     expect(formatStats({ addedNodes: 1 })).toBe('1 new proposition');
     expect(formatStats({})).toBe('');
   });

@@ -306,8 +306,8 @@ export function phaseWords(phase: ActivityPhase): string {
 export function formatRowUsage(row: Pick<ActivityRow, 'phase' | 'usage'>): string {
   if (isRunningRow(row)) return 'usage counted when it ends';
   const { usage } = row;
-  if (usage.requests === 0 && usage.inputTokens === null && usage.outputTokens === null) return 'no model requests';
-  const requests = `${formatCount(usage.requests)} request${usage.requests === 1 ? '' : 's'}`;
+  if (usage.requests === 0 && usage.inputTokens === null && usage.outputTokens === null) return 'no model calls';
+  const requests = `${formatCount(usage.requests)} model call${usage.requests === 1 ? '' : 's'}`;
   return `${formatTokens(usage)} tokens · ${formatCost(usage.costUsd)} · ${requests}`;
 }
 
@@ -340,7 +340,7 @@ export function sumRowUsage(rows: readonly Pick<ActivityRow, 'phase' | 'usage'>[
 
 export function formatUsageSum(sum: UsageSum): string {
   if (sum.jobs === 0) return '';
-  if (sum.requests === 0) return 'no model requests';
+  if (sum.requests === 0) return 'no model calls';
   return `${formatTokens(sum)} tokens · ${formatCost(sum.costUsd)}`;
 }
 
@@ -360,12 +360,12 @@ export function sumStats(rows: readonly Pick<ActivityRow, 'stats'>[]): ActivityS
   return total;
 }
 
-/** "3 new propositions · 1 linked · 2 chains" (zeros left out; "" when all are zero). */
+/** "3 new propositions · 1 already in your graph · 2 chains" (zeros left out; "" when all are zero). */
 export function formatStats(stats: Partial<ActivityStats>): string {
   const parts: string[] = [];
   if (stats.addedNodes) parts.push(plural(stats.addedNodes, 'new proposition'));
-  if (stats.linkedNodes) parts.push(`${formatCount(stats.linkedNodes)} linked`);
+  if (stats.linkedNodes) parts.push(`${formatCount(stats.linkedNodes)} already in your graph`);
   if (stats.addedChains) parts.push(plural(stats.addedChains, 'chain'));
-  if (stats.droppedChains) parts.push(`${plural(stats.droppedChains, 'chain')} dropped`);
+  if (stats.droppedChains) parts.push(`${plural(stats.droppedChains, 'repeated chain')} tidied away`);
   return parts.join(' · ');
 }

@@ -16,7 +16,9 @@ import {
   plainDetail,
   progressWords,
   runRows,
+  splitBySize,
   splitFolderFiles,
+  formatSizeOver,
   uploadName,
 } from './imports';
 
@@ -270,3 +272,24 @@ describe('a big import: rows folded into its summary row, or not made yet', () =
     expect(fileProgress({ status: 'queued' }, [], LOST_AFTER_POLLS, ended).state).toBe('lost');
   });
 });
+
+describe('the per-file limit at pick time (issue 18)', () => {
+  const pick = (path: string, size: number) => ({ path, file: { size } });
+
+  it('refuses a 2.1 MB file under the 2.0 MB limit, in decimal bytes (not MiB)', () => {
+    const { keep, tooLarge } = splitBySize([
+      pick('small.md', 1_999_999),
+      pick('limit.md', 2_000_000),
+      pick('mib.md', 2 * 1024 * 1024), // 2 MiB = 2,097,152 bytes: over a 2,000,000-byte limit
+      pick('big.md', 2_100_000),
+    ]);
+    expect(keep.map((p) => p.path)).toEqual(['small.md', 'limit.md']);
+    expect(tooLarge.map((p) => p.path)).toEqual(['mib.md', 'big.md']);
+  });
+
+  it('never shows a refused size as the limit itself', () => {
+    expect(formatSizeOver(2_100_000)).toBe('2.1 MB');
+    expect(formatSizeOver(2_000_001)).toBe('2,000,001 bytes');
+  });
+});
+

@@ -114,6 +114,27 @@ export function splitFolderFiles<T extends { path: string }>(files: readonly T[]
   return { keep, skipped };
 }
 
+/**
+ * Split picks by the server's per-file limit (`MAX_NOTE_BYTES`, decimal bytes:
+ * 2.0 MB is 2,000,000 bytes, not 2 MiB): files over it are refused at pick
+ * time, never sent.
+ */
+export function splitBySize<T extends { file: { size: number } }>(
+  picks: readonly T[],
+  maxBytes: number = MAX_NOTE_BYTES,
+): { keep: T[]; tooLarge: T[] } {
+  const keep: T[] = [];
+  const tooLarge: T[] = [];
+  for (const p of picks) (p.file.size > maxBytes ? tooLarge : keep).push(p);
+  return { keep, tooLarge };
+}
+
+/** A size shown next to a limit: exact bytes when rounding would make it read as the limit. */
+export function formatSizeOver(size: number, maxBytes: number = MAX_NOTE_BYTES): string {
+  const shown = formatBytes(size);
+  return shown === formatBytes(maxBytes) ? `${size.toLocaleString('en-US')} bytes` : shown;
+}
+
 /** Add picks to a selection; a path chosen again replaces the earlier pick (in place). */
 export function mergePicks<T extends { path: string }>(current: readonly T[], added: readonly T[]): T[] {
   const out = [...current];
