@@ -51,6 +51,8 @@ READY_TIMEOUT_S = 60.0
 """Seconds a child may take to answer `/v1/models` before it is called hung and killed."""
 SELF_CHECK_TIMEOUT_S = 60.0
 """Seconds the self-check completion may take."""
+KILL_GRACE_S = 5.0
+"""Seconds a child has to exit after SIGTERM before it gets SIGKILL."""
 CHILD_ENV_PREFIXES = ("OMP_", "GGML_", "LLAMA_", "KMP_")
 """The llama.cpp child's own variables (threading knobs), on top of `core.child_env`'s."""
 
@@ -204,6 +206,7 @@ class OfflineModelServer:
         ready_timeout_s: how long a child may take to answer before it is called hung.
         self_check_timeout_s: how long the self-check completion may take.
         installed: whether llama.cpp is at hand (defaults to `llama_cpp_installed()`).
+        kill_grace_s: seconds a child killed for failing (or hanging) has between SIGTERM and SIGKILL.
     """
 
     def __init__(
@@ -215,6 +218,7 @@ class OfflineModelServer:
         ready_timeout_s: float = READY_TIMEOUT_S,
         self_check_timeout_s: float = SELF_CHECK_TIMEOUT_S,
         installed: bool | None = None,
+        kill_grace_s: float = KILL_GRACE_S,
     ) -> None:
         self.log_path = log_path
         self._gguf_from_env = gguf is None and bool(os.environ.get(GGUF_ENV))
@@ -222,6 +226,7 @@ class OfflineModelServer:
         self.command = command
         self.ready_timeout_s = ready_timeout_s
         self.self_check_timeout_s = self_check_timeout_s
+        self.kill_grace_s = kill_grace_s
         self._installed = llama_cpp_installed() if installed is None else installed
         self.error: str | None = None
         """The current problem in plain words (None while starting or ready)."""
@@ -392,8 +397,7 @@ class OfflineModelServer:
                         return
                 if time.monotonic() > deadline:
                     raise StartFailed(
-                        f"the offline model did not answer within {self.ready_timeout_s:.0f} s "
-                        "and was stopped"
+                        f"the offline model did not answer within {self.ready_timeout_s:g} s and was stopped"
                     )
                 await asyncio.sleep(0.1)
 
@@ -407,7 +411,7 @@ class OfflineModelServer:
                 response = await client.post(url, json=body)
         except httpx.TimeoutException as exc:
             raise StartFailed(
-                f"the offline model did not finish its self-check within {self.self_check_timeout_s:.0f} s"
+                f"the offline model did not finish its self-check within {self.self_check_timeout_s:g} s"
             ) from exc
         except httpx.HTTPError as exc:
             if await self._wait_exited(child, 2.0):
@@ -547,7 +551,10 @@ class OfflineModelServer:
         self._after_crash(child)  # idempotent: a turn that saw the death meanwhile did it already
         return self._recent(since)
 
-    def _kill(self, child: _Child, grace_s: float = 5.0) -> None:
+    def _kill(self, child: _Child, grace_s: float | None = None) -> None:
+        """SIGTERM, then SIGKILL after `grace_s` (default `kill_grace_s`) seconds; blocks that long at
+        most, so async callers run it in a thread."""
+        grace_s = self.kill_grace_s if grace_s is None else grace_s
         child.stopping = True
         process = child.process
         if process.poll() is not None:

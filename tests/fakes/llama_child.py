@@ -14,6 +14,7 @@ last entry when there are fewer). Behaviours:
   open: a hang in the middle of a turn);
 - `exit1`: writes a reason to stderr and exits with status 1 at once;
 - `hang`: never answers (accepts nothing);
+- `hang-deaf`: never answers and ignores SIGTERM (only SIGKILL ends it);
 - `bad-check`: answers the self-check with HTTP 500.
 
 A real process with a real socket and a real signal: the server under test must reap it.
@@ -25,6 +26,7 @@ import argparse
 import ctypes
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -75,7 +77,9 @@ def main() -> int:
     if behaviour == "exit1":
         print("error: the scripted child refuses to start", file=sys.stderr, flush=True)
         return 1
-    if behaviour == "hang":
+    if behaviour in ("hang", "hang-deaf"):
+        if behaviour == "hang-deaf":
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
         time.sleep(3600)
         return 0
 

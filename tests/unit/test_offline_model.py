@@ -7,6 +7,7 @@ makes of it: the child reaped (no zombie), `error` in plain words, exactly one r
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -211,6 +212,37 @@ async def test_a_hung_child_is_stopped_and_reported(tmp_path: Path) -> None:
             assert_reaped(pid)
     finally:
         server.stop()
+
+
+async def test_killing_a_child_that_ignores_sigterm_does_not_block_the_event_loop(tmp_path: Path) -> None:
+    """A hung child that ignores SIGTERM is waited for `kill_grace_s` before SIGKILL; that wait runs
+    in a thread, so other requests of the server (a ticker here) go on meanwhile."""
+    scripted = Scripted(tmp_path, "hang-deaf")
+    server = scripted.server(ready_timeout_s=0.3, kill_grace_s=1.5)
+    gaps: list[float] = []
+    done = asyncio.Event()
+
+    async def ticker() -> None:
+        last = time.monotonic()
+        while not done.is_set():
+            await asyncio.sleep(0.02)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    ticking = asyncio.create_task(ticker())
+    try:
+        began = time.monotonic()
+        with pytest.raises(RuntimeError, match=r"did not answer within 0\.3 s and was stopped"):
+            await server.wait_ready(30)
+        assert time.monotonic() - began >= 3.0, "two children, each given 1.5 s after SIGTERM"
+    finally:
+        done.set()
+        await ticking
+        server.stop()
+    assert max(gaps) < 0.5, f"the event loop stalled for {max(gaps):.2f} s"
+    for pid in scripted.pids:
+        assert_reaped(pid)
 
 
 async def test_a_failed_self_check_answer_is_reported(tmp_path: Path) -> None:
