@@ -2,9 +2,10 @@
 
 Installs the app exactly as `make run` does (the Makefile's own recipe, with VENV pointed at a
 fresh virtual environment: the portable llama.cpp wheel, then `pip install -e '.[local]'`, no
-`dev` extra), then starts that environment's `python -m server` and checks that it serves and that
-the offline model comes up. Slow (a pip install); the portable wheel comes from the cache that
-`make test` filled a moment earlier, so nothing is compiled twice.
+`dev` extra), then starts that environment's `python -m server` and checks that it serves, that
+the offline model comes up, and that a first lesson turn streams a reply from it (5-15 s). Slow
+(a pip install); the portable wheel comes from the cache that `make test` filled a moment earlier,
+so nothing is compiled twice.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.flows.test_offline_smoke import first_offline_turn
 from tests.procs import ROOT, wait_ready
 
 pytestmark = [
@@ -65,6 +67,8 @@ def test_make_run_installs_a_server_that_starts_without_the_dev_extra(tmp_path: 
                 time.sleep(0.2)
                 offline = client.get("/api/settings").json()["offline"]
             assert offline["available"] is True and offline["running"] is True, offline
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=180) as client:
+            first_offline_turn(client)  # what `make run` promises: a first turn that streams a reply
     finally:
         process.terminate()
         assert process.wait(30) == 0
