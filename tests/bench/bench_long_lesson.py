@@ -14,18 +14,22 @@ is mostly waiting for the disk's fdatasync and for other processes on the shared
 Three kinds of turn: a learner's message; an answer to a pending quiz (the teacher asked it in the
 turn before, which is not counted); and a learner's message through the real engine path, the
 openai SDK over loopback HTTP to a scripted OpenAI-compatible server (tests/stub_openai.py, in a
-thread of this process: its own time, a few ms, is included).
+process of its own: the turn's time includes its answer, not its CPU).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import socket
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +44,7 @@ from tests.fakes import FakeSecrets
 from tests.flows.conftest import COMPATIBLE_SLOT
 from tests.flows.lesson_script import TEACH_QUIZ
 from tests.flows.test_workbench import teaching_record
-from tests.livehttp import serve
 from tests.procs import scripted_slot
-from tests.stub_openai import create_stub
 from tests.unit.test_context import lesson
 
 RUNS = int(os.environ.get("LH_BENCH_RUNS", "7"))
@@ -122,9 +124,35 @@ async def turn_times(size: int, root: Path, kind: str = "message") -> list[tuple
     message), "answer" (the answer to a quiz asked in the untimed turn before it), or "engine" (a
     learner's message through the openai SDK to the loopback stub)."""
     if kind == "engine":
-        with serve(create_stub(delay_s=0)) as stub_url:
+        with stub_process() as stub_url:
             return await _turn_times(size, root / f"engine-{size}", kind, stub_url)
     return await _turn_times(size, root / f"{kind}-{size}", kind, None)
+
+
+@contextlib.contextmanager
+def stub_process() -> Iterator[str]:
+    """The scripted OpenAI-compatible stub (answers at once) in a process of its own, so neither
+    its CPU nor its share of the GIL is counted in the server's turn. Yields its base URL."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    code = (
+        "import uvicorn; from tests.stub_openai import create_stub; "
+        f"uvicorn.run(create_stub(delay_s=0), host='127.0.0.1', port={port}, log_level='warning')"
+    )
+    child = subprocess.Popen([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2])
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            try:
+                if httpx.get(f"{url}/v1/models", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.05)
+        yield url
+    finally:
+        child.terminate()
+        child.wait(10)
 
 
 async def _turn_times(size: int, data: Path, kind: str, stub_url: str | None) -> list[tuple[float, float]]:
