@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -267,6 +267,7 @@ def plan_merge(
     provenance: Provenance,
     at: str,
     reserved: Collection[str] = (),
+    index: ChainIndex | None = None,
 ) -> MergePlan:
     """Join findings and verdicts into ledger lines, then simplify (seed §6, the merger).
 
@@ -284,6 +285,9 @@ def plan_merge(
         provenance: source, job and (for chats) the covered message ids.
         at: ISO timestamp for every line.
         reserved: ids a new proposition must not take either (deleted ones).
+        index: the `ChainIndex` of exactly `chains`, when the caller keeps one; it is read, not
+            changed (the new chains are layered over it). Without it simplification indexes
+            every chain first.
 
     A proposition the auditor did not link is always a new node: its minted id never equals an
     existing, reserved or already-minted id (a salt is added until it is free), so a rerun can
@@ -361,55 +365,113 @@ def plan_merge(
     if new_chains or asserted:
         # Re-checking the re-asserted chains too heals a simplification a crash interrupted.
         merged = {**chains, **{c.id: c for c in new_chains}}
-        plan.dropped_chains = simplify(merged, changed=[*new_chains, *asserted])
+        layered = index.over(new_chains) if index is not None else None
+        plan.dropped_chains = simplify(merged, changed=[*new_chains, *asserted], index=layered)
     return plan
 
 
 # -- chain simplification ------------------------------------------------------------------------
-def _downstream(conclusions: set[str], by_premise: Mapping[str, list[Chain]]) -> set[str]:
+_NONE: tuple[Chain, ...] = ()
+
+
+class ChainIndex:
+    """Chains by premise and by conclusion: what simplification walks instead of every chain.
+
+    Build it once over a graph's chains and keep it with them (`add` / `discard` as chains come
+    and go): `simplify` given an index costs what the changed part of the graph costs, not a pass
+    over every chain. `over` layers a few more chains on top without copying or mutating this one.
+
+    Args:
+        chains: the chains to index (each indexed once; a premise listed twice counts once).
+        base: an index these chains are layered over (none of them may already be in it).
+    """
+
+    def __init__(self, chains: Iterable[Chain] = (), base: ChainIndex | None = None) -> None:
+        self._base = base
+        self._by_premise: dict[str, list[Chain]] = defaultdict(list)
+        self._by_conclusion: dict[str, list[Chain]] = defaultdict(list)
+        for chain in chains:
+            self.add(chain)
+
+    def add(self, chain: Chain) -> None:
+        for premise in dict.fromkeys(chain.premises):
+            self._by_premise[premise].append(chain)
+        self._by_conclusion[chain.conclusion].append(chain)
+
+    def discard(self, chain: Chain) -> None:
+        """Take this chain out of this layer (matched by id; absent: no-op)."""
+        keys = [(p, self._by_premise) for p in dict.fromkeys(chain.premises)]
+        for key, table in [*keys, (chain.conclusion, self._by_conclusion)]:
+            rules = table.get(key)
+            if rules is None:
+                continue
+            rules[:] = [r for r in rules if r.id != chain.id]
+            if not rules:
+                del table[key]
+
+    def premised(self, node: str) -> Iterable[Chain]:
+        """The chains with `node` among their premises."""
+        own = self._by_premise.get(node, _NONE)
+        if self._base is None:
+            return own
+        below = self._base.premised(node)
+        return [*own, *below] if own else below
+
+    def concluding(self, node: str) -> Iterable[Chain]:
+        """The chains concluding `node`."""
+        own = self._by_conclusion.get(node, _NONE)
+        if self._base is None:
+            return own
+        below = self._base.concluding(node)
+        return [*own, *below] if own else below
+
+    def over(self, chains: Iterable[Chain]) -> ChainIndex:
+        """This index plus `chains` (none of them indexed here), leaving this one as it is."""
+        return ChainIndex(chains, base=self)
+
+
+def _downstream(conclusions: set[str], premised: Callable[[str], Iterable[Chain]]) -> set[str]:
     """The given nodes and every node derivable downstream of them."""
     seen = set(conclusions)
     stack = list(conclusions)
     while stack:
         node = stack.pop()
-        for chain in by_premise.get(node, ()):
+        for chain in premised(node):
             if chain.conclusion not in seen:
                 seen.add(chain.conclusion)
                 stack.append(chain.conclusion)
     return seen
 
 
-def simplify(chains: Mapping[str, Chain], changed: Iterable[Chain] | None = None) -> set[str]:
+def simplify(
+    chains: Mapping[str, Chain], changed: Iterable[Chain] | None = None, index: ChainIndex | None = None
+) -> set[str]:
     """Ids of provably redundant chains (see the module docstring).
 
     Args:
         chains: every current chain, by id.
         changed: the chains just added; only chains whose conclusion is one of theirs or
             downstream of one are re-checked (the rest stay as they were). None re-checks all.
+        index: the `ChainIndex` of exactly `chains`, when the caller keeps one (built here when
+            None: a pass over every chain). With it and `changed`, the cost is local.
 
     Returns:
         The ids to drop; the chains that remain derive everything the input derived.
     """
-    by_premise: dict[str, list[Chain]] = defaultdict(list)
-    for chain in chains.values():
-        for premise in chain.premises:
-            by_premise[premise].append(chain)
+    if index is None:
+        index = ChainIndex(chains.values())
     if changed is None:
         candidates = list(chains.values())
     else:
-        affected = _downstream({c.conclusion for c in changed}, by_premise)
-        candidates = [c for c in chains.values() if c.conclusion in affected]
-    candidate_ids = {c.id for c in candidates}
-    kept_by_conclusion: dict[str, list[Chain]] = defaultdict(list)
-    for chain in chains.values():
-        if chain.id not in candidate_ids:
-            kept_by_conclusion[chain.conclusion].append(chain)
+        affected = _downstream({c.conclusion for c in changed}, index.premised)
+        candidates = [c for node in affected for c in index.concluding(node)]
+    unkept = {c.id for c in candidates}  # undecided or dropped: not usable to justify a drop
     dropped: set[str] = set()
     for chain in sorted(candidates, key=lambda c: (len(c.premises), c.created_at, c.id)):
-        if _redundant(chain, kept_by_conclusion):
+        if _redundant(chain, index.concluding, index.premised, unkept):
             dropped.add(chain.id)
         else:
-            kept_by_conclusion[chain.conclusion].append(chain)
+            unkept.discard(chain.id)
     return dropped
 
 
@@ -430,60 +492,70 @@ def restorable(
         and c.conclusion in nodes
         and all(p in nodes for p in c.premises)
     ]
-    kept_by_conclusion: dict[str, list[Chain]] = defaultdict(list)
-    for chain in chains.values():
-        kept_by_conclusion[chain.conclusion].append(chain)
+    kept = ChainIndex(chains.values())
     restored: list[Chain] = []
     for chain in sorted(candidates, key=lambda c: (len(c.premises), c.created_at, c.id)):
-        if not _redundant(chain, kept_by_conclusion):
+        if not _redundant(chain, kept.concluding, kept.premised):
             restored.append(chain)
-            kept_by_conclusion[chain.conclusion].append(chain)
+            kept.add(chain)
     return restored
 
 
-def _redundant(chain: Chain, kept_by_conclusion: Mapping[str, list[Chain]]) -> bool:
+def _redundant(
+    chain: Chain,
+    concluding: Callable[[str], Iterable[Chain]],
+    premised: Callable[[str], Iterable[Chain]],
+    unkept: Collection[str] = (),
+) -> bool:
     """Whether a kept chain for the same conclusion has all its premises derivable from this
-    chain's premises through kept chains.
+    chain's premises through kept chains that do not conclude it.
 
-    Iterative and local: gathers the kept rules in the ancestry of those premises (not expanding
-    past the given premises or the conclusion), then forward-chains from the given premises over
-    just those rules. Cycles are harmless.
+    Args:
+        chain: the chain under test.
+        concluding / premised: the indexed chains concluding / with a premise a node (may include
+            chains that are not kept; those are named in `unkept`).
+        unkept: ids of indexed chains that do not count (undecided or dropped candidates).
+
+    Local: forward-chains from the given premises, touching only chains with a premise already
+    derived, and stops as soon as one rival's premises are all derived. Derivations never pass
+    through the conclusion itself (chains concluding it are not used). Cycles are harmless.
     """
-    rivals = kept_by_conclusion.get(chain.conclusion, ())
+    target = chain.conclusion
+    rivals = [r for r in concluding(target) if r.id not in unkept]
     if not rivals:
         return False
-    given = set(chain.premises)
-    targets = {p for rival in rivals for p in rival.premises}
-    rules: list[Chain] = []
-    seen = set(given) | {chain.conclusion}
-    stack = [t for t in targets if t not in seen]
-    seen.update(stack)
-    while stack:
-        node = stack.pop()
-        for rule in kept_by_conclusion.get(node, ()):
-            rules.append(rule)
-            for premise in rule.premises:
-                if premise not in seen:
-                    seen.add(premise)
-                    stack.append(premise)
-    derived = set(given)
-    waiting: dict[str, list[int]] = defaultdict(list)
-    missing = []
-    queue: list[str] = []
-    for index, rule in enumerate(rules):
-        unmet = [p for p in rule.premises if p not in derived]
-        missing.append(len(unmet))
-        for premise in unmet:
-            waiting[premise].append(index)
+    derived = set(chain.premises)
+    remaining: list[int] = []
+    waits: dict[str, list[int]] = defaultdict(list)
+    for index, rival in enumerate(rivals):
+        unmet = {p for p in rival.premises if p not in derived}
         if not unmet:
-            queue.append(rule.conclusion)
+            return True
+        remaining.append(len(unmet))
+        for premise in unmet:
+            waits[premise].append(index)
+    done: set[str] = set()
+    missing: dict[str, int] = {}
+    queue = list(derived)
     while queue:
         node = queue.pop()
-        if node in derived:
-            continue
-        derived.add(node)
-        for index in waiting.get(node, ()):
-            missing[index] -= 1
-            if missing[index] == 0:
-                queue.append(rules[index].conclusion)
-    return any(all(p in derived for p in rival.premises) for rival in rivals)
+        done.add(node)
+        for rule in premised(node):
+            conclusion = rule.conclusion
+            if conclusion in derived or conclusion == target or rule.id in unkept:
+                continue
+            left = missing.get(rule.id)
+            if left is None:
+                left = sum(1 for p in set(rule.premises) if p not in done)
+            else:
+                left -= 1
+            missing[rule.id] = left
+            if left:
+                continue
+            derived.add(conclusion)
+            for index in waits.get(conclusion, ()):
+                remaining[index] -= 1
+                if remaining[index] == 0:
+                    return True
+            queue.append(conclusion)
+    return False

@@ -21,6 +21,7 @@ from server.core.contracts.graph import (
     Verdicts,
 )
 from server.core.graph import (
+    ChainIndex,
     chain_id,
     covered_by,
     findings_problems,
@@ -137,6 +138,91 @@ def test_incremental_leaves_unrelated_parts_alone() -> None:
     new = chain(["A"], "B")
     assert simplify({**unrelated, new.id: new}, changed=[new]) == set()
     assert simplify({**unrelated, new.id: new}) == {chain(["P", "R"], "Q").id}
+
+
+# -- the local redundancy check equals the ancestry walk it replaced (issue 17) -----------------
+def oracle_redundant(c: Chain, kept_by_conclusion: dict[str, list[Chain]]) -> bool:
+    """The pre-issue-17 check: gather the kept rules in the rivals' whole ancestry (not past the
+    given premises or the conclusion), then forward-chain from the given premises over them."""
+    rivals = kept_by_conclusion.get(c.conclusion, [])
+    if not rivals:
+        return False
+    given = set(c.premises)
+    seen = given | {c.conclusion}
+    stack = [t for t in {p for r in rivals for p in r.premises} if t not in seen]
+    seen.update(stack)
+    rules: list[Chain] = []
+    while stack:
+        for rule in kept_by_conclusion.get(stack.pop(), []):
+            rules.append(rule)
+            for premise in rule.premises:
+                if premise not in seen:
+                    seen.add(premise)
+                    stack.append(premise)
+    derived = derives(given, rules)
+    return any(set(r.premises) <= derived for r in rivals)
+
+
+def oracle_simplify(chains: dict[str, Chain], changed: list[Chain] | None = None) -> set[str]:
+    if changed is None:
+        candidates = list(chains.values())
+    else:
+        affected = {c.conclusion for c in changed}
+        grew = True
+        while grew:
+            more = {c.conclusion for c in chains.values() if affected & set(c.premises)} - affected
+            affected |= more
+            grew = bool(more)
+        candidates = [c for c in chains.values() if c.conclusion in affected]
+    ids = {c.id for c in candidates}
+    kept: dict[str, list[Chain]] = defaultdict(list)
+    for c in chains.values():
+        if c.id not in ids:
+            kept[c.conclusion].append(c)
+    dropped = set()
+    for c in sorted(candidates, key=lambda c: (len(c.premises), c.created_at, c.id)):
+        if oracle_redundant(c, kept):
+            dropped.add(c.id)
+        else:
+            kept[c.conclusion].append(c)
+    return dropped
+
+
+WIDE = st.sampled_from([f"N{i}" for i in range(12)])
+
+
+@st.composite
+def wide_chain_sets(draw: st.DrawFn) -> dict[str, Chain]:
+    out: dict[str, Chain] = {}
+    for _ in range(draw(st.integers(0, 40))):
+        conclusion = draw(WIDE)
+        premises = draw(st.sets(WIDE.filter(lambda n, c=conclusion: n != c), min_size=1, max_size=4))
+        c = chain(sorted(premises), conclusion, f"t{draw(st.integers(0, 5)):02d}")
+        out.setdefault(c.id, c)
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(chain_sets(), wide_chain_sets()), st.one_of(chain_sets(), wide_chain_sets()))
+def test_local_simplification_equals_the_ancestry_walk(old: dict[str, Chain], new: dict[str, Chain]) -> None:
+    assert simplify(old) == oracle_simplify(old)
+    fresh = [c for cid, c in new.items() if cid not in old]
+    merged = {**old, **{c.id: c for c in fresh}}
+    expected = oracle_simplify(merged, fresh)
+    assert simplify(merged, changed=fresh) == expected
+    # a kept index layered with the new chains gives the same answer as one built on the spot
+    layered = ChainIndex(old.values()).over(fresh)
+    assert simplify(merged, changed=fresh, index=layered) == expected
+
+
+def test_a_kept_index_follows_adds_and_discards() -> None:
+    ab_x, xc_y, abc_y = chain(["A", "B"], "X"), chain(["X", "C"], "Y"), chain(["A", "B", "C"], "Y")
+    index = ChainIndex([ab_x, abc_y])
+    index.add(xc_y)
+    assert simplify({c.id: c for c in (ab_x, xc_y, abc_y)}, changed=[xc_y], index=index) == {abc_y.id}
+    index.discard(xc_y)  # without X, C => Y nothing covers A, B, C => Y
+    assert list(index.premised("X")) == [] and list(index.concluding("Y")) == [abc_y]
+    assert simplify({c.id: c for c in (ab_x, abc_y)}, changed=[abc_y], index=index) == set()
 
 
 # -- validation ----------------------------------------------------------------------------------
