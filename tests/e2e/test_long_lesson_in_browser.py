@@ -19,6 +19,7 @@ import httpx
 import pytest
 from playwright.sync_api import Page, Request, Response, expect
 
+from server.store.chats import read_record_data
 from tests.livehttp import serve
 from tests.procs import ServerProcess, start_on_stub
 from tests.stub_openai import create_stub
@@ -125,7 +126,7 @@ def test_a_10000_message_lesson_opens_and_turns_with_a_small_body(page: Page, se
     assert [m["role"] for m in sent["messages"]] == ["user"]
     assert refused == []
 
-    saved = json.loads(path.read_text())["messages"]
+    saved = (read_record_data(path.parent, chat_id) or {})["messages"]  # snapshot + log (decision 0015)
     assert len(saved) == MESSAGES + 2
     assert saved[0]["id"] == "m0" and saved[MESSAGES - 1]["id"] == f"m{MESSAGES - 1}"
     assert [m["role"] for m in saved[-2:]] == ["user", "assistant"]

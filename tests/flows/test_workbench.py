@@ -26,6 +26,7 @@ from server.core.contracts.models import ModelRef
 from server.core.transcript import pending_questions
 from server.core.workbench.wake import steer_ids
 from server.services.container import build_services
+from server.store.chats import read_record_data
 from tests.fakes import FakeSecrets
 from tests.flows.conftest import Live, turn_body
 from tests.flows.lesson_script import ASSESSMENT, GOOD_PLAN, TEACH_QUIZ
@@ -438,9 +439,9 @@ def _job_owing(data: Path, chat_id: str, *, delivered_marker: bool, html: str = 
     (data / "jobs" / f"{job.id}.json").write_text(job.model_dump_json(by_alias=True))
     if delivered_marker:
         path = data / "chats" / f"{chat_id}.json"
-        record = json.loads(path.read_text())
+        record = read_record_data(path.parent, chat_id) or {}  # snapshot + log (decision 0015)
         record["messages"].append(steer_message(job))
-        path.write_text(json.dumps(record))
+        path.write_text(json.dumps(record))  # a hand edit: the log no longer applies
     return job
 
 
