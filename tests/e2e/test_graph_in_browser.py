@@ -297,7 +297,7 @@ def test_graph_home_renders_drags_searches_and_deletes(page: Page, graph_server:
     before = {n["id"] for n in graph(graph_server)["nodes"]}
     row.get_by_test_id("chain-delete").click()
     dialog = page.get_by_test_id("delete-dialog")
-    expect(dialog).to_contain_text("Delete node?")
+    expect(dialog).to_contain_text("Delete chain?")  # one chain picked: the title says chain (issue 18)
     expect(dialog.get_by_test_id("delete-permanence")).to_contain_text("propositions themselves stay")
     dialog.get_by_test_id("delete-confirm").click()
     expect(dialog).to_have_count(0)

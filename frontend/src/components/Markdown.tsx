@@ -3,7 +3,7 @@ import ReactMarkdown, { type Components, type Options } from 'react-markdown';
 import rehypeKatex from 'rehype-katex';
 import remarkGfm from 'remark-gfm';
 import remarkMath from 'remark-math';
-import { normalizeMathDelimiters } from '../core/math';
+import { healMath, normalizeMathDelimiters } from '../core/math';
 import { scrollToAnchor } from './workbench/scroll';
 
 const remarkPlugins: Options['remarkPlugins'] = [remarkGfm, remarkMath];
@@ -26,7 +26,8 @@ const components: Components = {
     ),
 };
 
-// For short texts inside buttons and lines (quiz options): paragraphs become spans.
+// For short texts inside buttons and lines (quiz options): paragraphs become spans, and
+// unbalanced `$` are healed first (core/math.ts healMath, the display seam).
 const inlineComponents: Components = {
   ...components,
   p: ({ node: _node, ...props }) => <span {...props} />,
@@ -37,7 +38,7 @@ function MarkdownImpl({ text, inline = false }: { text: string; inline?: boolean
     return (
       <span className="markdown markdown-inline">
         <ReactMarkdown remarkPlugins={remarkPlugins} rehypePlugins={rehypePlugins} components={inlineComponents}>
-          {normalizeMathDelimiters(text)}
+          {normalizeMathDelimiters(healMath(text))}
         </ReactMarkdown>
       </span>
     );

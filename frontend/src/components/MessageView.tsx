@@ -4,6 +4,7 @@ import { messageText } from '../core/messages';
 import { asToolPart } from '../core/transcript';
 import { ARTIFACT_PART, ENQUEUED_PART, artifactParts, isSteerMessage, readArtifactPart } from '../core/workbench';
 import Markdown from './Markdown';
+import MathText from './MathText';
 import ToolPartView from './ToolPartView';
 import ArtifactCard from './workbench/ArtifactCard';
 
@@ -21,7 +22,7 @@ function UserMessage({ message }: { message: UIMessage }) {
         {images.map((p, i) => (
           <img key={i} className="msg-image" src={p.url} alt={p.filename ?? 'attached image'} />
         ))}
-        {messageText(message)}
+        <MathText text={messageText(message)} />
       </div>
     </div>
   );

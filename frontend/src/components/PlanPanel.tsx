@@ -1,6 +1,8 @@
 import { Fragment, useMemo } from 'react';
+import { plainMath } from '../core/math';
 import type { Phase } from '../core/phases';
 import { planLayers, prerequisitesOf, type Plan, type PlanStatus } from '../core/plan';
+import MathText from './MathText';
 
 interface Props {
   plan: Plan | null;
@@ -16,7 +18,11 @@ export default function PlanPanel({ plan, statuses, phase }: Props) {
     <aside className="plan-panel" data-testid="plan-panel" aria-label="Lesson plan">
       <div className="plan-head">
         <span className="plan-kicker">Lesson plan</span>
-        {plan && <h2 className="plan-title">{plan.title}</h2>}
+        {plan && (
+          <h2 className="plan-title">
+            <MathText text={plan.title} />
+          </h2>
+        )}
       </div>
       {plan ? (
         <PlanGraph plan={plan} statuses={statuses} />
@@ -60,12 +66,24 @@ function PlanGraph({ plan, statuses }: { plan: Plan; statuses: Record<string, Pl
                       data-node-id={id}
                       data-status={status}
                       aria-current={status === 'current' ? 'step' : undefined}
-                      title={`${labels.get(id)} · ${STATUS_LABEL[status]}`}
+                      title={`${plainMath(labels.get(id) ?? id)} · ${STATUS_LABEL[status]}`}
                     >
                       <span className="plan-dot" aria-hidden="true" />
-                      <span className="plan-label">{labels.get(id)}</span>
+                      <span className="plan-label">
+                        <MathText text={labels.get(id) ?? id} />
+                      </span>
                       {status === 'current' && <span className="plan-now">now</span>}
-                      {showNeeds && <span className="plan-needs">after {needs.map((n) => labels.get(n) ?? n).join(' & ')}</span>}
+                      {showNeeds && (
+                        <span className="plan-needs">
+                          after{' '}
+                          {needs.map((n, i) => (
+                            <Fragment key={n}>
+                              {i > 0 && ' & '}
+                              <MathText text={labels.get(n) ?? n} />
+                            </Fragment>
+                          ))}
+                        </span>
+                      )}
                     </li>
                   );
                 })}

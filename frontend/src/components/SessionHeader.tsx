@@ -6,6 +6,7 @@ import { formatUsage, usageTotals, type UsageEntry } from '../core/usage';
 import { CoverageRing, SessionMenu } from './LessonGraph';
 import PhaseStepper from './PhaseStepper';
 import SessionModel from './SessionModel';
+import MathText from './MathText';
 
 interface Props {
   chatId: string;
@@ -26,7 +27,9 @@ export default function SessionHeader({ chatId, title, status, phase, model, usa
   return (
     <header className="chat-header">
       <div className="chat-header-row">
-        <h1 className="chat-title">{title}</h1>
+        <h1 className="chat-title">
+          <MathText text={title} />
+        </h1>
         <PhaseStepper phase={phase} />
         <span className={`chat-status status-${status}`} data-testid="chat-status" title="Chat status">
           {status}

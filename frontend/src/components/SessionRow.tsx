@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router-dom';
 import type { ChatSummary } from '../core/types';
 import { formatFull, formatRelative } from '../core/time';
+import MathText from './MathText';
 
 interface Props {
   chat: ChatSummary;
@@ -79,7 +80,7 @@ export default function SessionRow({ chat, active, onRename, onDelete }: Props) 
         >
           <span className="session-title">
             {chat.running && <span className="running-dot" data-testid="session-running" title="A reply is being written" />}
-            {title}
+            <MathText text={title} />
           </span>
           <span className="session-meta" title={formatFull(chat.updatedAt)}>
             {chat.running ? 'writing… · ' : ''}

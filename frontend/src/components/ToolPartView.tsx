@@ -3,6 +3,7 @@ import { parsePlan } from '../core/plan';
 import { askInputOrNull, displayOrder, quizInputOrNull, type QuizInput } from '../core/questions';
 import { toolNameOf, type ToolPart } from '../core/transcript';
 import Markdown from './Markdown';
+import MathText from './MathText';
 import { optionLetter } from './QuestionDock';
 import DispatchCard from './workbench/DispatchCard';
 
@@ -143,7 +144,7 @@ function AskPart({ part, pending }: { part: ToolPart; pending: boolean }) {
       <div className="qcard qcard-ask" data-testid="ask-card">
         <Markdown text={ask.question} />
         <p className="ask-answer">
-          <span className="muted">Your answer:</span> {answer}
+          <span className="muted">Your answer:</span> <MathText text={answer} />
         </p>
       </div>
     );
@@ -183,13 +184,21 @@ function ProbePart({ part }: { part: ToolPart }) {
       </div>
       <dl>
         <dt>Topic</dt>
-        <dd>{assessment.topic}</dd>
+        <dd>
+          <MathText text={assessment.topic} />
+        </dd>
         <dt>Goal</dt>
-        <dd>{assessment.goal}</dd>
+        <dd>
+          <MathText text={assessment.goal} />
+        </dd>
         <dt>You know</dt>
-        <dd>{assessment.floor}</dd>
+        <dd>
+          <MathText text={assessment.floor} />
+        </dd>
         <dt>Next edge</dt>
-        <dd>{assessment.ceiling}</dd>
+        <dd>
+          <MathText text={assessment.ceiling} />
+        </dd>
       </dl>
       <p className="assessment-foot">The teacher takes over from here.</p>
     </div>
@@ -211,7 +220,10 @@ function PlanPart({ part }: { part: ToolPart }) {
   if (!plan) return <GenericTool name="plan_init" part={part} />;
   return (
     <div className="plan-note" data-testid="plan-note">
-      Lesson plan written: <strong>{plan.title}</strong> · {plan.nodes.length} step
+      Lesson plan written:{' '}
+      <strong>
+        <MathText text={plan.title} />
+      </strong> · {plan.nodes.length} step
       {plan.nodes.length === 1 ? '' : 's'} <span className="muted">(see the plan panel)</span>
     </div>
   );

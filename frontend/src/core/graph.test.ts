@@ -83,6 +83,10 @@ describe('chains and deletion', () => {
 describe('the delete dialog words', () => {
   it('says node or N nodes, lists at most 8 names and how many more', () => {
     expect(deleteDialogWords(['A'])).toEqual({ title: 'Delete node?', listed: ['A'], more: 0 });
+    // only chains picked (issue 18): the title names them
+    expect(deleteDialogWords(['A ⟹ B'], 8, 0).title).toBe('Delete chain?');
+    expect(deleteDialogWords(['A ⟹ B', 'C ⟹ D'], 8, 0).title).toBe('Delete 2 chains?');
+    expect(deleteDialogWords(['A', 'A ⟹ B'], 8, 1).title).toBe('Delete 2 nodes?');
     const names = Array.from({ length: 11 }, (_, i) => `N${i}`);
     const w = deleteDialogWords(names);
     expect(w.title).toBe('Delete 11 nodes?');

@@ -153,11 +153,20 @@ export function deletionPreview(data: GraphData, ids: Iterable<string>): { nodes
   return { nodes, chains: [...chains] };
 }
 
-/** The confirm dialog's words: a title, at most `cap` names, and how many more there are. */
-export function deleteDialogWords(names: readonly string[], cap = 8): { title: string; listed: string[]; more: number } {
+/**
+ * The confirm dialog's words: a title, at most `cap` names, and how many more
+ * there are. When `propositions` is 0 every pick is a reasoning chain, and the
+ * title says so ("Delete chain?"); otherwise it speaks of nodes.
+ */
+export function deleteDialogWords(
+  names: readonly string[],
+  cap = 8,
+  propositions?: number,
+): { title: string; listed: string[]; more: number } {
   const n = names.length;
+  const word = propositions === 0 ? 'chain' : 'node';
   return {
-    title: n === 1 ? 'Delete node?' : `Delete ${n} nodes?`,
+    title: n === 1 ? `Delete ${word}?` : `Delete ${n} ${word}s?`,
     listed: names.slice(0, cap),
     more: Math.max(0, n - cap),
   };

@@ -35,3 +35,69 @@ describe('normalizeMathDelimiters', () => {
     expect(normalizeMathDelimiters('half \\( open')).toBe('half \\( open');
   });
 });
+
+import { healMath, plainMath, splitMath } from './math';
+
+describe('healMath (the display seam)', () => {
+  it('leaves balanced text alone', () => {
+    expect(healMath('Limits $\\lim_{h \\to 0}$ and $x$')).toBe('Limits $\\lim_{h \\to 0}$ and $x$');
+    expect(healMath('plain words')).toBe('plain words');
+  });
+
+  it('closes a lone $ that opens TeX', () => {
+    expect(healMath('Limits $\\lim_{h \\to 0}')).toBe('Limits $\\lim_{h \\to 0}$');
+    expect(healMath('$x^2$ and $y^3')).toBe('$x^2$ and $y^3$');
+    expect(healMath('Area $$\\int_0^1 x\\,dx')).toBe('Area $$\\int_0^1 x\\,dx$$');
+  });
+
+  it('makes a lone price a literal dollar', () => {
+    expect(healMath('It costs $5 now')).toBe('It costs \\$5 now');
+  });
+
+  it('reads \\( \\) and \\[ \\] as dollars', () => {
+    expect(healMath('so \\(x^2\\) grows')).toBe('so $x^2$ grows');
+  });
+});
+
+describe('splitMath', () => {
+  it('splits text and math, inline and display', () => {
+    expect(splitMath('F $= ma$ and $$E=mc^2$$')).toEqual([
+      { kind: 'text', text: 'F ' },
+      { kind: 'math', tex: '= ma', display: false },
+      { kind: 'text', text: ' and ' },
+      { kind: 'math', tex: 'E=mc^2', display: true },
+    ]);
+  });
+
+  it('keeps a literal dollar as text', () => {
+    expect(splitMath('It costs $5 now')).toEqual([{ kind: 'text', text: 'It costs $5 now' }]);
+  });
+
+  it('heals before splitting', () => {
+    expect(splitMath('Limits $\\lim_{h \\to 0}')).toEqual([
+      { kind: 'text', text: 'Limits ' },
+      { kind: 'math', tex: '\\lim_{h \\to 0}', display: false },
+    ]);
+  });
+});
+
+describe('plainMath (canvas labels)', () => {
+  it('strips delimiters and maps common commands', () => {
+    expect(plainMath('Limits $\\lim_{h \\to 0}$')).toBe('Limits lim_(h → 0)');
+    expect(plainMath('$F = ma$')).toBe('F = ma');
+    expect(plainMath('$\\frac{d}{dx} x^2 = 2x$')).toBe('d/dx x² = 2x');
+    expect(plainMath('$\\frac{f(x+h)-f(x)}{h}$')).toBe('(f(x+h)-f(x))/h');
+    expect(plainMath('$\\sqrt{2}$ is irrational')).toBe('√2 is irrational');
+    expect(plainMath('$a_{n+1} \\le a_n$')).toBe('a_(n+1) ≤ a_n');
+    expect(plainMath('$\\sin x \\cdot \\pi$')).toBe('sin x · π');
+    expect(plainMath('$e^{i\\pi}$')).toBe('e^(iπ)');
+  });
+
+  it('never leaves a delimiter $, even unbalanced', () => {
+    for (const s of ['Limits $\\lim_{h \\to 0}', '$x$ and $y', '$$\\int_0^1 x\\,dx$$', 'a \\(x^2\\) b']) {
+      expect(plainMath(s)).not.toContain('$');
+    }
+    expect(plainMath('It costs $5')).toBe('It costs $5'); // a price is not a delimiter
+    expect(plainMath('no math here')).toBe('no math here');
+  });
+});

@@ -9,12 +9,14 @@ import { select } from 'd3-selection';
 import { zoom, zoomIdentity, type ZoomBehavior, type ZoomTransform } from 'd3-zoom';
 import { DEFAULT_RENDER, type GraphData, type NodeKind, type RenderSettings } from '../core/graph';
 import { MAX_ZOOM, MIN_ZOOM, NO_CLUSTER_COLOR, boundsOf, fitCamera, hashString, parseCamera, type Camera, type Point } from '../core/graphMath';
+import { plainMath } from '../core/math';
 import { SceneLayer, drawScene, type DrawStats } from './draw';
 
 export interface RenderNode extends SimulationNodeDatum {
   id: string;
   kind: NodeKind;
-  /** Proposition name, or the chain line for an implication. */
+  /** Proposition name, or the chain line for an implication, as plain text (`plainMath`: a canvas
+   * label cannot typeset TeX, so `$\lim_{h \to 0}$` draws as "lim_(h → 0)"). */
   name: string;
   cluster: string | null;
   color: string;
@@ -196,7 +198,7 @@ export class GraphRenderer {
     for (const g of data.nodes) {
       let node = previous.get(g.id);
       const hasPos = g.x !== undefined && g.y !== undefined;
-      const name = g.kind === 'implication' ? g.statement : g.name;
+      const name = plainMath(g.kind === 'implication' ? g.statement : g.name);
       if (node) {
         if (node.name !== name) node.labelWidth = -1;
         node.name = name;

@@ -1,5 +1,7 @@
 import katex from 'katex';
 import { Fragment } from 'react';
+import { plainMath } from '../../core/math';
+import MathText from '../MathText';
 
 // The two operators, rendered once by KaTeX (the stylesheet is loaded in main.tsx).
 const AND_HTML = katex.renderToString('\\land', { throwOnError: false });
@@ -22,12 +24,12 @@ export default function ChainLine({ premises, conclusion, onChip }: Props) {
   const chip = (c: Chip, extra = '') => {
     const cls = `chip${extra}`;
     return onChip ? (
-      <button type="button" className={`${cls} chip-button`} data-testid="chain-chip" data-node-id={c.id} title={c.name} onClick={() => onChip(c.id)}>
-        {c.name}
+      <button type="button" className={`${cls} chip-button`} data-testid="chain-chip" data-node-id={c.id} title={plainMath(c.name)} onClick={() => onChip(c.id)}>
+        <MathText text={c.name} />
       </button>
     ) : (
-      <span className={cls} data-testid="chain-chip" data-node-id={c.id} title={c.name}>
-        {c.name}
+      <span className={cls} data-testid="chain-chip" data-node-id={c.id} title={plainMath(c.name)}>
+        <MathText text={c.name} />
       </span>
     );
   };

@@ -14,6 +14,8 @@ import {
 import { chainsOf, type GraphData } from '../../core/graph';
 import { chainsForSelection, selectionSummary } from '../../core/practice';
 import { formatFull, formatRelative } from '../../core/time';
+import { plainMath } from '../../core/math';
+import MathText from '../MathText';
 import ChainLine from './ChainLine';
 
 interface Props {
@@ -237,7 +239,7 @@ function ChainRows({ chain, open, selection, nodes, chip, onToggle, onSelect, on
     <Fragment>
       <tr className="row-chain" data-testid="table-chain" data-chain-id={chain.id} data-lonely={chain.lonely ? 'true' : undefined} aria-expanded={open}>
         <td className="col-check">
-          <Check state={checkState(chain.members, selection)} label={`Select ${chain.line}`} testId="select-chain" onChange={() => onSelect(chain.members)} />
+          <Check state={checkState(chain.members, selection)} label={`Select ${plainMath(chain.line)}`} testId="select-chain" onChange={() => onSelect(chain.members)} />
         </td>
         <td className="col-name">
           <button type="button" className="row-toggle row-toggle-chain" data-testid="toggle-chain" aria-expanded={open} onClick={onToggle}>
@@ -264,15 +266,17 @@ function ChainRows({ chain, open, selection, nodes, chip, onToggle, onSelect, on
           return (
             <tr key={`${chain.id}:${id}`} className="row-statement" data-testid="table-statement" data-node-id={id}>
               <td className="col-check">
-                <Check state={selection.has(id) ? 'all' : 'none'} label={`Select ${node?.name ?? id}`} testId="select-node" onChange={() => onSelect([id])} />
+                <Check state={selection.has(id) ? 'all' : 'none'} label={`Select ${plainMath(node?.name ?? id)}`} testId="select-node" onChange={() => onSelect([id])} />
               </td>
               <td className="col-name">
                 <div className="statement-cell">
                   <button type="button" className="chip chip-button" title="Show on the graph" onClick={() => onShowNode(id)}>
-                    {node?.name ?? id}
+                    <MathText text={node?.name ?? id} />
                   </button>
                   {role && <span className={`role role-${role}`}>{role}</span>}
-                  <span className="statement-text">{node?.statement}</span>
+                  <span className="statement-text">
+                    <MathText text={node?.statement ?? ''} />
+                  </span>
                 </div>
               </td>
               <td className="col-props" />

@@ -1,5 +1,6 @@
 import { deleteDialogWords, permanenceLine } from '../../core/graph';
 import ConfirmDialog from '../ConfirmDialog';
+import MathText from '../MathText';
 
 interface Props {
   /** What the user picked, as it should read (a proposition's name, an implication's chain line). */
@@ -13,9 +14,9 @@ interface Props {
   onCancel: () => void;
 }
 
-/** "Delete node?" / "Delete N nodes?": the names (at most 8, then "and K more") and one permanence line. */
+/** "Delete node?" / "Delete N nodes?" ("Delete chain?" when only chains are picked): the names (at most 8, then "and K more") and one permanence line. */
 export default function GraphDeleteDialog({ names, propositions, extraChains, busy, error, onConfirm, onCancel }: Props) {
-  const words = deleteDialogWords(names);
+  const words = deleteDialogWords(names, 8, propositions);
   return (
     <ConfirmDialog
       title={words.title}
@@ -28,7 +29,9 @@ export default function GraphDeleteDialog({ names, propositions, extraChains, bu
     >
       <ul className="delete-names" data-testid="delete-names">
         {words.listed.map((name, i) => (
-          <li key={i}>{name}</li>
+          <li key={i}>
+            <MathText text={name} />
+          </li>
         ))}
         {words.more > 0 && <li className="muted">and {words.more} more</li>}
       </ul>

@@ -1,6 +1,7 @@
 import { Link } from 'react-router-dom';
 import type { Chain, GraphNode } from '../../core/graph';
 import { formatFull, formatRelative } from '../../core/time';
+import MathText from '../MathText';
 import ChainLine from './ChainLine';
 
 export interface SourceName {
@@ -50,10 +51,10 @@ export default function NodeCard({ node, nodes, chains, sourceName, onSelect, on
       ) : (
         <>
           <h2 className="node-name" data-testid="node-name">
-            {node.name}
+            <MathText text={node.name} />
           </h2>
           <p className="node-statement" data-testid="node-statement">
-            {node.statement}
+            <MathText text={node.statement} />
           </p>
           {node.aliases.length > 0 && <p className="node-aliases small muted">Also called: {node.aliases.join(', ')}</p>}
         </>
