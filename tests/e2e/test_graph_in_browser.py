@@ -271,6 +271,10 @@ def test_graph_home_renders_drags_searches_and_deletes(page: Page, graph_server:
     # the chain table: collapsed clusters; the search finds a chain by a word of a statement
     page.get_by_test_id("open-chain-table").click()
     table = page.get_by_test_id("chain-table")
+    # one definition of a chain on both surfaces: lonely propositions are not counted as chains
+    header = page.get_by_test_id("graph-counts").inner_text()
+    expect(table.get_by_test_id("table-counts")).to_have_text(header)
+    expect(table.get_by_test_id("table-counts")).to_have_text("9 propositions · 6 chains · 3 sessions")
     expect(table.get_by_test_id("table-cluster")).to_have_count(len(NOTES))
     expect(table.get_by_test_id("table-chain")).to_have_count(0)
     # select one chain: the floating bar counts its nodes and the chains they make

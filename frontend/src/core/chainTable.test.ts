@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildTable, chainSearch, checkState, defaultDir, filterTable, nextSort, sortTable, toggleMembers } from './chainTable';
-import { normalizeGraph } from './graph';
+import { graphCounts, normalizeGraph } from './graph';
 
 function prop(id: string, name: string, cluster: string, createdAt: string, statement = `${name} holds.`, aliases: string[] = []) {
   return { id, kind: 'proposition', name, statement, aliases, cluster, sources: [cluster], createdAt };
@@ -38,6 +38,15 @@ describe('buildTable', () => {
     expect(s2.chains.map((c) => c.id).sort()).toEqual(['arg_2', 'n_d']);
     const lonely = s2.chains.find((c) => c.id === 'n_d')!;
     expect(lonely).toMatchObject({ lonely: true, premises: [], conclusion: 'n_d', members: ['n_d'], line: 'Dates' });
+  });
+
+  it('counts stored chains as chains and lonely propositions as propositions, as the graph header does', () => {
+    expect(model.chains).toHaveLength(4); // 2 stored chains + 2 lonely propositions as rows
+    expect(model.counts).toEqual(graphCounts(data));
+    expect(model.counts).toEqual({ propositions: 5, chains: 2, sessions: 2 });
+    const s1 = model.clusters.find((c) => c.key === 's1')!;
+    expect(s1).toMatchObject({ storedChains: 1, props: 3 });
+    expect(model.clusters.reduce((n, c) => n + c.storedChains, 0)).toBe(model.counts.chains);
   });
 
   it('writes the chain line in names and knows its members', () => {

@@ -2,7 +2,7 @@
 // A chain lives where its CONCLUSION was born; a proposition in no chain is a chain of one.
 
 import Fuse from 'fuse.js';
-import { chainsOf, clusterLabel, type GraphData, type GraphNode } from './graph';
+import { chainsOf, clusterLabel, graphCounts, type GraphCounts, type GraphData, type GraphNode } from './graph';
 
 export interface TableChain {
   /** The chain's `arg_` id, or the proposition's id for a lonely proposition. */
@@ -23,7 +23,10 @@ export interface TableCluster {
   key: string;
   label: string;
   kind: 'chat' | 'notes';
+  /** Its rows: stored chains and lonely propositions. */
   chains: TableChain[];
+  /** Stored chains among the rows (what the row's "N chains" says; lonely propositions are not chains). */
+  storedChains: number;
   /** Propositions born in this session. */
   props: number;
   /** The session's first proposition's time. */
@@ -35,7 +38,10 @@ export interface TableCluster {
 export interface TableModel {
   clusters: TableCluster[];
   nodes: Map<string, GraphNode>;
+  /** Every row: stored chains, then lonely propositions. */
   chains: TableChain[];
+  /** The graph's counts (`graphCounts`): the header says these, as the graph header does. */
+  counts: GraphCounts;
 }
 
 const NO_CLUSTER = '';
@@ -77,21 +83,26 @@ export function buildTable(data: GraphData): TableModel {
 
   const byKey = new Map<string, TableCluster>();
   for (const c of data.clusters) {
-    byKey.set(c.key, { key: c.key, label: clusterLabel(c), kind: c.kind, chains: [], props: c.nodeCount, createdAt: '', members: [] });
+    byKey.set(c.key, { key: c.key, label: clusterLabel(c), kind: c.kind, chains: [], storedChains: 0, props: c.nodeCount, createdAt: '', members: [] });
   }
   for (const n of nodes.values()) {
     const key = n.cluster ?? NO_CLUSTER;
     let cluster = byKey.get(key);
     if (!cluster) {
-      cluster = { key, label: clusterLabel(null), kind: 'notes', chains: [], props: 0, createdAt: '', members: [] };
+      cluster = { key, label: clusterLabel(null), kind: 'notes', chains: [], storedChains: 0, props: 0, createdAt: '', members: [] };
       byKey.set(key, cluster);
       cluster.props = [...nodes.values()].filter((m) => (m.cluster ?? NO_CLUSTER) === key).length;
     }
     if (n.createdAt && (!cluster.createdAt || n.createdAt < cluster.createdAt)) cluster.createdAt = n.createdAt;
   }
-  for (const chain of chains) byKey.get(chain.cluster)?.chains.push(chain);
+  for (const chain of chains) {
+    const cluster = byKey.get(chain.cluster);
+    if (!cluster) continue;
+    cluster.chains.push(chain);
+    if (!chain.lonely) cluster.storedChains++;
+  }
   for (const cluster of byKey.values()) cluster.members = [...new Set(cluster.chains.flatMap((c) => c.members))];
-  return { clusters: [...byKey.values()].filter((c) => c.chains.length > 0), nodes, chains };
+  return { clusters: [...byKey.values()].filter((c) => c.chains.length > 0), nodes, chains, counts: graphCounts(data) };
 }
 
 export type SortKey = 'name' | 'props' | 'created';

@@ -75,8 +75,13 @@ describe('chains and deletion', () => {
     expect(deletionPreview(g, ['arg_1'])).toEqual({ nodes: [], chains: ['arg_1'] });
   });
 
-  it('counts propositions and chains', () => {
-    expect(graphCounts(g)).toEqual({ propositions: 3, chains: 2 });
+  it('counts propositions, stored chains and sessions', () => {
+    expect(graphCounts(g)).toEqual({ propositions: 3, chains: 2, sessions: g.clusters.length });
+  });
+
+  it('counts a chain whose member is missing from the view as no chain', () => {
+    const dangling = { ...g, nodes: g.nodes.filter((n) => n.id !== 'n_c') };
+    expect(graphCounts(dangling)).toMatchObject({ propositions: 2, chains: 1 });
   });
 });
 

@@ -220,15 +220,23 @@ export function normalizeRenderSettings(raw: unknown): RenderSettings {
   };
 }
 
-/** Count of propositions and chains, in words ("12 propositions · 8 chains"). */
-export function graphCounts(data: GraphData): { propositions: number; chains: number } {
+/** What every surface counts (the graph header, the chain table's header and its session rows). */
+export interface GraphCounts {
+  propositions: number;
+  /** Stored arguments: the view's implications whose members are all propositions (`chainsOf`). */
+  chains: number;
+  /** Birth sessions the view lists. */
+  sessions: number;
+}
+
+/**
+ * The one definition of the counts: a chain is a stored argument (as `chainsOf`), and a
+ * proposition in no chain counts as a proposition, never as a chain.
+ */
+export function graphCounts(data: GraphData): GraphCounts {
   let propositions = 0;
-  let chains = 0;
-  for (const n of data.nodes) {
-    if (n.kind === 'proposition') propositions++;
-    else chains++;
-  }
-  return { propositions, chains };
+  for (const n of data.nodes) if (n.kind === 'proposition') propositions++;
+  return { propositions, chains: chainsOf(data).length, sessions: data.clusters.length };
 }
 
 export function plural(n: number, one: string, many = `${one}s`): string {

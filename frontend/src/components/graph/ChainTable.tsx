@@ -11,7 +11,7 @@ import {
   type SortKey,
   type TableChain,
 } from '../../core/chainTable';
-import { chainsOf, type GraphData } from '../../core/graph';
+import { chainsOf, plural, type GraphData } from '../../core/graph';
 import { chainsForSelection, selectionSummary } from '../../core/practice';
 import { formatFull, formatRelative } from '../../core/time';
 import { plainMath } from '../../core/math';
@@ -58,7 +58,7 @@ export default function ChainTable({ data, selection, onSelectionChange, onGener
   const rows = useMemo(() => filterTable(sortTable(model.clusters, sort.key, sort.dir), matches), [model, sort, matches]);
   const searching = matches !== null;
   const practice = useMemo(() => chainsForSelection(selection, chains), [selection, chains]);
-  const totalChains = model.chains.length;
+  const { counts } = model;
 
   useEffect(() => {
     searchRef.current?.focus();
@@ -106,7 +106,7 @@ export default function ChainTable({ data, selection, onSelectionChange, onGener
             <span className="cluster-name">{cluster.label}</span>
             <span className="muted small">
               {' '}
-              · {cluster.chains.length} {cluster.chains.length === 1 ? 'chain' : 'chains'}
+              · {plural(cluster.props, 'proposition')} · {plural(cluster.storedChains, 'chain')}
             </span>
           </button>
         </td>
@@ -147,8 +147,10 @@ export default function ChainTable({ data, selection, onSelectionChange, onGener
         <div>
           <h2>Reasoning chains</h2>
           <p className="muted small">
-            {totalChains} {totalChains === 1 ? 'chain' : 'chains'} in {model.clusters.length} {model.clusters.length === 1 ? 'session' : 'sessions'} · a chain lives where its conclusion
-            was born
+            <span data-testid="table-counts">
+              {plural(counts.propositions, 'proposition')} · {plural(counts.chains, 'chain')} · {plural(counts.sessions, 'session')}
+            </span>{' '}
+            · a chain lives where its conclusion was born; a proposition in no chain is listed on its own
           </p>
         </div>
         <input

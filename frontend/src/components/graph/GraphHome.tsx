@@ -139,7 +139,7 @@ export default function GraphHome({ graph }: Props) {
         <div className="graph-title">
           <h1>Knowledge graph</h1>
           <span className="graph-counts" data-testid="graph-counts">
-            {plural(counts.propositions, 'proposition')} · {plural(counts.chains, 'chain')} · {plural(data.clusters.length, 'session')}
+            {plural(counts.propositions, 'proposition')} · {plural(counts.chains, 'chain')} · {plural(counts.sessions, 'session')}
           </span>
         </div>
         <div className="graph-tools">
