@@ -19,6 +19,14 @@ from server.core.contracts.models import (
 
 OFFLINE_MODEL = "SmolLM2-135M-Instruct"
 
+SLOT_LABELS: dict[SlotName, str] = {
+    "strong": "Strong model",
+    "cheap": "Cheap model",
+    "vision": "Vision model",
+}
+"""What the Settings page calls each slot (frontend SettingsPage SLOT_INFO): problem sentences name
+the slot the way the learner sees it, never by its key ("strong:")."""
+
 
 @dataclass(frozen=True)
 class Resolution:
@@ -48,7 +56,7 @@ def resolve_ref(
         keys_present: provider -> whether a key is available (env or keychain).
         offline_available: whether the `local` extra (llama.cpp + SmolLM2) is installed.
         key_env: provider -> environment variable name, for the problem text.
-        label: what to call this choice in a problem sentence ("strong", "this session").
+        label: what to call this choice in a problem sentence ("Strong model", "this session").
 
     Returns:
         A Resolution; `problem` says what the learner must do when `model` is None.
@@ -86,7 +94,11 @@ def resolve_slot(
     slot = getattr(slots, name)
     if slot is not None:
         return resolve_ref(
-            slot, keys_present=keys_present, offline_available=offline_available, key_env=key_env, label=name
+            slot,
+            keys_present=keys_present,
+            offline_available=offline_available,
+            key_env=key_env,
+            label=SLOT_LABELS[name],
         )
     if name == "cheap":
         return resolve_slot(
@@ -97,10 +109,12 @@ def resolve_slot(
     if name == "strong":
         return Resolution(
             None,
-            "strong: no model chosen and the offline model is not installed; choose a provider and "
-            f"model in Settings and {_key_hint('openrouter', key_env)}",
+            f"{SLOT_LABELS['strong']}: no model chosen and the offline model is not installed; choose a "
+            f"provider and model in Settings and {_key_hint('openrouter', key_env)}",
         )
-    return Resolution(None, f"{name}: no model chosen; choose a vision-capable model in Settings")
+    return Resolution(
+        None, f"{SLOT_LABELS[name]}: no model chosen; choose a vision-capable model in Settings"
+    )
 
 
 def stamp_from(resolved: ResolvedModel, slot: ModelSlot | None) -> ModelRef:

@@ -175,3 +175,30 @@ def test_math_in_every_field_shows_no_raw_dollar(page: Page, server: ServerProce
     expect(dialog.get_by_test_id("delete-names").locator(".katex").first).to_be_visible()
     no_raw_dollar(page, "the delete dialog")
     dialog.get_by_test_id("delete-cancel").click()
+
+
+def test_plain_words_around_the_lesson(page: Page, server: ServerProcess) -> None:
+    """Issue 18, item 6: usage once per lesson in the header (each turn on demand), no grey 0 on an
+    idle Activity badge, and a friendly page for a lesson that does not exist."""
+    page.goto(server.url + "/")
+    expect(page.get_by_test_id("activity-toggle")).to_be_visible()
+    expect(page.get_by_test_id("activity-count")).to_have_count(0)  # nothing runs: no badge
+
+    page.get_by_test_id("begin-lesson").click()
+    page.get_by_test_id("composer-input").fill("Teach me limits")
+    page.get_by_test_id("composer-send").click()
+    expect(page.get_by_test_id("question-dock")).to_be_visible(timeout=20_000)
+    expect(page.get_by_test_id("message-usage")).to_have_count(0)  # no token line under messages
+    total = page.get_by_test_id("usage-total")
+    expect(total).to_contain_text("tokens")
+    expect(page.get_by_test_id("usage-turn").first).to_be_hidden()
+    total.click()
+    expect(page.get_by_test_id("usage-turn").first).to_contain_text("Turn 1")
+
+    page.goto(server.url + "/chat/c_0000000000000000")
+    expect(page.get_by_test_id("lesson-missing")).to_have_text(
+        "This lesson doesn't exist (it may have been deleted). Pick one from the list, or start a new one."
+    )
+    expect(page.get_by_text("no session")).to_have_count(0)
+    page.get_by_test_id("go-home").click()
+    expect(page).to_have_url(server.url + "/")

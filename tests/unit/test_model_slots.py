@@ -39,6 +39,10 @@ def test_keyed_provider_without_key_is_a_problem_not_a_silent_fallback() -> None
     assert "no API key for openrouter" in (outcome.problem or "") and "LH_OPENROUTER_API_KEY" in (
         outcome.problem or ""
     )
+    # the slot is named as the Settings page names it, never by its key (issue 18)
+    assert (outcome.problem or "").startswith("Strong model: ") and "strong:" not in (outcome.problem or "")
+    unset = resolve(ModelSlots(), "strong", offline=False).problem or ""
+    assert unset.startswith("Strong model: ")
     ok = resolve(slots, "strong", keys={**NO_KEYS, "openrouter": True})
     assert ok.model is not None and ok.model.model == "anthropic/claude-sonnet-4" and not ok.model.offline
 

@@ -47,9 +47,14 @@ function ChatLoader({ id }: { id: string }) {
     return (
       <div className="page page-narrow">
         <h1>{state.notFound ? 'Lesson not found' : 'Could not load this lesson'}</h1>
-        <div className="banner banner-error" role="alert" data-testid="error-banner">
-          {state.message}
-        </div>
+        {state.notFound ? (
+          // Never the server's "no session 'c_…'": an id means nothing to a learner (issue 18).
+          <p data-testid="lesson-missing">This lesson doesn&apos;t exist (it may have been deleted). Pick one from the list, or start a new one.</p>
+        ) : (
+          <div className="banner banner-error" role="alert" data-testid="error-banner">
+            {state.message}
+          </div>
+        )}
         <p>
           {!state.notFound && (
             <button
@@ -63,7 +68,9 @@ function ChatLoader({ id }: { id: string }) {
               Try again
             </button>
           )}{' '}
-          <Link to="/">Back to the start</Link>
+          <Link to="/" data-testid="go-home">
+            Go to the home page
+          </Link>
         </p>
       </div>
     );

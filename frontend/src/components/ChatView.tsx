@@ -9,7 +9,6 @@ import { phaseOf } from '../core/phases';
 import { derivePlanStatuses, planOf } from '../core/plan';
 import { answersById, pendingQuestions } from '../core/transcript';
 import { TRANSCRIPT_WINDOW, revealEarlier, transcriptWindow } from '../core/transcriptWindow';
-import { formatUsage, messageUsage } from '../core/usage';
 import { useLessonChat } from '../useLessonChat';
 import { useLessonCoverage } from '../useLessonCoverage';
 import { useLessonJobs, WorkbenchProvider } from '../workbenchState';
@@ -148,14 +147,12 @@ export default function ChatView({ record }: { record: ChatRecord }) {
                 <EarlierMessages hidden={shown.hidden} next={shown.next} onShow={showEarlier} />
                 {messages.slice(shown.start).map((m, j) => {
                   const isLast = shown.start + j === messages.length - 1;
-                  const totals = m.role === 'assistant' ? messageUsage(usage, m.id) : null;
                   return (
                     <MessageView
                       key={m.id}
                       message={m}
                       streaming={busy && isLast && m.role === 'assistant'}
                       pendingIds={isLast ? pendingIds : ''}
-                      usage={totals ? formatUsage(totals) : ''}
                     />
                   );
                 })}

@@ -2,7 +2,7 @@ import type { ChatStatus } from 'ai';
 import type { Phase } from '../core/phases';
 import type { LessonCoverage } from '../core/lessonGraph';
 import type { ChatModel } from '../core/types';
-import { formatUsage, usageTotals, type UsageEntry } from '../core/usage';
+import { formatUsage, usageByTurn, usageTotals, type UsageEntry } from '../core/usage';
 import { CoverageRing, SessionMenu } from './LessonGraph';
 import PhaseStepper from './PhaseStepper';
 import SessionModel from './SessionModel';
@@ -39,13 +39,26 @@ export default function SessionHeader({ chatId, title, status, phase, model, usa
       </div>
       <div className="chat-meta">
         <SessionModel chatId={chatId} model={model} busy={busy} onChanged={onModelChanged} />
-        <span
-          className="usage-total"
-          data-testid="usage-total"
-          title={`${totals.requests} model request${totals.requests === 1 ? '' : 's'} in this lesson`}
-        >
-          {totals.entries === 0 ? 'no model usage yet' : formatUsage(totals)}
-        </span>
+        {totals.entries === 0 ? (
+          <span className="usage-total muted" data-testid="usage-total">
+            no model usage yet
+          </span>
+        ) : (
+          // Once per lesson: the total, with each turn's usage on demand.
+          <details className="usage-details">
+            <summary className="usage-total" data-testid="usage-total" title="Model use in this lesson: show each turn">
+              {formatUsage(totals)}
+            </summary>
+            <ol className="usage-turns" data-testid="usage-turns">
+              {usageByTurn(usage).map((line) => (
+                <li key={line.messageId} data-testid="usage-turn">
+                  Turn {line.turn} · {line.roles.join(' + ')} · {line.models.join(', ')} · {formatUsage(line.totals)} ·{' '}
+                  {line.totals.requests} model call{line.totals.requests === 1 ? '' : 's'}
+                </li>
+              ))}
+            </ol>
+          </details>
+        )}
       </div>
     </header>
   );

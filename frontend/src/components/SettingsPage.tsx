@@ -11,6 +11,7 @@ import {
   draftToUpdate,
   draftsEqual,
   keySourceLabel,
+  modelPlaceholder,
   needsBaseUrl,
   resolvedLabel,
   validateDraft,
@@ -176,7 +177,7 @@ function ModelsSection({ settings }: { settings: Settings }) {
                     data-testid={`slot-${slot}-model`}
                     value={d.model}
                     disabled={d.provider === NOT_SET}
-                    placeholder={d.provider === NOT_SET ? '' : 'e.g. anthropic/claude-sonnet-4'}
+                    placeholder={d.provider === NOT_SET ? '' : modelPlaceholder(d.provider)}
                     spellCheck={false}
                     autoComplete="off"
                     onChange={(e) => update(slot, { model: e.target.value })}

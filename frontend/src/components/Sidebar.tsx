@@ -104,10 +104,13 @@ export default function Sidebar() {
           onClick={() => setDockOpen(!dockOpen)}
         >
           <span>Activity</span>
-          <span className={runningCount ? 'activity-count running' : 'activity-count'} data-testid="activity-count" aria-label={`${runningCount} running`}>
-            {runningCount > 0 && <span className="running-dot" aria-hidden="true" />}
-            {runningCount}
-          </span>
+          {/* only when something runs: an idle badge would be a grey 0 (issue 18) */}
+          {runningCount > 0 && (
+            <span className="activity-count running" data-testid="activity-count" aria-label={`${runningCount} running`}>
+              <span className="running-dot" aria-hidden="true" />
+              {runningCount}
+            </span>
+          )}
         </button>
         <NavLink to="/settings" className={({ isActive }) => (isActive ? 'sidebar-link active' : 'sidebar-link')} data-testid="settings-link">
           Settings

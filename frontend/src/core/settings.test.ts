@@ -5,6 +5,7 @@ import {
   draftToUpdate,
   draftsEqual,
   keySourceLabel,
+  modelPlaceholder,
   resolvedLabel,
   validateDraft,
 } from './settings';
@@ -105,8 +106,8 @@ describe('settings draft', () => {
     draft.strong.model = '  ';
     draft.vision.baseUrl = 'localhost:1234';
     expect(validateDraft(draft)).toEqual([
-      'strong: enter a model id (or choose "Not set").',
-      'vision: the base URL must start with http:// or https://.',
+      'Strong model: enter a model id (or choose "Not set").',
+      'Vision model: the base URL must start with http:// or https://.',
     ]);
   });
 
@@ -132,5 +133,13 @@ describe('labels', () => {
     const s = settings();
     expect(resolvedLabel(s, 'strong')).toBe('Runs SmolLM2-135M-Instruct via local (tiny offline demo model)');
     expect(resolvedLabel(s, 'cheap')).toBe('Cannot run with the current settings and keys.');
+    // an unset vision slot is optional, never worded as a failure (issue 18)
+    expect(resolvedLabel({ ...s, models: { ...s.models, vision: null } }, 'vision')).toMatch(/^Optional, not set/);
+  });
+
+  it('gives each provider its own model id example', () => {
+    expect(modelPlaceholder('openrouter')).toContain('anthropic/claude-sonnet-4');
+    expect(modelPlaceholder('openai-compatible')).not.toContain('/');
+    expect(modelPlaceholder('openai')).toContain('gpt');
   });
 });

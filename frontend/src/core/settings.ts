@@ -62,15 +62,34 @@ export function draftFromSettings(settings: Pick<Settings, 'models'>): SettingsD
 }
 
 /** Problems the user must fix before saving; empty = OK. */
+/** The model id field's example for a provider (an OpenRouter id only for OpenRouter). */
+export function modelPlaceholder(provider: string): string {
+  switch (provider) {
+    case 'openrouter':
+      return 'e.g. anthropic/claude-sonnet-4';
+    case 'openai':
+      return 'e.g. gpt-4o-mini';
+    case 'openai-compatible':
+      return 'the model name your server lists, e.g. llama3.1:8b';
+    case 'local':
+      return 'the offline model runs whatever is named here';
+    default:
+      return '';
+  }
+}
+
+/** What the Settings page calls each slot; errors name a slot this way, never by its key. */
+export const SLOT_LABELS: Record<Slot, string> = { strong: 'Strong model', cheap: 'Cheap model', vision: 'Vision model' };
+
 export function validateDraft(draft: SettingsDraft): string[] {
   const errors: string[] = [];
   for (const slot of SLOTS) {
     const d = draft[slot];
     if (d.provider === NOT_SET) continue;
-    if (!d.model.trim()) errors.push(`${slot}: enter a model id (or choose "Not set").`);
+    if (!d.model.trim()) errors.push(`${SLOT_LABELS[slot]}: enter a model id (or choose "Not set").`);
     const url = d.baseUrl.trim();
     if (needsBaseUrl(d.provider) && url && !/^https?:\/\/\S+$/i.test(url)) {
-      errors.push(`${slot}: the base URL must start with http:// or https://.`);
+      errors.push(`${SLOT_LABELS[slot]}: the base URL must start with http:// or https://.`);
     }
   }
   return errors;
@@ -114,6 +133,8 @@ export function keySourceLabel(source: string | null | undefined): string {
 
 export function resolvedLabel(settings: Settings, slot: Slot): string {
   const r = settings.resolved?.[slot] ?? null;
+  // An unset vision slot is optional (nothing else needs it): say so, not as a failure.
+  if (!r && slot === 'vision' && !settings.models?.vision) return 'Optional, not set: choose a model that reads images if you want to share pictures.';
   if (!r) return 'Cannot run with the current settings and keys.';
   const base = `Runs ${r.model} via ${r.provider}`;
   return r.offline ? `${base} (tiny offline demo model)` : base;

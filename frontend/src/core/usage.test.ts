@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatCost, formatCount, formatTokens, formatUsage, messageUsage, normalizeUsage, usageTotals, type UsageEntry } from './usage';
+import { formatCost, formatCount, formatTokens, formatUsage, messageUsage, normalizeUsage, usageByTurn, usageTotals, type UsageEntry } from './usage';
 
 function entry(partial: Partial<UsageEntry> = {}): UsageEntry {
   return {
@@ -82,5 +82,29 @@ describe('formatting', () => {
   it('normalizes junk', () => {
     expect(normalizeUsage(null)).toEqual([]);
     expect(normalizeUsage([1, { messageId: 'x' }])).toEqual([{ messageId: 'x' }]);
+  });
+});
+
+describe('usage by turn (the header detail, issue 18)', () => {
+  const entry = (messageId: string, role: string, inputTokens: number | null, costUsd: number | null): UsageEntry => ({
+    messageId,
+    role,
+    provider: 'openai',
+    model: 'gpt-5-mini',
+    inputTokens,
+    outputTokens: inputTokens === null ? null : 5,
+    requests: 1,
+    costUsd,
+    at: '2026-12-01T00:00:00Z',
+  });
+
+  it('groups the runs of one reply into one turn, in recorded order', () => {
+    const lines = usageByTurn([entry('a1', 'prober', 10, 0.001), entry('a2', 'prober', 20, null), entry('a2', 'teacher', 30, 0.002)]);
+    expect(lines.map((l) => [l.turn, l.messageId, l.roles])).toEqual([
+      [1, 'a1', ['prober']],
+      [2, 'a2', ['prober', 'teacher']],
+    ]);
+    expect(lines[1].totals).toMatchObject({ entries: 2, inputTokens: 50, requests: 2, unknownCost: 1 });
+    expect(usageByTurn([])).toEqual([]);
   });
 });

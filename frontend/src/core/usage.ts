@@ -108,3 +108,42 @@ export function formatUsage(t: UsageTotals): string {
   const cost = t.unknownCost && t.unknownCost < t.entries && t.costUsd !== null ? `${formatCost(t.costUsd)} + unknown` : formatCost(t.costUsd);
   return `${formatTokens(t)} tokens${tokensNote} · ${cost}`;
 }
+
+/** One turn's usage: the assistant message it produced and its runs' totals. */
+export interface TurnUsageLine {
+  messageId: string;
+  /** 1-based, in the order the turns were recorded. */
+  turn: number;
+  /** The roles that ran ("prober", "teacher"), in order, each once. */
+  roles: string[];
+  /** The models that ran, each once. */
+  models: string[];
+  totals: UsageTotals;
+}
+
+/**
+ * The lesson's usage per turn (entries grouped by the message they belong to, in recorded
+ * order): the header's detail on demand, instead of a line under every message.
+ */
+export function usageByTurn(entries: readonly UsageEntry[]): TurnUsageLine[] {
+  const order: string[] = [];
+  const groups = new Map<string, UsageEntry[]>();
+  for (const e of entries) {
+    const group = groups.get(e.messageId);
+    if (group) group.push(e);
+    else {
+      groups.set(e.messageId, [e]);
+      order.push(e.messageId);
+    }
+  }
+  return order.map((messageId, i) => {
+    const group = groups.get(messageId) ?? [];
+    return {
+      messageId,
+      turn: i + 1,
+      roles: [...new Set(group.map((e) => e.role))],
+      models: [...new Set(group.map((e) => e.model))],
+      totals: usageTotals(group),
+    };
+  });
+}
