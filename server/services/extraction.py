@@ -399,9 +399,10 @@ class ExtractionService:
                 run.tally.waiting -= 1
                 run.tally.running += 1
                 run.rows = self._make_rows(run)
+            # a new source (no contributors) reads no coverage: a launch costs one ledger read
+            contributors = self.graph.contributors(run.source) if run.version is not None else set()
             pending = run.version is not None and bool(
-                self.graph.contributors(run.source)
-                - version_jobs(self.graph.coverage(run.source), run.version)
+                contributors and contributors - version_jobs(self.graph.coverage(run.source), run.version)
             )
             task = asyncio.get_running_loop().create_task(
                 self._run_source(

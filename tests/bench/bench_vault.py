@@ -1,0 +1,289 @@
+"""Benchmark (issue 16): a synthetic vault of 1,200 notes imported in one call into a real
+`python -m server` process whose model is a scripted, instant OpenAI-compatible stub.
+
+Run: `.venv/bin/python -m tests.bench.bench_vault [notes]`. Figures go to docs/benchmarks.md.
+Prints: wall time (the POST until every row of the feed ended), the server's RSS when idle, its
+peak during the import (sampled every 50 ms from /proc, and the kernel's VmHWM) and after the
+jobs ended (at once and 5 s later), `/api/health` p50/p99/max while the import runs (polled every
+50 ms), model tokens per source token (every request's messages and tool schemas plus every
+answer's tool call, counted at the stub as characters / 4, the server's own estimate, over the
+vault's files as read from disk), and the activity feed's size (rows, JSON bytes) during and at
+the end. The vault: small maths notes with YAML front matter, wiki links and a callout; a few large
+notes (≈ 40 KB); some templates (a few bytes each); two Excalidraw drawings.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from server.core.coverage import estimate_tokens
+from tests.livehttp import serve
+from tests.procs import scripted_slot, start_server, write_settings
+from tests.stub_graph import graph_reply
+from tests.stub_openai import Reply, create_stub
+
+TOPICS = ["group", "ring", "field", "vector space", "metric space", "topology", "measure", "graph"]
+WORDS = [
+    *[
+        "let",
+        "be",
+        "a",
+        "an",
+        "the",
+        "every",
+        "each",
+        "finite",
+        "compact",
+        "continuous",
+        "map",
+        "subset",
+        "element",
+        "identity",
+        "inverse",
+    ],
+    *[
+        "order",
+        "kernel",
+        "image",
+        "normal",
+        "closed",
+        "open",
+        "bounded",
+        "dense",
+        "limit",
+        "sequence",
+        "converges",
+        "uniformly",
+    ],
+]
+
+
+def _sentence(rng: random.Random) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 18))).capitalize() + "."
+
+
+def small_note(rng: random.Random, i: int) -> str:
+    topic = rng.choice(TOPICS)
+    body = [
+        "---",
+        f"title: Lemma {i} on {topic}s",
+        f"aliases: [L{i}]",
+        f"tags: [maths, {topic.replace(' ', '-')}]",
+        "---",
+        f"# Lemma {i}",
+        "",
+        f"> [!definition] {topic.capitalize()}",
+        f"> {_sentence(rng)}",
+        "",
+        *[_sentence(rng) for _ in range(rng.randint(2, 6))],
+        "",
+        f"See [[Lemma {rng.randint(0, 1199)}]] and [[{topic}|the {topic}]].",
+        "",
+        "## Proof",
+        "",
+        *[_sentence(rng) for _ in range(rng.randint(1, 4))],
+    ]
+    return "\n".join(body) + "\n"
+
+
+def large_note(rng: random.Random, i: int) -> str:
+    parts = [f"# Lecture {i}: {rng.choice(TOPICS)}s\n"]
+    for section in range(60):
+        parts.append(f"\n## {section + 1}. {rng.choice(TOPICS).capitalize()}\n\n")
+        parts.append(" ".join(_sentence(rng) for _ in range(6)) + "\n")
+    return "".join(parts)
+
+
+TEMPLATE = "---\ndate: {{date}}\ntags: []\n---\n# {{title}}\n"
+
+
+def drawing() -> str:
+    elements = [{"type": "line", "strokeWidth": 2, "points": [[i, i * 2]] * 8} for i in range(300)]
+    return (
+        "---\nexcalidraw-plugin: parsed\n---\n# Excalidraw Data\n```json\n"
+        + json.dumps({"type": "excalidraw", "elements": elements})
+        + "\n```\n"
+    )
+
+
+def write_vault(root: Path, notes: int, seed: int = 16) -> tuple[int, int]:
+    """Write the vault; returns (files, source tokens of their text as read from disk)."""
+    rng = random.Random(seed)
+    texts: list[tuple[Path, str]] = []
+    large, templates, drawings = 6, 12, 2
+    small = notes - large - templates - drawings
+    for i in range(small):
+        texts.append(
+            (root / f"Semester {i % 4 + 1}" / f"Week {i % 13:02d}" / f"Lemma {i}.md", small_note(rng, i))
+        )
+    for i in range(large):
+        texts.append((root / "Lectures" / f"Lecture {i}.md", large_note(rng, i)))
+    for i in range(templates):
+        texts.append((root / "Templates" / f"Template {i}.md", TEMPLATE[: 8 + i * 6]))
+    for i in range(drawings):
+        texts.append((root / "Drawings" / f"Drawing {i}.excalidraw.md", drawing()))
+    tokens = 0
+    for path, text in texts:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        tokens += estimate_tokens(text)
+    return len(texts), tokens
+
+
+class Meter:
+    """Counts what the model is sent and answers (tokens by the server's estimate)."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.sent = 0
+        self.answered = 0
+        self.lock = threading.Lock()
+
+    def reply(self, body: dict[str, Any]) -> Reply:
+        said = graph_reply(body)
+        sent = estimate_tokens(json.dumps(body.get("messages", []), ensure_ascii=False))
+        sent += estimate_tokens(json.dumps(body.get("tools", []), ensure_ascii=False))
+        answered = estimate_tokens(json.dumps(said.tool[1])) if said.tool else estimate_tokens(said.text)
+        with self.lock:
+            self.requests += 1
+            self.sent += sent
+            self.answered += answered
+        return said
+
+
+def rss_mb(pid: int) -> tuple[float, float]:
+    """(VmRSS, VmHWM) of a process in MB."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(value.split()[0]) / 1024
+    return fields["VmRSS"], fields["VmHWM"]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
+def main(notes: int = 1_200) -> None:
+    meter = Meter()
+    stub = create_stub(meter.reply, delay_s=0.0)
+    stub.state.requests = _Discard()  # the stub's own log of bodies is not kept (memory)
+    with tempfile.TemporaryDirectory() as tmp, serve(stub) as stub_url:
+        home = Path(tmp) / "home"
+        vault = home / "Vault"
+        files, source_tokens = write_vault(vault, notes)
+        data = Path(tmp) / "data"
+        write_settings(data, scripted_slot(stub_url))
+        server = start_server(data, env={"LH_IMPORT_ROOTS": str(home)})
+        pid = server.process.pid
+        try:
+            with httpx.Client(base_url=server.url, timeout=120) as client:
+                for _ in range(5):  # warm the routes
+                    client.get("/api/health")
+                    client.get("/api/activity")
+                    client.get("/api/graph")
+                time.sleep(1)
+                cold, _ = rss_mb(pid)
+                # one note imported first: the model client and the auditor's embedder are loaded
+                # (they stay for the process's life), so "idle" is a server that has worked once
+                warm = home / "Warm-up"
+                warm.mkdir()
+                (warm / "First.md").write_text("# First\n\nA group has an identity.\n")
+                client.post("/api/graph/import", json={"path": str(warm)}).raise_for_status()
+                while any(
+                    r["phase"] not in ("done", "error") for r in client.get("/api/activity").json()["rows"]
+                ):
+                    time.sleep(0.2)
+                time.sleep(1)
+                idle, _ = rss_mb(pid)
+                stop = threading.Event()
+                samples: list[float] = []
+                health: list[float] = []
+                feed: list[tuple[int, int]] = []
+
+                def sample_rss() -> None:
+                    while not stop.is_set():
+                        samples.append(rss_mb(pid)[0])
+                        time.sleep(0.05)
+
+                def poll_health() -> None:
+                    with httpx.Client(base_url=server.url, timeout=30) as own:
+                        while not stop.is_set():
+                            start = time.perf_counter()
+                            own.get("/api/health").raise_for_status()
+                            health.append((time.perf_counter() - start) * 1000)
+                            time.sleep(0.05)
+
+                threads = [threading.Thread(target=sample_rss), threading.Thread(target=poll_health)]
+                for t in threads:
+                    t.start()
+                start = time.perf_counter()
+                answer = client.post("/api/graph/import", json={"path": str(vault)})
+                posted = time.perf_counter() - start
+                answer.raise_for_status()
+                statuses: dict[str, int] = {}
+                for f in answer.json()["files"]:
+                    statuses[f["status"]] = statuses.get(f["status"], 0) + 1
+                while True:
+                    raw = client.get("/api/activity")
+                    rows = raw.json()["rows"]
+                    feed.append((len(rows), len(raw.content)))
+                    if rows and all(r["phase"] in ("done", "error", "aborted") for r in rows):
+                        break
+                    time.sleep(0.5)
+                wall = time.perf_counter() - start
+                stop.set()
+                for t in threads:
+                    t.join()
+                after, hwm = rss_mb(pid)
+                time.sleep(5)
+                later, _ = rss_mb(pid)
+                summary = next(
+                    r for r in rows if r["kind"] == "import" and r["label"].startswith("Import of Vault")
+                )
+                end_bytes = len(raw.content)
+        finally:
+            server.stop()
+
+    print(f"vault: {files:,} files, {source_tokens:,} source tokens (chars / 4); answer: {statuses}")
+    print(f"import call answered in {posted:.2f} s; wall time to the last row ended: {wall:.1f} s")
+    print(f"summary counts: {summary['counts']}")
+    print(
+        f"RSS cold {cold:.0f} MB; idle (after a 1-note import) {idle:.0f} MB; "
+        f"peak {max(samples):.0f} MB sampled, {hwm:.0f} MB VmHWM"
+    )
+    print(f"RSS after: {after:.0f} MB at once, {later:.0f} MB 5 s later (idle + {later - idle:.0f} MB)")
+    print(
+        f"/api/health during ({len(health)} polls): p50 {statistics.median(health):.1f} ms, "
+        f"p99 {percentile(health, 0.99):.1f} ms, max {max(health):.1f} ms"
+    )
+    total = meter.sent + meter.answered
+    print(
+        f"model: {meter.requests:,} requests, {meter.sent:,} tokens sent + {meter.answered:,} answered; "
+        f"{total / source_tokens:.2f} model tokens per source token"
+    )
+    print(
+        f"activity feed: at most {max(n for n, _ in feed)} rows / {max(b for _, b in feed) / 1000:.0f} KB "
+        f"during; at the end {len(rows)} rows / {end_bytes / 1000:.0f} KB"
+    )
+
+
+class _Discard(list):  # type: ignore[type-arg]
+    def append(self, _item: Any) -> None:
+        return None
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1_200)
