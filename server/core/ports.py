@@ -105,6 +105,11 @@ class GraphStore(Protocol):
         """Changes whenever anything a view derives from changes (for caching reads)."""
         ...
 
+    def rows_signature(self) -> tuple[tuple[int, int, int], ...]:
+        """As `signature`, but unchanged by source lines (they only name clusters: a cache keyed on
+        this must key on the labels too)."""
+        ...
+
     def nodes(self) -> dict[str, Proposition]: ...
 
     def chains(self) -> dict[str, Chain]: ...
@@ -166,6 +171,14 @@ class GraphStore(Protocol):
         """Write a merge in a crash-tolerant order: nodes, chains, the simplification rewrite,
         the run line, and coverage last (a crash before it checkpoints nothing). A crash leaves
         whole lines; the deterministic ids make a rerun converge. Raises OSError loudly."""
+        ...
+
+    def view_snapshot(self, key: bytes) -> bytes | None:
+        """The derived view bytes saved under `key`, or None (absent, unreadable, another key)."""
+        ...
+
+    def save_view_snapshot(self, key: bytes, body: bytes) -> None:
+        """Replace the derived view snapshot (derived data: not fsynced). Raises OSError."""
         ...
 
     def record_source(self, line: SourceLine) -> None: ...

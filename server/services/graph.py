@@ -28,6 +28,12 @@ RENDER_KEYS: dict[str, type | tuple[type, ...]] = {
 }
 
 
+def _view_key(signature: object, labels: dict[str, tuple[str, str | None]]) -> bytes:
+    """What a derived view depends on, as one line of bytes: the files its rows derive from and
+    the cluster labels."""
+    return orjson.dumps([signature, sorted(labels.items())])
+
+
 class GraphService:
     """Args:
     graph: the ledgers.
@@ -64,13 +70,33 @@ class GraphService:
         return derive_view(self.graph.nodes(), self.graph.chains(), self.graph.positions(), self._labels())
 
     def view_json(self) -> bytes:
-        """The view as JSON bytes, derived again only when the graph files or a label changed."""
+        """The view as JSON bytes, derived again only when the graph files or a label changed.
+
+        A pure read: kept in memory, else served from the snapshot the last settle wrote when it
+        was derived from the files as they stand with these labels (a cold start then folds no
+        ledger), else derived here."""
         labels = self._labels()
-        key = (self.graph.signature(), tuple(sorted(labels.items())))
+        key = _view_key(self.graph.rows_signature(), labels)
         if self._view_cache is None or self._view_cache[0] != key:
-            view = derive_view(self.graph.nodes(), self.graph.chains(), self.graph.positions(), labels)
-            self._view_cache = (key, orjson.dumps(view))
+            body = self.graph.view_snapshot(key)
+            if body is None:
+                view = derive_view(self.graph.nodes(), self.graph.chains(), self.graph.positions(), labels)
+                body = orjson.dumps(view)
+            self._view_cache = (key, body)
         return self._view_cache[1]
+
+    def _snapshot(self, nodes: Any, chains: Any, labels: dict[str, tuple[str, str | None]]) -> None:
+        """Derive the view from the graph as it stands and save it as the snapshot (worker thread,
+        after a settle): the next read, or the first after a restart, is served from it. The key
+        is taken before the positions are read, so a drag landing meanwhile makes it stale, never
+        wrong. A failed write is logged: the snapshot is derived data."""
+        key = _view_key(self.graph.rows_signature(), labels)
+        body = orjson.dumps(derive_view(nodes, chains, self.graph.positions(), labels))
+        self._view_cache = (key, body)
+        try:
+            self.graph.save_view_snapshot(key, body)
+        except OSError:
+            log.warning("the view snapshot could not be written; reads derive the view", exc_info=True)
 
     def clusters(self) -> list[dict[str, Any]]:
         return clusters(self.graph.nodes(), self._labels())
@@ -79,6 +105,8 @@ class GraphService:
         """Give every node without a position one (existing nodes keep theirs; seed §6), each
         proposition inside its birth session's region (`core.layout.settle`). Returns how many
         were placed. Called after each merge, inside the merge section; contained by the caller.
+        Then derives the view and saves its snapshot (`_snapshot`), so the first read after a
+        merge, and after a restart, is served without deriving.
 
         The ledgers are read on the loop (folds the store caches); the settle and the positions
         file's read and write run in a worker thread, so the loop stays free however large the
@@ -89,7 +117,14 @@ class GraphService:
         ids = [*nodes, *(c.id for c in live)]
         links = [(p, c.id) for c in live for p in c.premises] + [(c.id, c.conclusion) for c in live]
         groups = {nid: node.sources[0] if node.sources else "" for nid, node in nodes.items()}
-        return await asyncio.to_thread(self._settle_and_save, ids, links, groups)
+        labels = self._labels()
+
+        def settle_then_snapshot() -> int:
+            placed = self._settle_and_save(ids, links, groups)
+            self._snapshot(nodes, chains, labels)
+            return placed
+
+        return await asyncio.to_thread(settle_then_snapshot)
 
     def _settle_and_save(self, ids: list[str], links: list[tuple[str, str]], groups: dict[str, str]) -> int:
         """The worker-thread half of `settle_layout`: how many nodes were placed."""

@@ -4,7 +4,9 @@ Files: nodes.jsonl, chains.jsonl, coverage.jsonl, sessions.jsonl (per-run checkp
 sources.jsonl, usage.jsonl, versions.jsonl (completed versions: accepted and retired jobs),
 retired.jsonl (withdrawn jobs, written before versions.jsonl; still read), deleted.jsonl (deleted
 ids), simplified.jsonl (chain lines simplification took out of chains.jsonl, kept so a retirement
-can restore them). Appends are whole lines; reads skip a torn or invalid line.
+can restore them); view.snapshot (derived: the home view's JSON under the key of the files it was
+derived from, so a cold start serves it without folding the ledgers). Appends are whole lines;
+reads skip a torn or invalid line.
 
 What a read counts (docs/decisions/0010-a-changed-source-replaces-its-contribution.md): a node or
 chain line counts when its job committed (its run line in sessions.jsonl is written and, for a
@@ -42,7 +44,7 @@ from server.core.graph import (
     live_lines,
     without_dangling,
 )
-from server.store.atomic import read_json, write_json_atomic
+from server.store.atomic import read_json, write_bytes_atomic, write_json_atomic
 from server.store.ledger import append_ledger, read_ledger, rewrite_ledger
 
 T = TypeVar("T")
@@ -83,7 +85,16 @@ class FileGraphStore:
     def signature(self) -> tuple[tuple[int, int, int], ...]:
         """The state of every file a view is derived from (inode, size, mtime): equal signatures
         mean an equal graph."""
-        out = [self._signature(name) for name in ("nodes", "chains", "sources", *_MARKS)]
+        return self._view_files("sources")
+
+    def rows_signature(self) -> tuple[tuple[int, int, int], ...]:
+        """`signature` without the sources ledger, which only names clusters: for a key that
+        carries the cluster labels themselves (a source line that changes no label, as an import
+        appends after its merges, then leaves a derived view current)."""
+        return self._view_files()
+
+    def _view_files(self, *extra: str) -> tuple[tuple[int, int, int], ...]:
+        out = [self._signature(name) for name in ("nodes", "chains", *extra, *_MARKS)]
         try:
             stat = (self.root / "positions.json").stat()
             out.append((stat.st_ino, stat.st_size, stat.st_mtime_ns))
@@ -299,6 +310,26 @@ class FileGraphStore:
 
     def save_positions(self, positions: dict[str, tuple[float, float]]) -> None:
         write_json_atomic(self.root / "positions.json", {k: [x, y] for k, (x, y) in positions.items()})
+
+    # -- the derived view snapshot (what a cold start serves without folding the ledgers) ---------
+    def view_snapshot(self, key: bytes) -> bytes | None:
+        """The view bytes saved under `key` (`view.snapshot`: the key line, then the body), or None
+        when there is none, it is unreadable, or it was saved under another key."""
+        try:
+            with (self.root / "view.snapshot").open("rb") as f:
+                if f.readline() != key + b"\n":  # a stale snapshot's body is never read
+                    return None
+                body = f.read()
+        except OSError:
+            return None
+        return body or None
+
+    def save_view_snapshot(self, key: bytes, body: bytes) -> None:
+        """Replace `view.snapshot` atomically (not fsynced: it is derived, and a lost or stale one
+        is only derived again). `key` is one line (no newline). Raises OSError, ValueError."""
+        if b"\n" in key:
+            raise ValueError("a view snapshot key is one line")
+        write_bytes_atomic(self.root / "view.snapshot", key + b"\n" + body, durable=False)
 
     def render_settings(self) -> dict[str, Any]:
         try:

@@ -7,8 +7,12 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 import server.services.graph as graph_service
 from server.core.layout import region_metrics, settle
+from server.services.graph import GraphService
+from server.store.graph import FileGraphStore
 from tests.flows.test_library import NOTES, Library, library  # noqa: F401 - the fixture
 
 
@@ -124,3 +128,39 @@ def test_the_settle_runs_off_the_loop_and_draws_one_region_per_note(
     metrics = region_metrics(positions, {n["id"]: n["cluster"] for n in props}, pad=20.0)
     assert metrics.sessions == len(names)
     assert metrics.own_share >= 0.9 and metrics.overlap <= 0.1, metrics
+
+
+class _NoChats:
+    def get(self, chat_id: str) -> None:
+        return None
+
+
+def _no_fold() -> dict[str, Any]:
+    raise AssertionError("a cold read folded the ledgers")
+
+
+def test_a_cold_start_serves_the_snapshot_the_settle_wrote(library: Library) -> None:  # noqa: F811
+    imported(library, "data-structures-heap.en.md")
+    served = library.client.get("/api/graph").content
+    root = library.data / "graph"
+    assert (root / "view.snapshot").is_file()  # the settle after the merge wrote it
+
+    store = FileGraphStore(root)  # a restart: nothing folded yet
+    store.nodes = _no_fold  # type: ignore[method-assign]
+    store.chains = _no_fold  # type: ignore[method-assign]
+    assert GraphService(store, _NoChats(), None).view_json() == served  # type: ignore[arg-type]
+
+    # a drag changes the positions: the snapshot's key is stale, so the view is derived afresh
+    first = orjson.loads(served)["nodes"][0]["id"]
+    saved = library.client.put("/api/graph/positions", json={first: {"x": 1.5, "y": 2.5}})
+    assert saved.json() == {"saved": 1}
+    cold = GraphService(FileGraphStore(root), _NoChats(), None).view_json()  # type: ignore[arg-type]
+    assert cold == library.client.get("/api/graph").content
+    moved = next(n for n in orjson.loads(cold)["nodes"] if n["id"] == first)
+    assert (moved["x"], moved["y"]) == (1.5, 2.5)
+
+    # an unreadable or torn snapshot is never served
+    for junk in (b"", b"garbage", b"[1]\n", served[:100]):
+        (root / "view.snapshot").write_bytes(junk)
+        view = GraphService(FileGraphStore(root), _NoChats(), None).view_json()  # type: ignore[arg-type]
+        assert view == library.client.get("/api/graph").content
