@@ -115,6 +115,11 @@ describe('search', () => {
     expect(rows.map((c) => c.key)).toEqual(['s2']);
     expect(rows[0].chains.map((c) => c.id)).toEqual(['n_d']);
     expect(rows[0].members).toEqual(['n_d']);
+    expect(rows[0].storedChains).toBe(0); // the row counts the chains it shows: a lonely proposition is none
+    expect(filterTable(model.clusters, search('gravity')).map((c) => [c.key, c.storedChains])).toEqual([
+      ['s1', 1],
+      ['s2', 1],
+    ]);
   });
 });
 

@@ -202,7 +202,8 @@ export function filterTable(clusters: readonly TableCluster[], matches: Set<stri
   return clusters
     .map((c) => {
       const chains = c.chains.filter((ch) => matches.has(ch.id));
-      return { ...c, chains, members: [...new Set(chains.flatMap((ch) => ch.members))] };
+      const storedChains = chains.filter((ch) => !ch.lonely).length;
+      return { ...c, chains, storedChains, members: [...new Set(chains.flatMap((ch) => ch.members))] };
     })
     .filter((c) => c.chains.length > 0);
 }
