@@ -2,8 +2,13 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { BrowserRouter } from 'react-router-dom';
 import 'katex/dist/katex.min.css';
+import './theme.css';
 import './styles.css';
 import App from './App';
+import { followStoredTheme } from './theme';
+
+// Before the first paint: the stored theme choice (else the system's scheme, in CSS).
+followStoredTheme();
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>

@@ -29,6 +29,7 @@ import {
   type LibraryDraft,
 } from '../core/librarySettings';
 import { KEY_PROVIDERS, SLOTS, type KeyProvider, type Settings, type Slot } from '../core/types';
+import ThemeSwitch from './ThemeSwitch';
 
 const SLOT_INFO: Record<Slot, { label: string; help: string }> = {
   strong: { label: 'Strong model', help: 'Teaches the lessons. Use the best model you can.' },
@@ -70,6 +71,7 @@ export default function SettingsPage() {
           <ResearchSection />
         </>
       )}
+      <ThemeSwitch />
     </div>
   );
 }

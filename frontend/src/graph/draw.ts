@@ -37,9 +37,60 @@ export interface DrawStats {
   mode: 'direct' | 'vector' | 'pixels';
 }
 
-export const BACKGROUND = '#f7f8fa';
-const LINK_RGB = '88, 99, 115';
-const LINK_RGB_PARTS: [number, number, number] = [88, 99, 115];
+/** The canvas colours, from the theme's --graph-* custom properties (theme.css). */
+export interface GraphColors {
+  background: string;
+  text: string;
+  /** Behind labels, for legibility. */
+  halo: string;
+  implication: string;
+  /** Links as "r, g, b" (the alpha varies). */
+  link: [number, number, number];
+  /** Around nodes when zoomed in. */
+  outline: string;
+  accent: string;
+}
+
+export const LIGHT_GRAPH_COLORS: GraphColors = {
+  background: '#f7f8fa',
+  text: '#222b36',
+  halo: 'rgba(247, 248, 250, 0.92)',
+  implication: '#5b6573',
+  link: [88, 99, 115],
+  outline: 'rgba(255, 255, 255, 0.95)',
+  accent: '#2c5fd8',
+};
+
+/** The colours from computed style (`getComputedStyle(document.documentElement)`); a property that is
+ * missing or malformed keeps the light theme's colour. */
+export function graphColorsFromCss(style: Pick<CSSStyleDeclaration, 'getPropertyValue'>): GraphColors {
+  const read = (name: string, fallback: string) => style.getPropertyValue(name).trim() || fallback;
+  const parts = read('--graph-link', '')
+    .split(',')
+    .map((p) => Number.parseFloat(p));
+  const link: [number, number, number] =
+    parts.length === 3 && parts.every((p) => Number.isFinite(p)) ? [parts[0], parts[1], parts[2]] : LIGHT_GRAPH_COLORS.link;
+  return {
+    background: read('--graph-bg', LIGHT_GRAPH_COLORS.background),
+    text: read('--graph-text', LIGHT_GRAPH_COLORS.text),
+    halo: read('--graph-halo', LIGHT_GRAPH_COLORS.halo),
+    implication: read('--graph-implication', LIGHT_GRAPH_COLORS.implication),
+    link,
+    outline: read('--graph-outline', LIGHT_GRAPH_COLORS.outline),
+    accent: read('--graph-accent', LIGHT_GRAPH_COLORS.accent),
+  };
+}
+
+let colors: GraphColors = LIGHT_GRAPH_COLORS;
+/** Bumped on each colour change: a cached layer drawn in other colours is not reused. */
+let colorsVersion = 0;
+
+/** Sets the colours every later draw uses. */
+export function setGraphColors(next: GraphColors): void {
+  if (JSON.stringify(next) === JSON.stringify(colors)) return;
+  colors = next;
+  colorsVersion++;
+}
 /** Above this many nodes on screen the scene is drawn into a cached layer (see SceneLayer). */
 const LAYER_MIN_NODES = 1000;
 /** ...or when the graph has this many nodes at all. */
@@ -48,10 +99,6 @@ const LAYER_MIN_TOTAL = 4000;
 const FAR_RADIUS = 4.5;
 /** Subpaths per fill: Canvas 2D rasterizes big multi-shape paths super-linearly. */
 const BATCH = 64;
-const IMPLICATION_FILL = '#5b6573';
-const ACCENT = '#2c5fd8';
-const TEXT = '#222b36';
-const HALO = 'rgba(247, 248, 250, 0.92)';
 const FONT_STACK = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif";
 const LABEL_FONT = `12px ${FONT_STACK}`;
 const HULL_FONT = `600 12.5px ${FONT_STACK}`;
@@ -110,7 +157,7 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
   const { k, x: tx, y: ty } = transform;
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.globalAlpha = 1;
-  ctx.fillStyle = BACKGROUND;
+  ctx.fillStyle = colors.background;
   ctx.fillRect(0, 0, width, height);
 
   // The viewport in world units (with a margin so edges do not pop).
@@ -154,7 +201,7 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
     drawNear(ctx, input, { k, r, rr, visible, vx0, vy0, vx1, vy1 });
   }
   if (input.highlight.links.length) {
-    strokeLinks(ctx, input, input.highlight.links, { k, r, vx0, vy0, vx1, vy1, visible }, rgba(ACCENT, 0.8), rgba(ACCENT, 0.9), 2 / k);
+    strokeLinks(ctx, input, input.highlight.links, { k, r, vx0, vy0, vx1, vy1, visible }, rgba(colors.accent, 0.8), rgba(colors.accent, 0.9), 2 / k);
   }
   const shownProps = visibleProps;
 
@@ -168,8 +215,8 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
     ctx.lineWidth = width / k;
     ctx.stroke();
   };
-  ring(input.selectedId, ACCENT, 2.5);
-  if (input.hoverId !== input.selectedId) ring(input.hoverId, rgba(ACCENT, 0.6), 2);
+  ring(input.selectedId, colors.accent, 2.5);
+  if (input.hoverId !== input.selectedId) ring(input.hoverId, rgba(colors.accent, 0.6), 2);
 
   // -- labels (screen space) --------------------------------------------------
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -177,7 +224,7 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
   const hullLabels: string[] = [];
   ctx.lineJoin = 'round';
   ctx.lineWidth = 3.5;
-  ctx.strokeStyle = HALO;
+  ctx.strokeStyle = colors.halo;
   if (hullSpots.length) {
     ctx.font = HULL_FONT;
     ctx.textAlign = 'center';
@@ -202,7 +249,7 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
   ctx.font = LABEL_FONT;
   ctx.textAlign = 'left';
   ctx.textBaseline = 'middle';
-  ctx.fillStyle = TEXT;
+  ctx.fillStyle = colors.text;
   let drawn = 0;
   const drawLabel = (n: RenderNode, force: boolean): boolean => {
     const sx = n.x * k + tx;
@@ -342,7 +389,7 @@ function drawNear(ctx: CanvasRenderingContext2D, input: DrawInput, v: View & { r
   const { settings } = input;
   if (settings.linkOpacity > 0) {
     const a = settings.linkOpacity;
-    strokeLinks(ctx, input, input.links, v, `rgba(${LINK_RGB}, ${a})`, `rgba(${LINK_RGB}, ${Math.min(1, a + 0.25)})`, 1 / k);
+    strokeLinks(ctx, input, input.links, v, `rgba(${colors.link.join(', ')}, ${a})`, `rgba(${colors.link.join(', ')}, ${Math.min(1, a + 0.25)})`, 1 / k);
   }
   const asSquares = rr * k < 1.8;
   const outline = rr * k >= 3;
@@ -366,9 +413,9 @@ function drawNear(ctx: CanvasRenderingContext2D, input: DrawInput, v: View & { r
         ctx.moveTo(n.x + rr, n.y);
         ctx.arc(n.x, n.y, rr, 0, TAU);
       }
-      if (++count % BATCH === 0) flush(color, outline ? 'rgba(255, 255, 255, 0.95)' : null, 1.4 / k);
+      if (++count % BATCH === 0) flush(color, outline ? colors.outline : null, 1.4 / k);
     }
-    flush(color, outline ? 'rgba(255, 255, 255, 0.95)' : null, 1.4 / k);
+    flush(color, outline ? colors.outline : null, 1.4 / k);
   }
   const d = Math.max(v.r * 0.8, 1 / k);
   ctx.beginPath();
@@ -380,9 +427,9 @@ function drawNear(ctx: CanvasRenderingContext2D, input: DrawInput, v: View & { r
     ctx.lineTo(n.x, n.y + d);
     ctx.lineTo(n.x - d, n.y);
     ctx.closePath();
-    if (++count % BATCH === 0) flush(IMPLICATION_FILL, outline ? 'rgba(255, 255, 255, 0.9)' : null, 1 / k);
+    if (++count % BATCH === 0) flush(colors.implication, outline ? colors.outline : null, 1 / k);
   }
-  flush(IMPLICATION_FILL, outline ? 'rgba(255, 255, 255, 0.9)' : null, 1 / k);
+  flush(colors.implication, outline ? colors.outline : null, 1 / k);
 }
 
 /** Hulls (recomputed when their nodes moved) of the clusters that reach into `area`. */
@@ -475,7 +522,7 @@ export class SceneLayer {
       this.lastZoomAt = now;
     }
     const view = { x0: -tx / k, y0: -ty / k, x1: (width - tx) / k, y1: (height - ty) / k };
-    const sceneKey = `${v.mode}|${dpr}|${settings.hulls}|${settings.linkOpacity}|${settings.nodeSize}|${input.sceneVersion}`;
+    const sceneKey = `${v.mode}|${dpr}|${settings.hulls}|${settings.linkOpacity}|${settings.nodeSize}|${input.sceneVersion}|${colorsVersion}`;
     const region = this.region;
     const covered = !!region && view.x0 >= region.x0 && view.y0 >= region.y0 && view.x1 <= region.x1 && view.y1 <= region.y1;
     const sameScene = sceneKey === this.sceneKey && !!this.layerCanvas;
@@ -552,11 +599,11 @@ export class SceneLayer {
       ox: -region.x0 * s,
       oy: -region.y0 * s,
       links: input.links,
-      linkRgb: LINK_RGB_PARTS,
+      linkRgb: colors.link,
       linkAlpha: settings.linkOpacity * 0.7,
       groups: input.groups,
       implications: input.implications,
-      implicationColor: IMPLICATION_FILL,
+      implicationColor: colors.implication,
       nodeRadius: v.nodeRadius,
     });
   }

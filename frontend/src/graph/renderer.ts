@@ -10,7 +10,8 @@ import { zoom, zoomIdentity, type ZoomBehavior, type ZoomTransform } from 'd3-zo
 import { DEFAULT_RENDER, type GraphData, type NodeKind, type RenderSettings } from '../core/graph';
 import { MAX_ZOOM, MIN_ZOOM, NO_CLUSTER_COLOR, boundsOf, fitCamera, hashString, parseCamera, type Camera, type Point } from '../core/graphMath';
 import { plainMath } from '../core/math';
-import { SceneLayer, drawScene, type DrawStats } from './draw';
+import { onThemeChange } from '../theme';
+import { SceneLayer, drawScene, graphColorsFromCss, setGraphColors, type DrawStats } from './draw';
 
 export interface RenderNode extends SimulationNodeDatum {
   id: string;
@@ -129,6 +130,7 @@ export class GraphRenderer {
   private frames = 0;
   private lastDraw: DrawStats = { hullLabels: [], labels: 0, onScreen: 0, mode: 'direct' };
   private destroyed = false;
+  private readonly stopThemeFollow: () => void;
 
   constructor(canvas: HTMLCanvasElement, events: RendererEvents) {
     this.canvas = canvas;
@@ -136,6 +138,13 @@ export class GraphRenderer {
     if (!ctx) throw new Error('Canvas 2D is not available');
     this.ctx = ctx;
     this.events = events;
+    // The canvas colours follow the theme (light, dark, or the system's).
+    const readColors = () => setGraphColors(graphColorsFromCss(getComputedStyle(document.documentElement)));
+    readColors();
+    this.stopThemeFollow = onThemeChange(() => {
+      readColors();
+      this.markDirty();
+    });
 
     this.sim = forceSimulation<RenderNode, RenderLink>([])
       .stop()
@@ -686,6 +695,7 @@ export class GraphRenderer {
 
   destroy(): void {
     this.destroyed = true;
+    this.stopThemeFollow();
     if (this.raf) cancelAnimationFrame(this.raf);
     this.raf = 0;
     this.saveCamera();
