@@ -120,6 +120,8 @@ export default function ChatView({ record }: { record: ChatRecord }) {
   );
 
   const bannerText = errorInfo ? errorInfo.detail : (lesson.failure ?? lesson.notice);
+  // Below 900 px the plan is a panel toggled from the header (planPanel.css); wider, it always shows.
+  const [planOpen, setPlanOpen] = useState(false);
 
   return (
     <div className="chat">
@@ -135,11 +137,22 @@ export default function ChatView({ record }: { record: ChatRecord }) {
         coverage={coverage}
         coverageError={coverageError}
         onCoverage={setCoverage}
+        planOpen={planOpen}
+        onTogglePlan={() => setPlanOpen((open) => !open)}
       />
       <div className="chat-body">
         <div className="chat-main">
           <WorkbenchProvider jobs={jobs} messages={messages}>
-            <div className="transcript" ref={scrollRef} onScroll={onScroll} data-testid="transcript">
+            <div
+              className="transcript"
+              ref={scrollRef}
+              onScroll={onScroll}
+              data-testid="transcript"
+              // focusable, so the keyboard can scroll it (axe: scrollable-region-focusable)
+              tabIndex={0}
+              role="region"
+              aria-label="Lesson transcript"
+            >
               <div className="transcript-inner">
                 {messages.length === 0 && (
                   <p className="empty-chat muted">Name a topic to begin, e.g. “Teach me how derivatives work.” Your tutor first checks what you already know.</p>
@@ -200,7 +213,7 @@ export default function ChatView({ record }: { record: ChatRecord }) {
             <Composer busy={busy} onSend={send} onStop={() => void lesson.stopTurn()} questionPending={pending.length > 0} />
           </div>
         </div>
-        <PlanPanel plan={plan} statuses={statuses} phase={phase} />
+        <PlanPanel plan={plan} statuses={statuses} phase={phase} open={planOpen} onClose={() => setPlanOpen(false)} />
       </div>
     </div>
   );

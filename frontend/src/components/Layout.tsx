@@ -1,9 +1,10 @@
-import { useEffect } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { Outlet, useLocation } from 'react-router-dom';
 import { useAppState } from '../appState';
 import Sidebar from './Sidebar';
 import OfflineBanner from './OfflineBanner';
 import ActivityDock from './ActivityDock';
+import './layout.css';
 
 export default function Layout() {
   const { pathname } = useLocation();
@@ -14,9 +15,45 @@ export default function Layout() {
     void refreshSettings();
   }, [pathname, refreshSettings]);
 
+  // Below 900 px the sidebar is a drawer (layout.css): the header's toggle opens it, Escape, the
+  // backdrop or a navigation closes it; the focus goes into it and back to the toggle.
+  const [navOpen, setNavOpen] = useState(false);
+  const toggleRef = useRef<HTMLButtonElement>(null);
+  const closeNav = useCallback((restoreFocus: boolean) => {
+    setNavOpen(false);
+    if (restoreFocus) toggleRef.current?.focus();
+  }, []);
+  useEffect(() => {
+    setNavOpen(false);
+  }, [pathname]);
+  useEffect(() => {
+    if (!navOpen) return;
+    document.getElementById('sidebar')?.querySelector<HTMLElement>('a[href], button:not(:disabled)')?.focus();
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') closeNav(true);
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [navOpen, closeNav]);
+
   return (
-    <div className="app">
+    <div className={navOpen ? 'app nav-open' : 'app'}>
+      <header className="topbar">
+        <button
+          ref={toggleRef}
+          type="button"
+          className="btn nav-toggle"
+          data-testid="nav-toggle"
+          aria-expanded={navOpen}
+          aria-controls="sidebar"
+          onClick={() => setNavOpen((open) => !open)}
+        >
+          <span aria-hidden="true">☰</span> Lessons
+        </button>
+        <span className="topbar-brand">Learning Harness</span>
+      </header>
       <Sidebar />
+      {navOpen && <div className="nav-backdrop" data-testid="nav-backdrop" aria-hidden="true" onClick={() => closeNav(false)} />}
       <main className="main">
         <OfflineBanner />
         <Outlet />

@@ -1,21 +1,45 @@
-import { Fragment, useMemo } from 'react';
+import { Fragment, useEffect, useMemo, useRef } from 'react';
 import { plainMath } from '../core/math';
 import type { Phase } from '../core/phases';
 import { planLayers, prerequisitesOf, type Plan, type PlanStatus } from '../core/plan';
 import MathText from './MathText';
+import './planPanel.css';
 
 interface Props {
   plan: Plan | null;
   statuses: Record<string, PlanStatus>;
   phase: Phase;
+  /** Below 900 px: whether the toggled panel is open (wider, the panel always shows). */
+  open?: boolean;
+  onClose?: () => void;
 }
 
 const STATUS_LABEL: Record<PlanStatus, string> = { current: 'now', visited: 'visited', upcoming: 'upcoming' };
 
 /** The lesson plan, in dependency order (topological layers, top to bottom). */
-export default function PlanPanel({ plan, statuses, phase }: Props) {
+export default function PlanPanel({ plan, statuses, phase, open = false, onClose }: Props) {
+  const ref = useRef<HTMLElement>(null);
+  // Opened from the toggle: the focus goes into the panel (its own Escape closes it).
+  useEffect(() => {
+    if (open) ref.current?.focus({ preventScroll: true });
+  }, [open]);
   return (
-    <aside className="plan-panel" data-testid="plan-panel" aria-label="Lesson plan">
+    <aside
+      ref={ref}
+      id="plan-panel"
+      className={open ? 'plan-panel open' : 'plan-panel'}
+      data-testid="plan-panel"
+      data-open={String(open)}
+      aria-label="Lesson plan"
+      tabIndex={-1}
+      onKeyDown={(e) => {
+        if (e.key === 'Escape' && open && onClose) {
+          e.stopPropagation();
+          onClose();
+          document.querySelector<HTMLElement>('[data-testid="plan-toggle"]')?.focus();
+        }
+      }}
+    >
       <div className="plan-head">
         <span className="plan-kicker">Lesson plan</span>
         {plan && (

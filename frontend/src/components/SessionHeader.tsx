@@ -20,9 +20,12 @@ interface Props {
   coverage: LessonCoverage | null;
   coverageError: string | null;
   onCoverage: (coverage: LessonCoverage) => void;
+  /** The plan panel's toggle (shown below 900 px, where the panel is not always in view). */
+  planOpen: boolean;
+  onTogglePlan: () => void;
 }
 
-export default function SessionHeader({ chatId, title, status, phase, model, usage, busy, onModelChanged, coverage, coverageError, onCoverage }: Props) {
+export default function SessionHeader({ chatId, title, status, phase, model, usage, busy, onModelChanged, coverage, coverageError, onCoverage, planOpen, onTogglePlan }: Props) {
   const totals = usageTotals(usage);
   return (
     <header className="chat-header">
@@ -36,6 +39,16 @@ export default function SessionHeader({ chatId, title, status, phase, model, usa
         </span>
         <CoverageRing coverage={coverage} error={coverageError} />
         <SessionMenu chatId={chatId} coverage={coverage} busy={busy} onCoverage={onCoverage} />
+        <button
+          type="button"
+          className="btn btn-small plan-toggle"
+          data-testid="plan-toggle"
+          aria-expanded={planOpen}
+          aria-controls="plan-panel"
+          onClick={onTogglePlan}
+        >
+          Plan
+        </button>
       </div>
       <div className="chat-meta">
         <SessionModel chatId={chatId} model={model} busy={busy} onChanged={onModelChanged} />

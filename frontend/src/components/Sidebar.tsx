@@ -55,7 +55,7 @@ export default function Sidebar() {
   }
 
   return (
-    <aside className="sidebar">
+    <aside className="sidebar" id="sidebar" data-testid="sidebar" aria-label="Lessons and pages">
       <Link to="/" className="brand">
         Learning Harness
       </Link>

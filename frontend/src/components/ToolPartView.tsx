@@ -74,11 +74,10 @@ function QuizPart({ part, pending }: { part: ToolPart; pending: boolean }) {
   if (part.state === 'output-available') return <AnsweredQuiz part={part} quiz={quiz} />;
   if (pending) {
     return (
-      <div className="qcard qcard-pending" data-testid="quiz-pending">
-        <div className="qcard-kind">Quiz</div>
-        <Markdown text={quiz.question} />
-        <p className="qcard-hint">Answer it below ↓</p>
-      </div>
+      // The question itself shows once, in the dock (issue 18): here only a reference to it.
+      <p className="qcard-ref" data-testid="quiz-pending">
+        <span className="qcard-kind">Quiz</span> waiting for your answer below ↓
+      </p>
     );
   }
   return (
@@ -151,10 +150,9 @@ function AskPart({ part, pending }: { part: ToolPart; pending: boolean }) {
   }
   if (pending) {
     return (
-      <div className="qcard qcard-pending" data-testid="ask-pending">
-        <Markdown text={ask.question} />
-        <p className="qcard-hint">Answer it below ↓</p>
-      </div>
+      <p className="qcard-ref" data-testid="ask-pending">
+        <span className="qcard-kind">Question</span> waiting for your answer below ↓
+      </p>
     );
   }
   return (

@@ -17,6 +17,7 @@ import { formatFull, formatRelative } from '../../core/time';
 import { plainMath } from '../../core/math';
 import MathText from '../MathText';
 import ChainLine from './ChainLine';
+import './chainTable.css';
 
 interface Props {
   data: GraphData;
@@ -88,7 +89,7 @@ export default function ChainTable({ data, selection, onSelectionChange, onGener
   for (const cluster of rows) {
     const open = searching || openClusters.has(cluster.key);
     body.push(
-      <tr key={`c:${cluster.key}`} className="row-cluster" data-testid="table-cluster" data-cluster-key={cluster.key} aria-expanded={open}>
+      <tr key={`c:${cluster.key}`} className="row-cluster" data-testid="table-cluster" data-cluster-key={cluster.key}>
         <td className="col-check">
           <Check state={checkState(cluster.members, selection)} label={`Select ${cluster.label}`} testId="select-cluster" onChange={() => onSelectionChange(toggleMembers(selection, cluster.members))} />
         </td>
@@ -239,7 +240,7 @@ interface ChainRowsProps {
 function ChainRows({ chain, open, selection, nodes, chip, onToggle, onSelect, onDelete, onShowNode }: ChainRowsProps) {
   return (
     <Fragment>
-      <tr className="row-chain" data-testid="table-chain" data-chain-id={chain.id} data-lonely={chain.lonely ? 'true' : undefined} aria-expanded={open}>
+      <tr className="row-chain" data-testid="table-chain" data-chain-id={chain.id} data-lonely={chain.lonely ? 'true' : undefined}>
         <td className="col-check">
           <Check state={checkState(chain.members, selection)} label={`Select ${plainMath(chain.line)}`} testId="select-chain" onChange={() => onSelect(chain.members)} />
         </td>
