@@ -62,8 +62,9 @@ test: $(VENV)/.installed-dev frontend-test check freeze electron-test
 	scripts/ensure-chromium
 	$(PY) -m pytest
 
-# Everything but the slow offline-model smoke test.
-test-fast: $(VENV)/.installed-dev
+# Everything but the slow offline-model smoke test (the e2e layout test injects frontend/node_modules'
+# axe-core into the page).
+test-fast: $(VENV)/.installed-dev frontend/node_modules
 	$(PY) -m pytest -m "not slow"
 
 clean:
