@@ -184,6 +184,7 @@ def test_a_lesson_on_every_screen(
             toggle.click()
             expect(page.get_by_test_id("sidebar")).to_be_visible()
             assert page.evaluate("() => document.getElementById('sidebar').contains(document.activeElement)")
+            expect(page.locator("main")).to_have_attribute("inert", "")  # modal: the page behind is inert
             page.keyboard.press("Escape")
             expect(page.get_by_test_id("sidebar")).not_to_be_visible()
             assert focused_testid(page) == "nav-toggle"

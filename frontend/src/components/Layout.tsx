@@ -26,6 +26,15 @@ export default function Layout() {
   useEffect(() => {
     setNavOpen(false);
   }, [pathname]);
+  // Widening the window past the drawer's breakpoint closes it (the sidebar is always there then).
+  useEffect(() => {
+    const wide = window.matchMedia('(min-width: 901px)');
+    const onChange = () => {
+      if (wide.matches) setNavOpen(false);
+    };
+    wide.addEventListener('change', onChange);
+    return () => wide.removeEventListener('change', onChange);
+  }, []);
   useEffect(() => {
     if (!navOpen) return;
     document.getElementById('sidebar')?.querySelector<HTMLElement>('a[href], button:not(:disabled)')?.focus();
@@ -54,7 +63,8 @@ export default function Layout() {
       </header>
       <Sidebar />
       {navOpen && <div className="nav-backdrop" data-testid="nav-backdrop" aria-hidden="true" onClick={() => closeNav(false)} />}
-      <main className="main">
+      {/* the open drawer is modal: the page behind it takes no focus or clicks */}
+      <main className="main" inert={navOpen}>
         <OfflineBanner />
         <Outlet />
       </main>
