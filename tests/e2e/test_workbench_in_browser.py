@@ -62,6 +62,8 @@ async def reply(body: dict[str, Any]) -> Reply:
             while not QUIZ_ASKED.is_set():
                 await asyncio.sleep(0.05)
         return Reply("", ("submit_demo", {"title": "Tangent slider", "html": DEMO_HTML}, "call_submit"))
+    if not tools:  # the lesson-naming side channel (cheap slot, no tools): not a teacher request
+        return Reply("Tangent lines")
     TEACHER_TOOLS.append(tools)
     said = last_user_text(body)
     if "[background" in said:
