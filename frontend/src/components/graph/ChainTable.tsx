@@ -168,7 +168,7 @@ export default function ChainTable({ data, selection, onSelectionChange, onGener
           ×
         </button>
       </header>
-      <div className="chain-table-scroll">
+      <div className={selection.size > 0 ? 'chain-table-scroll has-selection' : 'chain-table-scroll'}>
         <table className="chain-table">
           <thead>
             <tr>
