@@ -250,6 +250,8 @@ def test_a_lesson_on_every_screen(
         answer = dock.get_by_test_id("dock-answer-input")
         expect(answer).to_be_focused()
         answer.fill("Derivatives, for my exam")
+        # the question can arrive while its turn is still settling; Answer is enabled once it has
+        expect(dock.get_by_test_id("dock-send-answer")).to_be_enabled()
         answer.press("Enter")
 
         # the teacher's plan: beside the lesson from 900 px, a toggled panel below
