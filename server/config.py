@@ -57,6 +57,40 @@ SEARCH_KEY_ENV = {
 }
 """Environment variables that carry web search keys (the researcher's), by provider."""
 
+DICTATION_KEY_ENV = {
+    "deepgram": "LH_DEEPGRAM_API_KEY",
+}
+"""Environment variables that carry dictation keys (the learner's Deepgram key), by provider."""
+
+DEEPGRAM_API_BASE_ENV = "LH_DEEPGRAM_API_BASE"
+"""Deepgram's API base URL (tests point it at a loopback fake). The browser's dictation socket is
+its WebSocket twin (`https` -> `wss`, `http` -> `ws`), the one outside origin the CSP connects to."""
+
+DEFAULT_DEEPGRAM_API_BASE = "https://api.deepgram.com"
+
+DICTATION_TOKEN_TTL_S = 30
+"""Seconds a minted Deepgram token lets the browser open its socket (Deepgram's default; an open
+socket outlives it)."""
+
+SECRET_KEY_ENV = {**API_KEY_ENV, **SEARCH_KEY_ENV, **DICTATION_KEY_ENV}
+"""Every key the app holds, by name -> its environment variable (the desktop shell sets these at
+spawn; in desktop mode they are the only way keys reach the server, decision 0018)."""
+
+SHELL_SECRET_ENV = "LH_SHELL_SECRET"  # noqa: S105 - an env var name, not a secret
+"""Per-launch secret Electron main passes to the server (desktop mode) to push scoped subscription
+auth (`PUT /api/shell/subscription-auth/{provider}`); never given to the renderer."""
+
+SUBSCRIPTION_BASE_ENV = {
+    "chatgpt_auth": ("LH_CHATGPT_AUTH_BASE", "https://auth.openai.com"),
+    "chatgpt_api": ("LH_CHATGPT_API_BASE", "https://chatgpt.com/backend-api/codex"),
+    "github": ("LH_GITHUB_BASE", "https://github.com"),
+    "github_api": ("LH_GITHUB_API_BASE", "https://api.github.com"),
+    "xai_auth": ("LH_XAI_AUTH_BASE", "https://auth.x.ai"),
+    "xai_api": ("LH_XAI_API_BASE", "https://api.x.ai/v1"),
+}
+"""Subscription endpoints (issue 19 item 2): name -> (environment variable, default); tests point
+the variables at loopback fakes."""
+
 PROVIDER_BASE_URLS = {
     "openrouter": "https://openrouter.ai/api/v1",
     "openai": "https://api.openai.com/v1",
@@ -105,6 +139,11 @@ class DataPaths:
     def secrets(self) -> Path:
         """Owner-only key file, used only where no OS keychain backend exists."""
         return self.root / "secrets.json"
+
+    @property
+    def subscriptions(self) -> Path:
+        """Web mode's subscription logins: one owner-only `<provider>.json` each (issue 19)."""
+        return self.root / "subscriptions"
 
     @property
     def lock(self) -> Path:

@@ -56,6 +56,8 @@ def create_app(
         title="Learning Harness", version=__version__, lifespan=lifespan, max_body_size=DEFAULT_MAX_BODY
     )
     app.state.services = services
+    # Who keeps the API keys: Electron main in desktop mode (decision 0018), else this server.
+    app.state.keys_owner = "desktop" if token else "server"
     install_error_handlers(app)
     for module in (health, settings, chats, jobs, library, graph, practice, events):
         app.include_router(module.router)

@@ -15,7 +15,14 @@ from typing import Any
 from pydantic_ai.models import Model
 
 from server.agent.engine import build_model
-from server.config import API_KEY_ENV, OFFLINE_MODEL_NAME, OFFLINE_READY_TIMEOUT_S, SEARCH_KEY_ENV
+from server.config import (
+    API_KEY_ENV,
+    DICTATION_KEY_ENV,
+    OFFLINE_MODEL_NAME,
+    OFFLINE_READY_TIMEOUT_S,
+    SEARCH_KEY_ENV,
+    SECRET_KEY_ENV,
+)
 from server.core.contracts.models import (
     KEYED_PROVIDERS,
     PROVIDERS,
@@ -102,6 +109,28 @@ class ModelService:
         except Exception:  # a broken keychain reads as "no key", never as a crash
             return None
 
+    def secret_key(self, name: SecretName) -> str | None:
+        """Any key the app holds (model, search or dictation provider): its environment variable
+        (`SECRET_KEY_ENV`, the only source in desktop mode), else the key store; None when absent
+        or the keychain is broken."""
+        try:
+            return self.environ.get(SECRET_KEY_ENV[name]) or self.secrets.get(name)
+        except Exception:  # a broken keychain reads as "no key"
+            return None
+
+    def dictation_key(self) -> str | None:
+        """The learner's Deepgram key (`LH_DEEPGRAM_API_KEY`, else the key store), or None."""
+        return self.secret_key("deepgram")
+
+    def _secret_source(self, name: SecretName) -> str | None:
+        """Like `key_source`, for any key name."""
+        if self.environ.get(SECRET_KEY_ENV[name]):
+            return "env"
+        try:
+            return self.secrets.source if self.secrets.get(name) else None
+        except Exception:  # a broken keychain reads as "no key", never as a crash
+            return None
+
     def api_key(self, provider: str) -> str | None:
         if provider not in KEYED_PROVIDERS:
             return None
@@ -137,10 +166,13 @@ class ModelService:
             resolved[name] = outcome.model.model_dump(by_alias=True) if outcome.model else None
             if outcome.problem and (name != "vision" or settings.models.vision is not None):
                 problems.append(outcome.problem)  # an unset vision slot is optional, not a problem
-        keys = {}
+        keys: dict[str, dict[str, Any]] = {}
         for p in KEYED_PROVIDERS:
             source = self.key_source(p)
             keys[p] = {"set": source is not None, "source": source, "env": API_KEY_ENV[p]}
+        for secret, env in DICTATION_KEY_ENV.items():
+            source = self._secret_source(secret)  # type: ignore[arg-type]
+            keys[secret] = {"set": source is not None, "source": source, "env": env}
         return {
             "models": settings.models.model_dump(mode="json", by_alias=True),
             "roles": settings.roles.model_dump(mode="json", by_alias=True),

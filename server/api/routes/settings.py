@@ -1,18 +1,33 @@
 """Model slots, web research and API keys: `GET/PUT /api/settings`, `GET/PUT /api/settings/research`,
-`PUT/DELETE /api/keys/{provider}` (model providers and search providers)."""
+`PUT/DELETE /api/keys/{provider}` (model, search and dictation providers; web mode only: in the
+desktop app Electron main keeps the keys and passes them in the environment, decision 0018)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel, Field
 
 from server.api.bodies import StrictRoute
 from server.api.deps import ServicesDep
+from server.api.errors import refusal
 from server.core.contracts.models import ModelSlots, ResearchSettings, RoleOverrides, SecretName
 
 router = APIRouter(route_class=StrictRoute)
+
+KeysOwner = Literal["desktop", "server"]
+
+DESKTOP_KEYS_DETAIL = "In the desktop app, keys are kept by the app itself: enter them in Settings."
+
+
+def _keys_owner(request: Request) -> KeysOwner:
+    """`desktop` when Electron main owns the keys (the server runs with `LH_API_TOKEN`), else `server`."""
+    owner: KeysOwner = getattr(request.app.state, "keys_owner", "server")
+    return owner
+
+
+KeysOwnerDep = Annotated[KeysOwner, Depends(_keys_owner)]
 
 
 class SettingsUpdate(BaseModel):
@@ -30,26 +45,38 @@ class KeyUpdate(BaseModel):
 
 
 @router.get("/api/settings")
-async def get_settings(services: ServicesDep) -> dict[str, Any]:
-    """Slots, key presence (never keys), offline model state, what runs, and problems."""
-    return services.models.status()
+async def get_settings(services: ServicesDep, owner: KeysOwnerDep) -> dict[str, Any]:
+    """Slots, key presence (never keys; `keys.deepgram` included), offline model state, what runs,
+    problems, and `keysOwner`: "desktop" (keys are set through the app's shell) or "server"
+    (`/api/keys`)."""
+    return {**services.models.status(), "keysOwner": owner}
 
 
 @router.put("/api/settings")
-async def put_settings(body: SettingsUpdate, services: ServicesDep) -> dict[str, Any]:
-    """Replace the model slots; answers the new status. Other settings sections are kept."""
-    return services.models.save_slots(body.models, body.roles)
+async def put_settings(body: SettingsUpdate, services: ServicesDep, owner: KeysOwnerDep) -> dict[str, Any]:
+    """Replace the model slots; answers the new status (as GET). Other settings sections are kept."""
+    return {**services.models.save_slots(body.models, body.roles), "keysOwner": owner}
 
 
 @router.put("/api/keys/{provider}", status_code=204)
-async def put_key(provider: SecretName, body: KeyUpdate, services: ServicesDep) -> Response:
-    """Store a key in the OS keychain (or the owner-only file). The key is never echoed or logged."""
+async def put_key(
+    provider: SecretName, body: KeyUpdate, services: ServicesDep, owner: KeysOwnerDep
+) -> Response:
+    """Store a key in the OS keychain (or the owner-only file). The key is never echoed or logged.
+
+    Errors: 409 `keys_owned_by_app` in desktop mode (nothing is stored); 400 unknown provider or
+    malformed key."""
+    if owner == "desktop":
+        return refusal(409, "keys_owned_by_app", DESKTOP_KEYS_DETAIL)
     services.models.set_key(provider, body.key)
     return Response(status_code=204)
 
 
 @router.delete("/api/keys/{provider}", status_code=204)
-async def delete_key(provider: SecretName, services: ServicesDep) -> Response:
+async def delete_key(provider: SecretName, services: ServicesDep, owner: KeysOwnerDep) -> Response:
+    """Remove a stored key (an environment variable still applies). Errors: 409 in desktop mode."""
+    if owner == "desktop":
+        return refusal(409, "keys_owned_by_app", DESKTOP_KEYS_DETAIL)
     services.models.delete_key(provider)
     return Response(status_code=204)
 

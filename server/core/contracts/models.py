@@ -17,8 +17,9 @@ KeyedProvider = Literal["openrouter", "openai", "openai-compatible"]
 KEYED_PROVIDERS: tuple[KeyedProvider, ...] = ("openrouter", "openai", "openai-compatible")
 SearchProviderName = Literal["tavily", "brave", "google"]
 SEARCH_PROVIDERS: tuple[SearchProviderName, ...] = ("tavily", "brave", "google")
-SecretName = Literal["openrouter", "openai", "openai-compatible", "tavily", "brave", "google"]
-"""Whose key the key store holds: a model provider's or a web search provider's."""
+SecretName = Literal["openrouter", "openai", "openai-compatible", "tavily", "brave", "google", "deepgram"]
+"""Whose key the key store holds: a model provider's, a web search provider's or the dictation
+service's (Deepgram)."""
 SlotName = Literal["strong", "cheap", "vision"]
 SLOT_NAMES: tuple[SlotName, ...] = ("strong", "cheap", "vision")
 
