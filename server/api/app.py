@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+import os
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -11,11 +12,15 @@ from starlette.types import ASGIApp
 
 from server import __version__
 from server.api.bodies import DEFAULT_MAX_BODY, JsonTooLarge
+from server.api.csp import ContentSecurityPolicy, app_policy
 from server.api.errors import install_error_handlers
-from server.api.routes import chats, events, graph, health, jobs, library, practice, settings
+from server.api.routes import chats, dictation, events, graph, health, jobs, library, practice, settings
 from server.api.security import LoopbackGuard
 from server.api.static import mount_frontend
+from server.config import DEEPGRAM_API_BASE_ENV, DEFAULT_DEEPGRAM_API_BASE
+from server.core.dictation import dictation_endpoints
 from server.services.container import Services
+from server.services.dictation import DictationTokens
 
 
 class HarnessApp(FastAPI):
@@ -32,6 +37,7 @@ def create_app(
     token: str | None = None,
     allowed_origins: frozenset[str] = frozenset(),
     request_stop: Callable[[], None] | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> FastAPI:
     """The app for one set of services (one data dir).
 
@@ -42,6 +48,11 @@ def create_app(
         allowed_origins: extra origins accepted besides the app's own (`LH_ALLOWED_ORIGINS`).
         request_stop: stops the server gracefully; offered as `POST /api/shutdown` in desktop
             mode only (token-protected), for platforms without a graceful signal (Windows).
+        environ: where `LH_DEEPGRAM_API_BASE` is read (defaults to `os.environ`): dictation's
+            token grant goes there, and the CSP's `connect-src` allows its WebSocket origin.
+
+    Raises:
+        ValueError: `LH_DEEPGRAM_API_BASE` is not an http(s) URL.
     """
 
     @asynccontextmanager
@@ -59,7 +70,10 @@ def create_app(
     # Who keeps the API keys: Electron main in desktop mode (decision 0018), else this server.
     app.state.keys_owner = "desktop" if token else "server"
     install_error_handlers(app)
-    for module in (health, settings, chats, jobs, library, graph, practice, events):
+    env = os.environ if environ is None else environ
+    endpoints = dictation_endpoints(env.get(DEEPGRAM_API_BASE_ENV) or DEFAULT_DEEPGRAM_API_BASE)
+    app.state.dictation = DictationTokens(endpoints)
+    for module in (health, settings, chats, jobs, library, graph, practice, events, dictation):
         app.include_router(module.router)
     if token and request_stop is not None:
 
@@ -71,6 +85,8 @@ def create_app(
 
     mount_frontend(app, static_root)
     app.add_middleware(LoopbackGuard, token=token, allowed_origins=allowed_origins)
+    # Outermost: refusals carry the policy too.
+    app.add_middleware(ContentSecurityPolicy, policy=app_policy(endpoints.socket_origin))
     return app
 
 

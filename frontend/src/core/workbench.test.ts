@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   ARTIFACT_PART,
-  DEMO_CSP,
   artifactIndex,
-  demoSrcDoc,
+  demoUrl,
   dispatchStatus,
   dispatchTitle,
   isSteerMessage,
@@ -118,22 +117,10 @@ describe('dispatch cards', () => {
   });
 });
 
-describe('demo srcdoc', () => {
-  const meta = `<meta http-equiv="Content-Security-Policy" content="${DEMO_CSP}">`;
-
-  it('puts the CSP first', () => {
-    expect(DEMO_CSP).toBe("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:");
-    const doc = demoSrcDoc('<html><head><script>alert(1)</script></head><body>x</body></html>');
-    expect(doc.startsWith(meta)).toBe(true);
-    expect(doc.endsWith('<body>x</body></html>')).toBe(true);
-  });
-
-  it('keeps a leading doctype in front (no quirks mode); nothing else precedes the CSP', () => {
-    const doc = demoSrcDoc('<!DOCTYPE html>\n<html><script>fetch("/api/keys")</script></html>');
-    expect(doc.startsWith(`<!DOCTYPE html>${meta}`)).toBe(true);
-    expect(doc.indexOf(meta)).toBeLessThan(doc.indexOf('<script'));
-    // a doctype-looking prefix that is not at the start does not move the meta
-    expect(demoSrcDoc('<script>x</script><!doctype html>').startsWith(meta)).toBe(true);
+describe('demo page', () => {
+  it('is the server route of the job, its id escaped', () => {
+    expect(demoUrl('job_abc-1')).toBe('/api/jobs/job_abc-1/demo');
+    expect(demoUrl('job_../x?y')).toBe('/api/jobs/job_..%2Fx%3Fy/demo');
   });
 });
 

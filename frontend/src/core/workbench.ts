@@ -332,21 +332,16 @@ export function dispatchStatus(
 }
 
 // ---------------------------------------------------------------------------
-// Demo: the HTML runs in a sandboxed iframe (allow-scripts only, never allow-same-origin) under a CSP
+// Demo: the HTML runs in a sandboxed iframe (allow-scripts only, never allow-same-origin), loaded
+// from the server with a policy of its own (sandboxed, inline scripts and styles only, nothing
+// loaded from anywhere). Not a srcdoc: a srcdoc frame inherits the app's CSP (`script-src 'self'`),
+// under which the demo's inline scripts would not run (decision 0020).
 
-export const DEMO_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:";
 export const DEMO_SANDBOX = 'allow-scripts';
-const CSP_META = `<meta http-equiv="Content-Security-Policy" content="${DEMO_CSP}">`;
 
-/**
- * The demo's srcdoc: the CSP meta comes first, so it governs everything the HTML holds (a later
- * policy can only narrow it). A leading doctype stays in front of it (it holds nothing that runs,
- * and moving it would put the page in quirks mode).
- */
-export function demoSrcDoc(html: string): string {
-  const m = /^\uFEFF?\s*<!doctype[^>]*>/i.exec(html);
-  if (m) return `${m[0]}${CSP_META}${html.slice(m[0].length)}`;
-  return `${CSP_META}${html}`;
+/** The page of a finished demo (`GET /api/jobs/{jobId}/demo`). */
+export function demoUrl(jobId: string): string {
+  return `/api/jobs/${encodeURIComponent(jobId)}/demo`;
 }
 
 // ---------------------------------------------------------------------------

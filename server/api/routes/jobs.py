@@ -1,4 +1,5 @@
-"""The Workbench's reads: `GET /api/chats/{chat_id}/jobs` (a session's background jobs).
+"""The Workbench's reads: `GET /api/chats/{chat_id}/jobs` (a session's background jobs) and
+`GET /api/jobs/{job_id}/demo` (a finished demo's page, for its sandboxed frame).
 Aborting a computing worker goes through `POST /api/activity/abort` with its job id."""
 
 from __future__ import annotations
@@ -6,9 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
+from fastapi.responses import HTMLResponse, JSONResponse
 
 from server.api.bodies import StrictRoute
+from server.api.csp import DEMO_POLICY
 from server.api.deps import ServicesDep
+from server.api.errors import refusal
+from server.core.contracts.jobs import DemoArtifact
 
 router = APIRouter(route_class=StrictRoute)
 
@@ -22,3 +27,27 @@ async def chat_jobs(chat_id: str, services: ServicesDep) -> dict[str, Any]:
     return {
         "jobs": [job.model_dump(mode="json", by_alias=True) for job in services.stores.jobs.list(chat_id)]
     }
+
+
+@router.get("/api/jobs/{job_id}/demo", response_model=None)
+async def demo_page(job_id: str, services: ServicesDep) -> HTMLResponse | JSONResponse:
+    """A finished demo's HTML as its own page, for the transcript's `sandbox="allow-scripts"` frame.
+
+    It carries its own policy (`DEMO_POLICY`: sandboxed, scripts and styles inline only, nothing
+    loaded from anywhere, framed by the app only) instead of the app's: a `srcdoc` frame would
+    inherit the app's `script-src 'self'` and the demo's scripts would not run (decision 0020).
+    404 `not_found` when the job does not exist or holds no finished demo.
+    """
+    job = services.stores.jobs.get(job_id) if len(job_id) <= 100 else None
+    artifact = job.result.artifact if job is not None and job.result is not None else None
+    if not isinstance(artifact, DemoArtifact):
+        return refusal(404, "not_found", "no finished demo with this id; it may have been deleted")
+    return HTMLResponse(
+        artifact.html,
+        headers={
+            "content-security-policy": DEMO_POLICY,
+            "referrer-policy": "no-referrer",
+            "x-content-type-options": "nosniff",
+            "cache-control": "no-cache",
+        },
+    )

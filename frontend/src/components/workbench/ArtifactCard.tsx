@@ -1,8 +1,8 @@
 import { useMemo, useState } from 'react';
 import {
   artifactAnchor,
-  demoSrcDoc,
   DEMO_SANDBOX,
+  demoUrl,
   linkCitations,
   safeUrl,
   showsArtifactHere,
@@ -47,7 +47,7 @@ export default function ArtifactCard({ data, messageId }: { data: ArtifactData; 
   return (
     <section className={`artifact artifact-${artifact.kind}`} aria-label={KIND_LABEL[artifact.kind]} {...common}>
       {artifact.kind === 'research' && <ResearchBody jobId={data.jobId} artifact={artifact} />}
-      {artifact.kind === 'demo' && <DemoBody artifact={artifact} />}
+      {artifact.kind === 'demo' && <DemoBody jobId={data.jobId} artifact={artifact} />}
       {artifact.kind === 'visual' && <VisualBody artifact={artifact} />}
     </section>
   );
@@ -89,9 +89,8 @@ function ResearchBody({ jobId, artifact }: { jobId: string; artifact: ResearchAr
 const DEMO_HEIGHT = '360px';
 const DEMO_EXPANDED = '75vh';
 
-function DemoBody({ artifact }: { artifact: DemoArtifact }) {
+function DemoBody({ jobId, artifact }: { jobId: string; artifact: DemoArtifact }) {
   const [expanded, setExpanded] = useState(false);
-  const srcDoc = useMemo(() => demoSrcDoc(artifact.html), [artifact.html]);
   return (
     <>
       <div className="artifact-head">
@@ -110,10 +109,10 @@ function DemoBody({ artifact }: { artifact: DemoArtifact }) {
         </button>
       </div>
       {/* The sandbox gives the demo scripts and nothing else: an opaque origin (never
-          allow-same-origin), no forms, popups or navigation of the app; the CSP in its srcdoc
-          lets it load nothing from anywhere. */}
+          allow-same-origin), no forms, popups or navigation of the app; the page's own CSP
+          (served with it) lets it load nothing from anywhere. */}
       <div className="demo-frame" style={{ height: expanded ? DEMO_EXPANDED : DEMO_HEIGHT }}>
-        <iframe title={artifact.title} sandbox={DEMO_SANDBOX} srcDoc={srcDoc} referrerPolicy="no-referrer" data-testid="demo-frame" />
+        <iframe title={artifact.title} sandbox={DEMO_SANDBOX} src={demoUrl(jobId)} referrerPolicy="no-referrer" data-testid="demo-frame" />
       </div>
       <Checks checks={artifact.checks} />
     </>

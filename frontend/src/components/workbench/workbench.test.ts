@@ -66,12 +66,13 @@ describe('steers', () => {
     expect(html).not.toContain('katex');
   });
 
-  it('a demo runs in a sandbox with scripts only, its CSP first in the srcdoc, with an expand control and its checks', () => {
+  it('a demo runs in a sandbox with scripts only, from its own page (never a srcdoc), with an expand control and its checks', () => {
     const html = view(steer('job_d', 'demo', 'done', demo));
     const iframe = /<iframe[^>]*>/.exec(html)?.[0] ?? '';
     expect(iframe).toContain('sandbox="allow-scripts"');
     expect(iframe).not.toContain('allow-same-origin');
-    expect(iframe).toMatch(/srcdoc="&lt;!doctype html&gt;&lt;meta http-equiv=&quot;Content-Security-Policy&quot; content=&quot;default-src &#x27;none&#x27;;/i);
+    expect(iframe).toContain('src="/api/jobs/job_d/demo"');
+    expect(iframe).not.toContain('srcdoc');
     expect(html).toContain('height:360px');
     expect(html).toContain('data-testid="demo-expand"');
     expect(html).toContain('the bob swings');
