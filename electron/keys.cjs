@@ -6,12 +6,16 @@
  *
  * File format: {"version": 1, "keys": {"<provider>": "<base64 ciphertext>"}}. Plaintext keys are
  * never written to disk, logged, or returned to the renderer; they only reach the server child's
- * environment.
+ * environment. Writes are atomic (0600 temp file, fsync, rename, folder fsync) and serialized.
+ * A damaged file is kept aside as `<file>.corrupt-<timestamp>`; a file others may read is made
+ * owner-only again; an unreadable one is left alone and never overwritten. problem() says which,
+ * in plain words, for the Settings page (decision 0018).
  */
 
+const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
-const { validateProvider, validateApiKey } = require('./policy.cjs');
+const { API_KEY_ENV, validateProvider, validateApiKey } = require('./policy.cjs');
 
 class KeyStoreUnavailable extends Error {
   constructor(message) {
@@ -24,13 +28,26 @@ class KeyStore {
   /**
    * @param {string} file The encrypted key file (e.g. userData/api-keys.json).
    * @param {object} safeStorage Electron's safeStorage (or a fake with the same async API).
-   * @param {{platform?: string, log?: (msg: string) => void}} [options]
+   * @param {{platform?: string, log?: (msg: string) => void, now?: () => Date}} [options]
    */
-  constructor(file, safeStorage, { platform = process.platform, log = () => {} } = {}) {
+  constructor(file, safeStorage, { platform = process.platform, log = () => {}, now = () => new Date() } = {}) {
     this.file = file;
     this.safeStorage = safeStorage;
     this.platform = platform;
     this.log = log;
+    this.now = now;
+    /** What happened to the file this session (moved aside, permissions tightened), in plain words. */
+    this.fileNotice = null;
+    /** Why the file cannot be used now (re-checked at every read), in plain words; null when usable. */
+    this.fileError = null;
+    /** True while the file exists but cannot be used: nothing is written over it. */
+    this.unusable = false;
+    /** Providers whose stored key could not be decrypted at the last load. */
+    this.undecryptable = new Set();
+    /** Entries of the file this version does not know (kept on every rewrite, never lost). */
+    this.extra = {};
+    /** Mutations run one at a time (a read-encrypt-write never interleaves with another). */
+    this.queue = Promise.resolve();
   }
 
   /**
@@ -53,63 +70,176 @@ class KeyStore {
     return 'os';
   }
 
-  readFile() {
-    let data;
+  /** Everything wrong with the stored keys, in plain words, or null. Never contains a key. */
+  problem() {
+    const parts = [];
+    if (this.fileError) parts.push(this.fileError);
+    if (this.fileNotice) parts.push(this.fileNotice);
+    for (const provider of this.undecryptable) {
+      parts.push(`The stored ${provider} key could not be decrypted (the system keychain may have changed); enter it again.`);
+    }
+    return parts.length ? parts.join(' ') : null;
+  }
+
+  /** Keep a damaged file aside (never deleted): `<file>.corrupt-<timestamp>`. */
+  moveAside(reason) {
+    const stamp = this.now().toISOString().replace(/[:.]/g, '-');
+    const aside = `${this.file}.corrupt-${stamp}`;
     try {
-      data = JSON.parse(fs.readFileSync(this.file, 'utf8'));
+      fs.renameSync(this.file, aside);
     } catch (error) {
-      if (error.code !== 'ENOENT') this.log(`ignoring unreadable key file ${this.file}: ${error.message}`);
+      this.unusable = true;
+      this.fileError = `The key file ${this.file} is damaged (${reason}) and could not be moved aside (${error.code || error.message}); stored keys are not used. Move or delete it, then restart the app.`;
+      this.log(`key file ${this.file}: ${reason}; moving it aside failed: ${error.message}`);
+      return;
+    }
+    this.fileNotice = `The key file was damaged (${reason}); it was kept as ${aside} and a new one will be started. Enter your keys again.`;
+    this.log(`key file ${this.file}: ${reason}; kept as ${aside}`);
+  }
+
+  /** Owner-only (POSIX): a file others may read is tightened back to 0600, or left unused. */
+  checkPermissions() {
+    if (this.platform === 'win32') return true;
+    let stat;
+    try {
+      stat = fs.lstatSync(this.file);
+    } catch {
+      return true; // readFileSync reports it
+    }
+    if (!stat.isFile()) return true; // a folder, link or device: readFileSync refuses or reads it as it is
+    const mode = stat.mode;
+    if ((mode & 0o077) === 0) return true;
+    const was = (mode & 0o777).toString(8);
+    try {
+      fs.chmodSync(this.file, 0o600);
+    } catch (error) {
+      this.unusable = true;
+      this.fileError = `The key file ${this.file} can be read by other users (mode ${was}) and could not be made owner-only (${error.code || error.message}); stored keys are not used. Fix its permissions (chmod 600) or delete it, then restart the app.`;
+      this.log(`key file ${this.file}: mode ${was}, chmod failed: ${error.message}`);
+      return false;
+    }
+    this.fileNotice = `The key file could be read by other users of this computer (mode ${was}); it is owner-only again. The keys in it are encrypted, but you may want to replace them.`;
+    this.log(`key file ${this.file}: mode ${was} tightened to 600`);
+    return true;
+  }
+
+  readFile() {
+    this.unusable = false;
+    this.fileError = null;
+    if (!this.checkPermissions()) return {};
+    let text;
+    try {
+      text = fs.readFileSync(this.file, 'utf8');
+    } catch (error) {
+      if (error.code === 'ENOENT') return {};
+      this.unusable = true;
+      this.fileError = `The key file ${this.file} cannot be read (${error.code || error.message}); stored keys are not used and nothing is written over it. Make it a file you can read, or delete it, then restart the app.`;
+      this.log(`cannot read the key file ${this.file}: ${error.code || error.message}`);
       return {};
     }
-    const keys = data && typeof data === 'object' && data.keys && typeof data.keys === 'object' ? data.keys : {};
+    let data;
+    try {
+      data = JSON.parse(text);
+    } catch {
+      this.moveAside('not valid JSON');
+      return {};
+    }
+    if (!data || typeof data !== 'object' || Array.isArray(data) || !data.keys || typeof data.keys !== 'object' || Array.isArray(data.keys)) {
+      this.moveAside('not a key file');
+      return {};
+    }
     const out = {};
-    for (const [provider, value] of Object.entries(keys)) {
+    const extra = {};
+    for (const [provider, value] of Object.entries(data.keys)) {
+      let known = true;
       try {
         validateProvider(provider);
       } catch {
-        continue;
+        known = false;
       }
-      if (typeof value === 'string' && value) out[provider] = value;
+      if (known && typeof value === 'string' && value) out[provider] = value;
+      else extra[provider] = value;
     }
+    this.extra = extra;
     return out;
   }
 
+  /** Atomic and owner-only: a fresh 0600 temp file, fsync, rename over the file, fsync the folder. */
   writeFile(encrypted) {
-    fs.mkdirSync(path.dirname(this.file), { recursive: true });
-    const tmp = `${this.file}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, `${JSON.stringify({ version: 1, keys: encrypted }, null, 2)}\n`, { mode: 0o600 });
-    fs.renameSync(tmp, this.file);
-    try {
-      fs.chmodSync(this.file, 0o600);
-    } catch {
-      /* Windows: ACLs of the profile directory apply */
+    if (this.unusable) {
+      throw new Error(this.fileError || 'the key file cannot be used');
     }
-  }
-
-  /** Providers that have a stored key (without decrypting anything). */
-  storedProviders() {
-    return Object.keys(this.readFile());
-  }
-
-  /** Every stored key, decrypted: {provider: key}. Keys that fail to decrypt are skipped (logged). */
-  async loadAll() {
-    const encrypted = this.readFile();
-    const keys = {};
-    let rewrite = false;
-    for (const [provider, b64] of Object.entries(encrypted)) {
+    const dir = path.dirname(this.file);
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const tmp = `${this.file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
+    const body = `${JSON.stringify({ version: 1, keys: { ...this.extra, ...encrypted } }, null, 2)}\n`;
+    const fd = fs.openSync(tmp, 'wx', 0o600);
+    try {
       try {
-        const { result, shouldReEncrypt } = await this.safeStorage.decryptStringAsync(Buffer.from(b64, 'base64'));
-        keys[provider] = result;
-        if (shouldReEncrypt) {
-          encrypted[provider] = (await this.safeStorage.encryptStringAsync(result)).toString('base64');
-          rewrite = true;
+        fs.writeFileSync(fd, body);
+        fs.fsyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+      if (this.platform !== 'win32') fs.chmodSync(tmp, 0o600); // whatever the umask did
+      fs.renameSync(tmp, this.file);
+    } catch (error) {
+      try {
+        fs.unlinkSync(tmp);
+      } catch {
+        /* already gone */
+      }
+      throw error;
+    }
+    if (this.platform !== 'win32') {
+      try {
+        const dirFd = fs.openSync(dir, 'r');
+        try {
+          fs.fsyncSync(dirFd);
+        } finally {
+          fs.closeSync(dirFd);
         }
-      } catch (error) {
-        this.log(`cannot decrypt the stored ${provider} key (${error.message}); set it again`);
+      } catch {
+        /* some file systems cannot fsync a folder; the rename is still atomic */
       }
     }
-    if (rewrite) this.writeFile(encrypted);
-    return keys;
+  }
+
+  /** Run `fn` after every earlier mutation (one read-modify-write at a time). */
+  serialized(fn) {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  /** Providers that have a usable stored key (without decrypting anything). */
+  storedProviders() {
+    return Object.keys(this.readFile()).filter((provider) => !this.undecryptable.has(provider));
+  }
+
+  /** Every stored key, decrypted: {provider: key}. Keys that fail to decrypt are skipped (reported by problem()). */
+  loadAll() {
+    return this.serialized(async () => {
+      const encrypted = this.readFile();
+      const keys = {};
+      let rewrite = false;
+      this.undecryptable = new Set();
+      for (const [provider, b64] of Object.entries(encrypted)) {
+        try {
+          const { result, shouldReEncrypt } = await this.safeStorage.decryptStringAsync(Buffer.from(b64, 'base64'));
+          keys[provider] = result;
+          if (shouldReEncrypt) {
+            encrypted[provider] = (await this.safeStorage.encryptStringAsync(result)).toString('base64');
+            rewrite = true;
+          }
+        } catch (error) {
+          this.undecryptable.add(provider);
+          this.log(`cannot decrypt the stored ${provider} key (${error.message}); set it again`);
+        }
+      }
+      if (rewrite) this.writeFile(encrypted);
+      return keys;
+    });
   }
 
   async set(provider, key) {
@@ -118,21 +248,30 @@ class KeyStore {
     if ((await this.protection()) !== 'os') {
       throw new KeyStoreUnavailable(
         'no OS key store is available to encrypt the key; set it in the environment instead ' +
-          '(LH_OPENROUTER_API_KEY, LH_OPENAI_API_KEY or LH_OPENAI_COMPATIBLE_API_KEY)',
+          `(${API_KEY_ENV[provider]}), or install a keychain (e.g. GNOME Keyring or KWallet)`,
       );
     }
-    const encrypted = this.readFile();
-    encrypted[provider] = (await this.safeStorage.encryptStringAsync(clean)).toString('base64');
-    this.writeFile(encrypted);
+    return this.serialized(async () => {
+      const encrypted = this.readFile();
+      if (this.unusable) throw new Error(this.fileError);
+      encrypted[provider] = (await this.safeStorage.encryptStringAsync(clean)).toString('base64');
+      this.writeFile(encrypted);
+      this.undecryptable.delete(provider);
+    });
   }
 
+  /** Remove a stored key (validated at once: a bad name throws synchronously). */
   delete(provider) {
     validateProvider(provider);
-    const encrypted = this.readFile();
-    if (provider in encrypted) {
-      delete encrypted[provider];
-      this.writeFile(encrypted);
-    }
+    return this.serialized(async () => {
+      const encrypted = this.readFile();
+      if (this.unusable) throw new Error(this.fileError);
+      this.undecryptable.delete(provider);
+      if (provider in encrypted) {
+        delete encrypted[provider];
+        this.writeFile(encrypted);
+      }
+    });
   }
 }
 

@@ -35,10 +35,24 @@ const state = {
   quitting: false,
   quitDone: false,
   queue: Promise.resolve(),
+  secrets: [],
 };
 
+/** `text` with every key main knows (stored or inherited) replaced: no key in a log line or dialog. */
+function redact(text) {
+  let out = String(text);
+  for (const secret of state.secrets) out = out.split(secret).join('[redacted]');
+  return out;
+}
+
+/** Remember the keys to redact: those handed to the server, and the shell's own LH_*_API_KEY. */
+function rememberSecrets(keys) {
+  const values = [...Object.values(keys), ...policy.PROVIDERS.map((p) => process.env[policy.API_KEY_ENV[p]])];
+  state.secrets = [...new Set([...state.secrets, ...values.filter((v) => typeof v === 'string' && v.length >= 4)])];
+}
+
 function log(message) {
-  const line = `${new Date().toISOString()} ${message}\n`;
+  const line = `${new Date().toISOString()} ${redact(message)}\n`;
   if (state.logFile) {
     try {
       fs.appendFileSync(state.logFile, line);
@@ -122,6 +136,7 @@ function installTokenHeader(ses, origin, token) {
 
 async function startSidecar(port = 0) {
   const keys = await state.keyStore.loadAll();
+  rememberSecrets(keys);
   const { command, args, cwd } = policy.resolveServerCommand({
     packaged: app.isPackaged,
     resourcesPath: process.resourcesPath,
@@ -173,7 +188,18 @@ function restartSidecar() {
       server = await startSidecar(previous);
     } catch (error) {
       log(`restart on port ${previous} failed (${error.message}); trying a free port`);
-      server = await startSidecar(0);
+      try {
+        server = await startSidecar(0);
+      } catch (again) {
+        // No server, so no working page: say so plainly and quit instead of leaving a dead window.
+        showError(
+          'Learning Harness could not restart',
+          'The app restarts its server to apply changed keys, and the server did not come back. Your keys are saved; ' +
+            `start the app again.\n\n${again.message}\n\nLog: ${state.logFile}`,
+        );
+        app.quit();
+        throw new Error('the server did not restart; the app is closing (see the log)');
+      }
     }
     if (state.window && !state.window.isDestroyed() && server.port !== previous) {
       await state.window.loadURL(`${server.origin}/`);
@@ -184,8 +210,9 @@ function restartSidecar() {
 }
 
 function showError(title, message) {
-  log(`${title}: ${message}`);
-  dialog.showErrorBox(title, message.length > 4000 ? `${message.slice(0, 4000)}…` : message);
+  const text = redact(message);
+  log(`${title}: ${text}`);
+  dialog.showErrorBox(title, text.length > 4000 ? `${text.slice(0, 4000)}…` : text);
 }
 
 function createWindow() {
@@ -215,19 +242,21 @@ function assertTrustedSender(event) {
 }
 
 async function keyStatus() {
-  return policy.keyStatus(state.keyStore.storedProviders(), process.env, await state.keyStore.protection());
+  const stored = state.keyStore.storedProviders();
+  return policy.keyStatus(stored, process.env, await state.keyStore.protection(), state.keyStore.problem());
 }
 
 function registerIpc() {
   ipcMain.handle(IPC.setApiKey, async (event, provider, key) => {
     assertTrustedSender(event);
     await state.keyStore.set(policy.validateProvider(provider), key);
+    rememberSecrets({ [provider]: String(key).trim() });
     await restartSidecar();
     return keyStatus();
   });
   ipcMain.handle(IPC.deleteApiKey, async (event, provider) => {
     assertTrustedSender(event);
-    state.keyStore.delete(policy.validateProvider(provider));
+    await state.keyStore.delete(policy.validateProvider(provider));
     await restartSidecar();
     return keyStatus();
   });

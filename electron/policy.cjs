@@ -8,12 +8,23 @@
 
 const path = require('node:path');
 
-/** Providers whose API key the desktop app may store, and the env var the server reads for each. */
-const API_KEY_ENV = Object.freeze({
+/**
+ * Providers whose API key the desktop app stores, and the env var the server reads for each
+ * (server/config.py SECRET_KEY_ENV): the model providers, the researcher's web search providers
+ * and the dictation service. In the desktop app main is their only owner (decision 0018).
+ */
+const MODEL_KEY_ENV = Object.freeze({
   openrouter: 'LH_OPENROUTER_API_KEY',
   openai: 'LH_OPENAI_API_KEY',
   'openai-compatible': 'LH_OPENAI_COMPATIBLE_API_KEY',
 });
+const SEARCH_KEY_ENV = Object.freeze({
+  tavily: 'LH_TAVILY_API_KEY',
+  brave: 'LH_BRAVE_API_KEY',
+  google: 'LH_GOOGLE_SEARCH_API_KEY',
+});
+const DICTATION_KEY_ENV = Object.freeze({ deepgram: 'LH_DEEPGRAM_API_KEY' });
+const API_KEY_ENV = Object.freeze({ ...MODEL_KEY_ENV, ...SEARCH_KEY_ENV, ...DICTATION_KEY_ENV });
 const PROVIDERS = Object.freeze(Object.keys(API_KEY_ENV));
 
 const TOKEN_HEADER = 'x-lh-token';
@@ -186,8 +197,17 @@ function serverEnv(baseEnv, { dataDir, token, keys = {} }) {
   return env;
 }
 
-/** Key status for the UI: whether each provider has a key, and where it comes from. Never the key. */
-function keyStatus(storedProviders, baseEnv, storage) {
+/**
+ * Key status for the UI: whether each provider has a key, and where it comes from. Never the key.
+ *
+ * @param {string[]} storedProviders Providers with a key in the app's store.
+ * @param {object} baseEnv The shell's own environment (keys set there also reach the server).
+ * @param {'os'|'unavailable'} storage Whether the OS key store can encrypt.
+ * @param {string|null} [problem] What is wrong with the key file, in plain words (null: nothing).
+ * @returns {{providers: Object<string, {set: boolean, source: 'app'|'env'|null, env: string}>,
+ *   storage: string, problem: string|null}}
+ */
+function keyStatus(storedProviders, baseEnv, storage, problem = null) {
   const providers = {};
   for (const provider of PROVIDERS) {
     const stored = storedProviders.includes(provider);
@@ -198,11 +218,14 @@ function keyStatus(storedProviders, baseEnv, storage) {
       env: API_KEY_ENV[provider],
     };
   }
-  return { providers, storage };
+  return { providers, storage, problem: problem || null };
 }
 
 module.exports = {
   API_KEY_ENV,
+  MODEL_KEY_ENV,
+  SEARCH_KEY_ENV,
+  DICTATION_KEY_ENV,
   PROVIDERS,
   TOKEN_HEADER,
   SERVER_NAME,

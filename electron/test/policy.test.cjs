@@ -139,14 +139,35 @@ test('server env carries the data dir, token and stored keys; argv never does', 
 });
 
 test('key status names sources, never keys', () => {
-  const status = policy.keyStatus(['openai'], { LH_OPENROUTER_API_KEY: 'sk-env' }, 'os');
+  const status = policy.keyStatus(['openai', 'deepgram'], { LH_OPENROUTER_API_KEY: 'sk-env', LH_BRAVE_API_KEY: 'br-env' }, 'os');
   assert.deepEqual(status, {
     storage: 'os',
+    problem: null,
     providers: {
       openrouter: { set: true, source: 'env', env: 'LH_OPENROUTER_API_KEY' },
       openai: { set: true, source: 'app', env: 'LH_OPENAI_API_KEY' },
       'openai-compatible': { set: false, source: null, env: 'LH_OPENAI_COMPATIBLE_API_KEY' },
+      tavily: { set: false, source: null, env: 'LH_TAVILY_API_KEY' },
+      brave: { set: true, source: 'env', env: 'LH_BRAVE_API_KEY' },
+      google: { set: false, source: null, env: 'LH_GOOGLE_SEARCH_API_KEY' },
+      deepgram: { set: true, source: 'app', env: 'LH_DEEPGRAM_API_KEY' },
     },
   });
-  assert.ok(!JSON.stringify(status).includes('sk-env'));
+  assert.ok(!JSON.stringify(status).includes('sk-env') && !JSON.stringify(status).includes('br-env'));
+  assert.equal(policy.keyStatus([], {}, 'unavailable', 'The key file was damaged.').problem, 'The key file was damaged.');
+});
+
+test('key providers: model, web search and dictation, each with the env var the server reads', () => {
+  assert.deepEqual([...policy.PROVIDERS], ['openrouter', 'openai', 'openai-compatible', 'tavily', 'brave', 'google', 'deepgram']);
+  // The same names as server/config.py SECRET_KEY_ENV (API_KEY_ENV + SEARCH_KEY_ENV + DICTATION_KEY_ENV).
+  const config = require('node:fs').readFileSync(require('node:path').join(__dirname, '..', '..', 'server', 'config.py'), 'utf8');
+  for (const [provider, env] of Object.entries(policy.API_KEY_ENV)) {
+    assert.ok(config.includes(`"${provider}": "${env}"`), `${provider} -> ${env} in server/config.py`);
+    assert.equal(policy.validateProvider(provider), provider);
+  }
+  for (const bad of ['local', 'chatgpt', '__proto__', 'toString', '', null]) assert.throws(() => policy.validateProvider(bad), TypeError);
+  const env = policy.serverEnv({}, { dataDir: '/d', token: 't', keys: { tavily: 'tv-1', google: 'g-1', deepgram: 'dg-1' } });
+  assert.equal(env.LH_TAVILY_API_KEY, 'tv-1');
+  assert.equal(env.LH_GOOGLE_SEARCH_API_KEY, 'g-1');
+  assert.equal(env.LH_DEEPGRAM_API_KEY, 'dg-1');
 });
