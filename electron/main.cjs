@@ -12,6 +12,7 @@ const electron = require('electron');
 const policy = require('./policy.cjs');
 const sidecar = require('./sidecar.cjs');
 const { KeyStore } = require('./keys.cjs');
+const { Subscriptions, subscriptionsDir } = require('./subscriptions/index.cjs');
 
 const { app, BrowserWindow, dialog, ipcMain, safeStorage, session, shell } = electron;
 
@@ -22,6 +23,10 @@ const IPC = Object.freeze({
   setApiKey: 'lh:set-api-key',
   deleteApiKey: 'lh:delete-api-key',
   apiKeyStatus: 'lh:api-key-status',
+  subscriptionsStatus: 'lh:subscriptions-status',
+  subscriptionsLogin: 'lh:subscriptions-login',
+  subscriptionsCancel: 'lh:subscriptions-cancel',
+  subscriptionsLogout: 'lh:subscriptions-logout',
 });
 
 const state = {
@@ -36,6 +41,8 @@ const state = {
   quitDone: false,
   queue: Promise.resolve(),
   secrets: [],
+  shellSecret: null,
+  subscriptions: null,
 };
 
 /** `text` with every key main knows (stored or inherited) replaced: no key in a log line or dialog. */
@@ -150,7 +157,7 @@ async function startSidecar(port = 0) {
     command,
     args,
     cwd,
-    env: policy.serverEnv(process.env, { dataDir: state.dataDir, token: state.token, keys }),
+    env: policy.serverEnv(process.env, { dataDir: state.dataDir, token: state.token, keys, shellSecret: state.shellSecret }),
     readyTimeoutMs: READY_TIMEOUT_MS,
     log: (stream, line) => log(`server ${stream}: ${line}`),
   });
@@ -158,6 +165,8 @@ async function startSidecar(port = 0) {
   state.origin = server.origin;
   installTokenHeader(session.defaultSession, server.origin, state.token);
   log(`server ready at ${server.origin} (pid ${server.pid})`);
+  // A fresh server holds no subscription auth: push the saved connections again (never throws).
+  if (state.subscriptions) state.subscriptions.resync().catch((error) => log(`subscriptions: ${error.message}`));
   server.exited.then((info) => {
     if (state.server !== server || server.expectedStop || state.quitting) return;
     state.server = null;
@@ -264,6 +273,23 @@ function registerIpc() {
     assertTrustedSender(event);
     return keyStatus();
   });
+  // Subscription logins: status, user codes and controls only; tokens never reach the renderer.
+  ipcMain.handle(IPC.subscriptionsStatus, async (event) => {
+    assertTrustedSender(event);
+    return state.subscriptions.status();
+  });
+  ipcMain.handle(IPC.subscriptionsLogin, async (event, provider) => {
+    assertTrustedSender(event);
+    return state.subscriptions.login(provider);
+  });
+  ipcMain.handle(IPC.subscriptionsCancel, async (event, provider) => {
+    assertTrustedSender(event);
+    return state.subscriptions.cancel(provider);
+  });
+  ipcMain.handle(IPC.subscriptionsLogout, async (event, provider) => {
+    assertTrustedSender(event);
+    return state.subscriptions.logout(provider);
+  });
 }
 
 async function onReady() {
@@ -275,6 +301,17 @@ async function onReady() {
   state.dataDir = path.join(userData, 'data');
   fs.mkdirSync(state.dataDir, { recursive: true });
   state.keyStore = new KeyStore(path.join(userData, 'api-keys.json'), safeStorage, { log });
+  state.shellSecret = crypto.randomBytes(32).toString('hex');
+  state.secrets.push(state.shellSecret);
+  state.subscriptions = new Subscriptions({
+    dir: subscriptionsDir(userData),
+    safeStorage,
+    env: process.env,
+    log,
+    openExternal: (url) => shell.openExternal(url),
+    target: () => (state.server ? { origin: state.origin, token: state.token, secret: state.shellSecret } : null),
+  });
+  state.subscriptions.init().catch((error) => log(`subscriptions: ${error.message}`));
   installSessionPolicy(session.defaultSession);
   registerIpc();
   try {
@@ -317,6 +354,7 @@ function start() {
     event.preventDefault();
     if (state.quitting) return;
     state.quitting = true;
+    if (state.subscriptions) state.subscriptions.close();
     state.queue
       .catch(() => {})
       .then(stopSidecar)

@@ -181,12 +181,15 @@ function resolveServerCommand({ packaged, resourcesPath, repoRoot, platform, env
  * The server's environment: the app's own, plus the data dir, the per-launch token and the keys
  * stored in the app (which win over keys inherited from the environment).
  */
-function serverEnv(baseEnv, { dataDir, token, keys = {} }) {
+function serverEnv(baseEnv, { dataDir, token, keys = {}, shellSecret = null }) {
   const env = { ...baseEnv };
   delete env.LH_API_TOKEN;
+  delete env.LH_SHELL_SECRET;
   delete env.ELECTRON_RUN_AS_NODE;
   env.LH_DATA_DIR = dataDir;
   env.LH_API_TOKEN = token;
+  // The per-launch secret main sends with the scoped subscription auth (never argv, never the page).
+  if (shellSecret) env.LH_SHELL_SECRET = shellSecret;
   env.PYTHONUNBUFFERED = '1';
   env.LH_EXIT_ON_STDIN_EOF = '1'; // the server stops when this shell's end of its stdin closes
   env.PYTHONIOENCODING = 'utf-8';

@@ -17,5 +17,13 @@ contextBridge.exposeInMainWorld(
     setApiKey: (provider, key) => ipcRenderer.invoke('lh:set-api-key', String(provider), String(key)),
     deleteApiKey: (provider) => ipcRenderer.invoke('lh:delete-api-key', String(provider)),
     apiKeyStatus: () => ipcRenderer.invoke('lh:api-key-status'),
+    // Subscription logins (ChatGPT, GitHub Copilot, xAI): each call answers the status shape
+    // {mode, providers: {<id>: {state, userCode, verificationUri, expiresAt, account, error}}}; never tokens.
+    subscriptions: Object.freeze({
+      status: () => ipcRenderer.invoke('lh:subscriptions-status'),
+      login: (provider) => ipcRenderer.invoke('lh:subscriptions-login', String(provider)),
+      cancel: (provider) => ipcRenderer.invoke('lh:subscriptions-cancel', String(provider)),
+      logout: (provider) => ipcRenderer.invoke('lh:subscriptions-logout', String(provider)),
+    }),
   }),
 );

@@ -6,7 +6,7 @@ const path = require('node:path');
 
 const PRELOAD = path.resolve(__dirname, '..', 'preload.cjs');
 
-test('the preload exposes only version and the three key calls, over invoke', async () => {
+test('the preload exposes only version, the three key calls and the subscription controls, over invoke', async () => {
   const exposed = {};
   const invoked = [];
   const electron = {
@@ -28,15 +28,25 @@ test('the preload exposes only version and the three key calls, over invoke', as
   }
   assert.deepEqual(Object.keys(exposed), ['lhDesktop']);
   const api = exposed.lhDesktop;
-  assert.deepEqual(Object.keys(api).sort(), ['apiKeyStatus', 'deleteApiKey', 'setApiKey', 'version']);
+  assert.deepEqual(Object.keys(api).sort(), ['apiKeyStatus', 'deleteApiKey', 'setApiKey', 'subscriptions', 'version']);
+  assert.ok(Object.isFrozen(api.subscriptions));
+  assert.deepEqual(Object.keys(api.subscriptions).sort(), ['cancel', 'login', 'logout', 'status']);
   assert.ok(Object.isFrozen(api));
   assert.equal(api.version, '1.2.3');
   await api.setApiKey('openai', 'sk-1');
   await api.deleteApiKey('openrouter');
   await api.apiKeyStatus();
+  await api.subscriptions.status();
+  await api.subscriptions.login('chatgpt');
+  await api.subscriptions.cancel('chatgpt');
+  await api.subscriptions.logout('xai-subscription');
   assert.deepEqual(invoked, [
     ['lh:set-api-key', 'openai', 'sk-1'],
     ['lh:delete-api-key', 'openrouter'],
     ['lh:api-key-status'],
+    ['lh:subscriptions-status'],
+    ['lh:subscriptions-login', 'chatgpt'],
+    ['lh:subscriptions-cancel', 'chatgpt'],
+    ['lh:subscriptions-logout', 'xai-subscription'],
   ]);
 });
