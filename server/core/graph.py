@@ -388,18 +388,33 @@ class ChainIndex:
 
     def __init__(self, chains: Iterable[Chain] = (), base: ChainIndex | None = None) -> None:
         self._base = base
+        self._ids: set[str] = set()
         self._by_premise: dict[str, list[Chain]] = defaultdict(list)
         self._by_conclusion: dict[str, list[Chain]] = defaultdict(list)
         for chain in chains:
             self.add(chain)
 
+    def __contains__(self, chain_id: object) -> bool:
+        """Whether a chain of this id is indexed (in this layer or below)."""
+        return chain_id in self._ids or (self._base is not None and chain_id in self._base)
+
+    def __len__(self) -> int:
+        return len(self._ids) + (len(self._base) if self._base is not None else 0)
+
     def add(self, chain: Chain) -> None:
+        """Index this chain in this layer (a chain whose id is indexed here already: no-op)."""
+        if chain.id in self._ids:
+            return
+        self._ids.add(chain.id)
         for premise in dict.fromkeys(chain.premises):
             self._by_premise[premise].append(chain)
         self._by_conclusion[chain.conclusion].append(chain)
 
     def discard(self, chain: Chain) -> None:
         """Take this chain out of this layer (matched by id; absent: no-op)."""
+        if chain.id not in self._ids:
+            return
+        self._ids.discard(chain.id)
         keys = [(p, self._by_premise) for p in dict.fromkeys(chain.premises)]
         for key, table in [*keys, (chain.conclusion, self._by_conclusion)]:
             rules = table.get(key)

@@ -25,7 +25,7 @@ from server.core.contracts.graph import (
 from server.core.contracts.jobs import JobRecord
 from server.core.contracts.models import SecretName, Settings
 from server.core.contracts.practice import ProblemSet
-from server.core.graph import MergePlan
+from server.core.graph import ChainIndex, MergePlan
 
 
 class StoreCorrupt(Exception):
@@ -115,6 +115,11 @@ class GraphStore(Protocol):
     def chains(self) -> dict[str, Chain]: ...
 
     def chain_lines(self) -> list[ChainLine]: ...
+
+    def chain_index(self) -> ChainIndex:
+        """The `ChainIndex` of exactly `chains()`, kept across merges by the store (the writer
+        carries it forward); read-only for callers (layer more chains with `over`)."""
+        ...
 
     def covered(self, source: str) -> dict[str, set[str]]:
         """message id -> fingerprints committed on, for one source (a retired job's do not count)."""

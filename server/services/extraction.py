@@ -681,8 +681,20 @@ class ExtractionService:
                 at = self.clock()
                 provenance = Provenance(source=row.source, job=row.job, messages=spec.messages)
                 nodes, chains = graph()  # unchanged while the section is held
+                # The store keeps the index of its counted chains; a pending run's own chains
+                # (graph_with: a superset of them) are layered over it, never copied into it.
+                index = self.graph.chain_index()
+                if pending:
+                    index = index.over([c for cid, c in chains.items() if cid not in index])
                 plan = plan_merge(
-                    nodes, chains, findings, verdicts, provenance, at, reserved=self.graph.deleted()
+                    nodes,
+                    chains,
+                    findings,
+                    verdicts,
+                    provenance,
+                    at,
+                    reserved=self.graph.deleted(),
+                    index=index,
                 )
                 if pending:  # drop only this version's own chains: the counted graph stays whole
                     plan.dropped_chains -= set(self.graph.chains())

@@ -37,6 +37,7 @@ from server.core.contracts.graph import (
     VersionLine,
 )
 from server.core.graph import (
+    ChainIndex,
     MergePlan,
     fold_chains,
     fold_nodes,
@@ -68,6 +69,8 @@ class FileGraphStore:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._cache: dict[str, tuple[tuple[tuple[int, int, int], ...], Any]] = {}
+        self._index: tuple[tuple[tuple[int, int, int], ...], ChainIndex] | None = None
+        self._counted: tuple[tuple[tuple[int, int, int], ...], dict[str, Chain]] | None = None
 
     def _path(self, name: str) -> Path:
         return self.root / f"{name}.jsonl"
@@ -150,8 +153,26 @@ class FileGraphStore:
         return self._cached("chains", lambda: fold_chains(self._live(self.chain_lines())), *_MARKS)
 
     def chains(self) -> dict[str, Chain]:
-        """Merged chains whose every member is a proposition (cached folds; a new mapping)."""
-        return without_dangling(self.nodes(), self._chain_fold())
+        """Merged chains whose every member is a proposition (a new mapping; the result is kept
+        per file state and carried forward by `commit_merge`, as the folds are)."""
+        key = self._signatures("nodes", "chains", *_MARKS)
+        if self._counted is None or self._counted[0] != key:
+            self._counted = (key, without_dangling(self._node_fold(), self._chain_fold()))
+        return dict(self._counted[1])
+
+    def chain_index(self) -> ChainIndex:
+        """The `ChainIndex` of exactly `chains()` (what a merge's simplification walks; seed §6).
+
+        Built on first use (one pass over every chain) and kept: `commit_merge`, the single
+        writer, carries it forward (adds the chains a merge made count, discards the ones
+        simplification dropped) so the next merge does not index the graph again. Any other change
+        to the files it derives from (a deletion, a version swap, a restoration, another process)
+        changes their signature and the next call builds it again. Read-only for callers: layer
+        more chains with `ChainIndex.over`."""
+        key = self._signatures("nodes", "chains", *_MARKS)
+        if self._index is None or self._index[0] != key:
+            self._index = (key, ChainIndex(self.chains().values()))
+        return self._index[1]
 
     def coverage(self, source: str) -> list[CoverageLine]:
         """The source's coverage lines that count (a retired job's coverage does not; a pending
@@ -226,6 +247,10 @@ class FileGraphStore:
         which the next merge touching them drops)."""
         nodes_before = self._current("nodes", *_MARKS)
         chains_before = self._current("chains", *_MARKS)
+        key = self._signatures("nodes", "chains", *_MARKS)
+        index = self._index[1] if self._index is not None and self._index[0] == key else None
+        counted = self._counted[1] if self._counted is not None and self._counted[0] == key else None
+        self._index = self._counted = None  # the files change now; carried forward below
         append_ledger(self._path("nodes"), plan.node_lines)
         append_ledger(self._path("chains"), plan.chain_lines)
         append_ledger(self._path("sessions"), [run])
@@ -244,6 +269,41 @@ class FileGraphStore:
             for dropped in plan.dropped_chains:
                 folded_chains.pop(dropped, None)
             self._cache["chains"] = (self._signatures("chains", *_MARKS), folded_chains)
+            if nodes_before is not None:
+                self._carry_counted(plan, folded_chains, index, counted)
+
+    def _carry_counted(
+        self,
+        plan: MergePlan,
+        after: dict[str, Chain],
+        index: ChainIndex | None,
+        counted: dict[str, Chain] | None,
+    ) -> None:
+        """Update the kept `chains()` and its index by what this commit changed (the folds were
+        just carried forward): the dropped chains leave, the plan's chains that now count join
+        (a re-asserted chain's new sources are taken from the fold).
+
+        Exact because a merge only adds propositions and those are either counted already (a
+        link) or freshly minted ids no earlier chain line names: no chain outside `chains()`
+        starts to count by the nodes a merge adds, and none inside stops to."""
+        if counted is None:
+            return
+        for cid in plan.dropped_chains:
+            gone = counted.pop(cid, None)
+            if gone is not None and index is not None:
+                index.discard(gone)
+        nodes = self._node_fold()
+        for line in plan.chain_lines:
+            chain = after.get(line.id)
+            if chain is None or not (chain.conclusion in nodes and all(p in nodes for p in chain.premises)):
+                continue
+            if line.id not in counted and index is not None:
+                index.add(chain)
+            counted[line.id] = chain
+        key = self._signatures("nodes", "chains", *_MARKS)
+        self._counted = (key, counted)
+        if index is not None:
+            self._index = (key, index)
 
     def _take_out(self, chain_ids: set[str]) -> None:
         """Simplification's rewrite: archive the dropped chains' lines in simplified.jsonl, then

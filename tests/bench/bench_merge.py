@@ -10,24 +10,38 @@ new propositions and 30 chains leaning on existing nodes of one source (a realis
 job). Timed with the chain index built inside `simplify` (a pass over every chain) and with a
 `ChainIndex` the caller keeps across merges (what stays local). Also timed: a full
 (non-incremental) simplification pass over the whole graph, for the ratio.
+
+Through the store (`--store`, issue 17 item 6): the same graph written as ledgers to a
+`FileGraphStore`; successive jobs merge the way `ExtractionService` does: `graph()` reads
+(`nodes()`, `chains()`), then `plan_merge` with `store.chain_index()` (built lazily by the first
+merge, then carried forward by `commit_merge`), then `commit_merge` (append, rewrite of
+chains.jsonl when simplification dropped a chain, folds and index carried forward).
 """
 
 from __future__ import annotations
 
 import random
 import statistics
+import sys
+import tempfile
+import time
 from functools import partial
+from pathlib import Path
 
 from server.core.contracts.graph import (
     Chain,
+    ChainLine,
     FindingChain,
     FindingProposition,
     Findings,
     NodeLine,
     Provenance,
+    RunLine,
     Verdicts,
 )
 from server.core.graph import ChainIndex, chain_id, fold_nodes, plan_merge, simplify
+from server.store.graph import FileGraphStore
+from server.store.ledger import append_ledger
 from tests.bench.common import timed
 
 
@@ -98,5 +112,86 @@ def main() -> None:
         )
 
 
+def write_store(root: Path, nodes: dict, chains: dict[str, Chain]) -> FileGraphStore:
+    prov = Provenance(source="src_bench", job="job_0")
+    append_ledger(
+        root / "nodes.jsonl",
+        [
+            NodeLine(id=n.id, name=n.name, statement=n.statement, provenance=prov, at="t0")
+            for n in nodes.values()
+        ],
+    )
+    append_ledger(
+        root / "chains.jsonl",
+        [
+            ChainLine(id=c.id, premises=c.premises, conclusion=c.conclusion, provenance=prov, at=c.created_at)
+            for c in chains.values()
+        ],
+    )
+    append_ledger(root / "sessions.jsonl", [run_line("job_0", 0, 0, 0)])
+    return FileGraphStore(root)
+
+
+def run_line(job: str, added_nodes: int, added_chains: int, dropped: int) -> RunLine:
+    return RunLine(
+        source="src_bench",
+        job=job,
+        label="bench",
+        addedNodes=added_nodes,
+        linkedNodes=0,
+        addedChains=added_chains,
+        droppedChains=dropped,
+        at="t9",
+    )
+
+
+def store_merges(size: int, repeat: int = 7) -> dict[str, list[float]]:
+    """ms per phase of `repeat + 1` successive merges through a FileGraphStore (the first builds
+    the index: reported apart)."""
+    nodes, chains = build_graph(size)
+    rng = random.Random(size)
+    out: dict[str, list[float]] = {"read": [], "plan": [], "commit": [], "first plan": [], "dropped": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        store = write_store(Path(tmp), nodes, chains)
+        store.nodes(), store.chains()  # the folds a running server holds
+        for number in range(repeat + 1):
+            t0 = time.perf_counter()
+            nodes, chains = store.nodes(), store.chains()
+            t1 = time.perf_counter()
+            prov = Provenance(source="src_job", job=f"job_{number + 1}")
+            findings = job(nodes, rng)
+            t2 = time.perf_counter()
+            plan = plan_merge(
+                nodes, chains, findings, Verdicts(links=[]), prov, "t9", index=store.chain_index()
+            )
+            t3 = time.perf_counter()
+            run = run_line(prov.job, plan.added_nodes, plan.added_chains, len(plan.dropped_chains))
+            store.commit_merge(plan, [], run)
+            t4 = time.perf_counter()
+            out["first plan" if number == 0 else "plan"].append((t3 - t2) * 1000)
+            if number:
+                out["read"].append((t1 - t0) * 1000)
+                out["commit"].append((t4 - t3) * 1000)
+                out["dropped"].append(len(plan.dropped_chains))
+    return out
+
+
+def main_store() -> None:
+    print(
+        f"{'chains':>8} {'first merge (builds index) ms':>30} {'merge+simplify, kept index ms':>34}"
+        f" {'graph() reads ms':>18} {'commit ms':>18} {'dropped':>8}"
+    )
+    for size in (1_000, 10_000, 100_000):
+        r = store_merges(size)
+        plan, read, commit = r["plan"], r["read"], r["commit"]
+        print(
+            f"{size:>8} {r['first plan'][0]:>30.1f}"
+            f" {statistics.median(plan):>20.2f} ({min(plan):.2f}-{max(plan):.2f})"
+            f" {statistics.median(read):>18.1f} {statistics.median(commit):>10.1f}"
+            f" ({min(commit):.0f}-{max(commit):.0f})"
+            f" {sum(r['dropped']):>8}"
+        )
+
+
 if __name__ == "__main__":
-    main()
+    main_store() if "--store" in sys.argv else main()

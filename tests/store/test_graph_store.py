@@ -3,9 +3,13 @@ corrupts the next append; a merge commit leaves readable ledgers whatever point 
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Collection
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from server.core.contracts.graph import (
     CoverageLine,
@@ -18,7 +22,7 @@ from server.core.contracts.graph import (
     SourceLine,
     Verdicts,
 )
-from server.core.graph import completion, plan_merge, version_jobs
+from server.core.graph import ChainIndex, completion, plan_merge, version_jobs
 from server.store import ledger
 from server.store.graph import FileGraphStore
 
@@ -246,3 +250,92 @@ def test_a_deleted_id_never_counts_again_even_from_a_stale_plan(tmp_path: Path) 
     assert by_name["A"] not in store.nodes()  # no resurrection
     assert all(by_name["A"] not in [*c.premises, c.conclusion] for c in store.chains().values())
     assert by_name["A"] in store.deleted()
+
+
+# -- the kept chain index (issue 17, item 6) -----------------------------------------------------
+def index_content(index: ChainIndex, nodes: Collection[str]) -> tuple[int, dict[str, tuple[set, set]]]:
+    """What an index answers: its size and, for every node, the ids premised on / concluding it."""
+    return len(index), {
+        n: ({c.id for c in index.premised(n)}, {c.id for c in index.concluding(n)}) for n in nodes
+    }
+
+
+@st.composite
+def merge_jobs(draw: st.DrawFn) -> list[tuple[int, list[tuple[list[int], int]], list[int], bool]]:
+    """Jobs: (new propositions, chains over ids [0, existing + new), links of new props to existing
+    ones as offsets, whether a deletion follows). Small id spaces make redundant chains common."""
+    out = []
+    for _ in range(draw(st.integers(1, 6))):
+        fresh = draw(st.integers(1, 5))
+        chains = draw(
+            st.lists(
+                st.tuples(st.lists(st.integers(0, 40), min_size=1, max_size=3), st.integers(0, 40)),
+                max_size=12,
+            )
+        )
+        links = draw(st.lists(st.integers(0, 40), max_size=2))
+        out.append((fresh, chains, links, draw(st.booleans())))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(merge_jobs(), st.booleans())
+def test_the_kept_chain_index_plans_what_a_fresh_index_plans(
+    jobs: list[tuple[int, list[tuple[list[int], int]], list[int], bool]], reopen: bool
+) -> None:
+    """Every merge planned with the store's kept index and kept `chains()` drops exactly what a
+    plan from a fresh read of the files (indexing every chain on the spot) drops, and after each
+    commit (and each deletion, and a reopen) both answer as a fresh read."""
+    with tempfile.TemporaryDirectory() as tmp:
+        store = FileGraphStore(Path(tmp) / "graph")
+        for number, (fresh, raw_chains, links, delete_after) in enumerate(jobs):
+            nodes, chains = store.nodes(), store.chains()
+            existing = sorted(nodes)
+            props = [
+                FindingProposition(id=f"p{i}", name=f"P{number}.{i}", statement="s") for i in range(fresh)
+            ]
+            universe = existing + [p.id for p in props]
+
+            def ref(i: int, universe: list[str] = universe) -> str:
+                return universe[i % len(universe)]
+
+            finding_chains = [
+                FindingChain(premises=sorted({ref(i) for i in ps} - {ref(c)}), conclusion=ref(c))
+                for ps, c in raw_chains
+                if {ref(i) for i in ps} - {ref(c)}
+            ]
+            verdicts = Verdicts(
+                links=[
+                    IdentityLink(finding=props[k % fresh].id, node=existing[k % len(existing)])
+                    for k in links
+                    if existing
+                ]
+            )
+            findings_ = Findings(propositions=props, chains=finding_chains)
+            prov = Provenance(source=f"src_{number % 2}", job=f"job_{number}")
+            at = f"t{number:03d}"
+            index = store.chain_index()
+            fresh_chains = FileGraphStore(Path(tmp) / "graph").chains()  # nothing kept: read from the files
+            assert {k: v.model_dump() for k, v in chains.items()} == {
+                k: v.model_dump() for k, v in fresh_chains.items()
+            }
+            assert index_content(index, nodes) == index_content(ChainIndex(fresh_chains.values()), nodes)
+            kept = plan_merge(nodes, chains, findings_, verdicts, prov, at, index=index)
+            spot = plan_merge(nodes, fresh_chains, findings_, verdicts, prov, at)
+            assert kept.dropped_chains == spot.dropped_chains
+            assert kept.chain_lines == spot.chain_lines
+            assert index_content(index, nodes) == index_content(
+                ChainIndex(chains.values()), nodes
+            )  # read only
+            store.commit_merge(kept, [], run_line(f"job_{number}"))
+            if delete_after and store.nodes():
+                gone = sorted(store.nodes())[number % len(store.nodes())]
+                store.delete(
+                    {gone}, {c.id for c in store.chains().values() if gone in [*c.premises, c.conclusion]}, at
+                )
+            if reopen and number % 2:
+                store = FileGraphStore(Path(tmp) / "graph")
+            after, fresh_chains = store.nodes(), FileGraphStore(Path(tmp) / "graph").chains()
+            assert index_content(store.chain_index(), after) == index_content(
+                ChainIndex(fresh_chains.values()), after
+            )
