@@ -5,7 +5,7 @@ Every provider, the offline model included, goes through the same OpenAI-compati
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from functools import cached_property
 from typing import Any
@@ -17,7 +17,7 @@ from openai.resources.chat import AsyncChat
 from openai.resources.chat.completions import AsyncCompletions
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import CompletedStreamedResponse, Model, ModelRequestParameters, StreamedResponse
-from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel, OpenAIResponsesModelSettings
 from pydantic_ai.models.openrouter import OpenRouterModel
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.providers.openai import OpenAIProvider
@@ -26,8 +26,13 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import RunContext
 
 from server.agent.model_guard import GuardedModel, GuardedTransport, guarded_client
+from server.agent.subscription_clients import COPILOT_HEADERS
 from server.config import PROVIDER_BASE_URLS
 from server.core.contracts.models import ModelCallSettings, ResolvedModel
+from server.core.subscriptions import ScopedAuth, refused_sentence
+
+COPILOT_DEFAULT_API = "https://api.githubcopilot.com"
+"""Copilot's chat endpoint when the token names none (`endpoints.api`)."""
 
 KEYLESS_PLACEHOLDER = "not-needed"
 """Sent as the API key to local OpenAI-compatible servers that need none (the SDK requires one)."""
@@ -165,3 +170,61 @@ def _where(url: str) -> str:
     """host:port of a base URL, for connection failures."""
     parsed = httpx2.URL(url)
     return f"{parsed.host}:{parsed.port}" if parsed.port else str(parsed.host)
+
+
+def build_subscription_model(
+    resolved: ResolvedModel,
+    auth: ScopedAuth,
+    *,
+    api_bases: Mapping[str, str],
+    limits: ModelCallSettings | None = None,
+) -> Model:
+    """A model on a subscription route, with the login's scoped auth (issue 19 item 2; seed §8.1).
+
+    - chatgpt: the Responses API at `api_bases["chatgpt_api"]` (`LH_CHATGPT_API_BASE`) with
+      `Authorization: Bearer <access>` and `chatgpt-account-id: <account>`; nothing stored.
+    - github-copilot-subscription: chat completions at the token's `endpoints.api` (the Copilot
+      editor headers).
+    - xai-subscription: chat completions at `api_bases["xai_api"]` (`LH_XAI_API_BASE`).
+
+    A refused credential says "connect it again in Settings", never "check the key".
+
+    Raises:
+        ValueError: not a subscription provider.
+    """
+    limits = limits or ModelCallSettings()
+    refused = refused_sentence(resolved.provider)
+    if resolved.provider == "chatgpt":
+        url = api_bases["chatgpt_api"]
+        headers = {"chatgpt-account-id": auth.account_id} if auth.account_id else {}
+        sdk = _OpenAIClient(
+            base_url=url,
+            api_key=auth.access_token,
+            http_client=guarded_client(limits),
+            max_retries=0,
+            default_headers={**headers, "originator": "learning_harness"},
+        )
+        model: Model = OpenAIResponsesModel(
+            resolved.model,
+            provider=OpenAIProvider(openai_client=sdk),
+            settings=OpenAIResponsesModelSettings(openai_store=False),
+        )
+        return GuardedModel(model, _where(url), [auth.access_token], auth_sentence=refused)
+    if resolved.provider == "github-copilot-subscription":
+        url = auth.base_url or COPILOT_DEFAULT_API
+        sdk = _OpenAIClient(
+            base_url=url,
+            api_key=auth.access_token,
+            http_client=guarded_client(limits),
+            max_retries=0,
+            default_headers={**COPILOT_HEADERS, "Openai-Intent": "conversation-panel"},
+        )
+    elif resolved.provider == "xai-subscription":
+        url = api_bases["xai_api"]
+        sdk = _OpenAIClient(
+            base_url=url, api_key=auth.access_token, http_client=guarded_client(limits), max_retries=0
+        )
+    else:
+        raise ValueError(f"{resolved.provider} is not a subscription provider")
+    chat = OpenAIChatModel(resolved.model, provider=OpenAIProvider(openai_client=sdk))
+    return GuardedModel(chat, _where(url), [auth.access_token], auth_sentence=refused)

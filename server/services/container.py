@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 
 from server.agent.embedder import OnnxEmbedder
+from server.agent.subscription_clients import build_clients
 from server.agent.workbench.headless import ChromiumHeadless
-from server.config import DataPaths
+from server.config import SHELL_SECRET_ENV, TOKEN_ENV, DataPaths
 from server.core.contracts.chat import ChatRecord
 from server.core.events import EventBus
 from server.core.ports import Headless, SecretStore
@@ -22,6 +24,7 @@ from server.services.naming import NamingService
 from server.services.offline_model import OfflineModelServer
 from server.services.practice import PracticeService
 from server.services.stores import Stores, build_stores
+from server.services.subscriptions import SubscriptionService
 from server.services.turn import TurnService
 from server.services.workbench.runner import JobRunner
 from server.services.workbench.wake import WakeService
@@ -51,6 +54,7 @@ class Services:
     workers: WorkerHost
     context: ContextService
     naming: NamingService
+    subscriptions: SubscriptionService
 
     async def startup(self) -> None:
         """Re-arm lessons' idle flushes (timers live in memory), and start the offline model early
@@ -86,6 +90,7 @@ class Services:
         await self.wake.shutdown()
         await self.context.shutdown()
         await self.naming.shutdown()
+        await self.subscriptions.shutdown()
         await self.jobs.shutdown()
         close = getattr(self.workers.headless, "close", None)
         if close is not None:
@@ -123,8 +128,18 @@ def build_services(
     stores = build_stores(paths, secrets=secrets)
     if offline_server is None and offline:
         offline_server = OfflineModelServer(paths.logs / "offline-model.log")
-    models = ModelService(stores.settings, stores.secrets, offline_server, model_factory)
     events = EventBus()  # the one bus behind GET /api/events
+    desktop = bool(os.environ.get(TOKEN_ENV))
+    subscriptions = SubscriptionService(  # the one process-global owner of subscription logins
+        None if desktop else stores.subscriptions,
+        build_clients(os.environ),
+        events,
+        desktop=desktop,
+        shell_secret=os.environ.get(SHELL_SECRET_ENV),
+    )
+    models = ModelService(
+        stores.settings, stores.secrets, offline_server, model_factory, subscriptions=subscriptions
+    )
     registry = TurnRegistry(events)
     extraction = ExtractionService(
         stores.graph, lambda: models.model_for_slot("cheap"), events=events, embedder=OnnxEmbedder()
@@ -193,4 +208,5 @@ def build_services(
         workers=workers,
         context=context,
         naming=naming,
+        subscriptions=subscriptions,
     )

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic_ai.models import Model
 
-from server.agent.engine import build_model
+from server.agent.engine import build_model, build_subscription_model
+from server.agent.subscription_clients import bases as subscription_bases
 from server.config import (
     API_KEY_ENV,
     DICTATION_KEY_ENV,
@@ -40,6 +42,7 @@ from server.core.contracts.models import (
 from server.core.model_failures import FailureKind
 from server.core.model_slots import Resolution, resolve_ref, resolve_slot, stamp_from
 from server.core.ports import SecretStore, SettingsStore
+from server.core.subscriptions import SUBSCRIPTION_PROVIDERS, ScopedAuth, SubscriptionAuth, auth_problem
 from server.core.turns import TurnRejected
 from server.services.offline_model import OfflineModelServer
 
@@ -72,6 +75,10 @@ class ModelService:
         model_factory: builds the model client; tests pass one returning a FunctionModel. None:
             the real engine, with the deadlines and retries of settings' `modelCalls`.
         environ: where environment keys are read (defaults to os.environ).
+        subscriptions: the subscription logins' port (web owner or desktop push; issue 19), None
+            when there is none (subscription routes then read as not connected).
+        subscription_factory: builds a subscription route's model from its scoped auth (tests
+            may pass one); None: the real engine against the provider's endpoints.
     """
 
     def __init__(
@@ -81,6 +88,8 @@ class ModelService:
         offline: OfflineModelServer | None,
         model_factory: ModelFactory | None = None,
         environ: Mapping[str, str] | None = None,
+        subscriptions: SubscriptionAuth | None = None,
+        subscription_factory: Callable[[ResolvedModel, ScopedAuth], Model] | None = None,
     ) -> None:
         self.settings = settings
         self.secrets = secrets
@@ -90,6 +99,17 @@ class ModelService:
         """Built model clients, by (provider, model, slot URL, live URL, key fingerprint, deadlines):
         a new client (provider, SSL context, connection pool) costs ~17 ms, a turn reuses one."""
         self.environ = os.environ if environ is None else environ
+        self.subscriptions = subscriptions
+        self.subscription_factory = subscription_factory or self._build_subscription
+
+    def _build_subscription(self, resolved: ResolvedModel, auth: ScopedAuth) -> Model:
+        try:
+            limits = self.settings.load().model_calls
+        except Exception:
+            limits = None
+        return build_subscription_model(
+            resolved, auth, api_bases=subscription_bases(self.environ), limits=limits
+        )
 
     def _build(self, resolved: ResolvedModel, api_key: str | None, base_url: str | None) -> Model:
         """The real engine with settings' deadlines (defaults when settings.json is unreadable)."""
@@ -137,7 +157,11 @@ class ModelService:
         return self.environ.get(API_KEY_ENV[provider]) or self.secrets.get(provider)
 
     def _keys_present(self) -> dict[str, bool]:
-        return {p: self.key_source(p) is not None for p in KEYED_PROVIDERS}
+        """Key presence by provider; for a subscription route, whether its login is connected."""
+        present: dict[str, bool] = {p: self.key_source(p) is not None for p in KEYED_PROVIDERS}
+        for p in SUBSCRIPTION_PROVIDERS:
+            present[p] = self.subscriptions is not None and self.subscriptions.connected(p)
+        return present
 
     @property
     def offline_available(self) -> bool:
@@ -244,7 +268,41 @@ class ModelService:
             raise TurnRejected(503, "models_not_configured", outcome.problem or "no model")
         return await self._runnable(outcome.model)
 
+    async def _subscription_model(self, resolved: ResolvedModel) -> tuple[ResolvedModel, Model]:
+        """A subscription route's model with the login's current scoped auth; never an API key.
+
+        Raises:
+            TurnRejected(503, models_not_configured): not connected, revoked, or expired (plain
+                words of the contract: "Your ChatGPT subscription is not connected. ...").
+        """
+        port = self.subscriptions
+        auth = await port.current(resolved.provider) if port is not None else None
+        desktop = bool(port is not None and port.desktop)
+        problem = (
+            port.error(resolved.provider) if port is not None and auth is None else None
+        ) or auth_problem(resolved.provider, auth, time.time(), desktop=desktop)
+        if problem is not None or auth is None:
+            raise TurnRejected(503, "models_not_configured", problem or "not connected")
+        limits = self._limits()
+        key = (
+            resolved.provider,
+            resolved.model,
+            auth.base_url,
+            auth.account_id,
+            _fingerprint(auth.access_token),
+            limits,
+        )
+        model = self._clients.get(key)
+        if model is None:
+            model = self.subscription_factory(resolved, auth)
+            if len(self._clients) >= CLIENT_CACHE_SIZE:
+                self._clients.pop(next(iter(self._clients)))
+            self._clients[key] = model
+        return resolved, model
+
     async def _runnable(self, resolved: ResolvedModel) -> tuple[ResolvedModel, Model]:
+        if resolved.provider in SUBSCRIPTION_PROVIDERS:
+            return await self._subscription_model(resolved)
         base_url = None
         if resolved.offline:
             assert self.offline is not None

@@ -14,6 +14,7 @@ from server.core.ports import (
     SettingsStore,
     SummaryCache,
 )
+from server.core.subscriptions import SubscriptionStore
 from server.store.atomic import sweep_temp_files
 from server.store.chats import FileChatStore
 from server.store.graph import FileGraphStore
@@ -22,6 +23,7 @@ from server.store.lock import DataDirLock, DataDirLocked
 from server.store.practice import FilePracticeStore
 from server.store.secrets import FileSecrets, KeyringSecrets, keychain_available
 from server.store.settings import FileSettingsStore
+from server.store.subscriptions import FileSubscriptionStore
 from server.store.summaries import FileSummaryCache
 
 __all__ = ["DataDirLock", "DataDirLocked", "Stores", "build_stores", "data_dir_lock"]
@@ -38,6 +40,8 @@ class Stores:
     practice: PracticeStore
     jobs: JobStore
     summaries: SummaryCache
+    subscriptions: SubscriptionStore
+    """Web mode's subscription logins (owner-only files); desktop mode never touches it."""
 
 
 def build_stores(paths: DataPaths, *, secrets: SecretStore | None = None) -> Stores:
@@ -60,6 +64,7 @@ def build_stores(paths: DataPaths, *, secrets: SecretStore | None = None) -> Sto
         practice=FilePracticeStore(paths.practice),
         jobs=FileJobStore(paths.jobs),
         summaries=FileSummaryCache(paths.summaries),
+        subscriptions=FileSubscriptionStore(paths.subscriptions),
     )
 
 

@@ -64,6 +64,7 @@ def test_unknown_event_names_are_refused_and_the_payload_is_a_copy() -> None:
         "activity-changed",
         "chats-changed",
         "graph-changed",
+        "subscriptions-changed",
     }
 
 

@@ -11,8 +11,26 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-Provider = Literal["openrouter", "openai", "openai-compatible", "local"]
-PROVIDERS: tuple[Provider, ...] = ("openrouter", "openai", "openai-compatible", "local")
+Provider = Literal[
+    "openrouter",
+    "openai",
+    "openai-compatible",
+    "local",
+    "chatgpt",
+    "github-copilot-subscription",
+    "xai-subscription",
+]
+PROVIDERS: tuple[Provider, ...] = (
+    "openrouter",
+    "openai",
+    "openai-compatible",
+    "local",
+    "chatgpt",
+    "github-copilot-subscription",
+    "xai-subscription",
+)
+"""The last three are subscription logins (issue 19; `server.core.subscriptions`): persisted routes
+distinct from the API-key routes, never falling back to them."""
 KeyedProvider = Literal["openrouter", "openai", "openai-compatible"]
 KEYED_PROVIDERS: tuple[KeyedProvider, ...] = ("openrouter", "openai", "openai-compatible")
 SearchProviderName = Literal["tavily", "brave", "google"]
@@ -34,7 +52,8 @@ class ModelSlot(Camel):
     """One model slot: which provider serves which model id.
 
     Attributes:
-        provider: openrouter | openai | openai-compatible (any base URL) | local (the offline model).
+        provider: openrouter | openai | openai-compatible (any base URL) | local (the offline model)
+            | chatgpt | github-copilot-subscription | xai-subscription (subscription logins).
         model: the provider's model id, e.g. "anthropic/claude-sonnet-4" (1-200 chars).
         base_url: required for openai-compatible (e.g. "http://127.0.0.1:11434/v1"), ignored otherwise.
     """

@@ -1,0 +1,488 @@
+"""HTTP adapters of the three subscription logins (issue 19 item 2; seed §8.1).
+
+Each speaks one provider's endpoints and answers in the core's terms (`DeviceCode`,
+`PollOutcome`, `Grant`); the state machine is `server.core.subscriptions`. No provider body ever
+reaches a sentence: failures are described in plain words, tokens are never logged.
+
+- ChatGPT, as the Codex CLI's device code login does it (`codex login --device-auth`,
+  openai/codex `codex-rs/login/src/device_code_auth.rs`): `POST {auth}/api/accounts/deviceauth/usercode`
+  `{client_id}` -> `{device_auth_id, user_code, interval}`; the learner enters the code at
+  `{auth}/codex/device`; `POST {auth}/api/accounts/deviceauth/token` `{device_auth_id, user_code}`
+  answers 403/404 while pending, then `{authorization_code, code_verifier, code_challenge}` (the
+  PKCE pair the server generated); the code is exchanged at `POST {auth}/oauth/token`
+  (form: authorization_code, `redirect_uri={auth}/deviceauth/callback`, the verifier) for
+  `{id_token, access_token, refresh_token}`; refresh is `POST {auth}/oauth/token` JSON
+  `{client_id, grant_type: refresh_token, refresh_token, scope}`.
+- GitHub Copilot: GitHub's device flow (`POST {github}/login/device/code`, poll
+  `POST {github}/login/oauth/access_token`), the Copilot editors' client id, scope `read:user`;
+  then `GET {api}/copilot_internal/v2/token` with `Authorization: token <github token>` ->
+  `{token, expires_at, endpoints: {api}}`. The GitHub token is the durable credential ("refresh
+  token"); renewing exchanges it again.
+- xAI: a standard RFC 8628 grant at `{auth}/oauth2/device/code` and `{auth}/oauth2/token` (xAI's
+  subscription OAuth is not documented; decision 0019 says so).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any, Protocol
+
+import httpx
+
+from server.config import SUBSCRIPTION_BASE_ENV
+from server.core.subscriptions import (
+    DEFAULT_CODE_LIFETIME_S,
+    DEFAULT_INTERVAL_S,
+    REVOKED_ERRORS,
+    DeviceCode,
+    Grant,
+    PollOutcome,
+    chatgpt_identity,
+    classify_device_error,
+    jwt_expiry,
+)
+
+log = logging.getLogger("lh.subscriptions")
+
+CHATGPT_CLIENT_ID = "app_EMoamEEZ73f0CkXaXp7hrann"
+"""The Codex CLI's OAuth client id (openai/codex `codex-rs/login`)."""
+COPILOT_CLIENT_ID = "Iv1.b507a08c87ecfe98"
+"""The GitHub OAuth app of the Copilot editor plugins."""
+XAI_CLIENT_ID_ENV = "LH_XAI_CLIENT_ID"
+XAI_DEFAULT_CLIENT_ID = "learning-harness"
+
+COPILOT_HEADERS = {
+    "Editor-Version": "vscode/1.99.3",
+    "Editor-Plugin-Version": "copilot-chat/0.26.7",
+    "Copilot-Integration-Id": "vscode-chat",
+    "User-Agent": "GitHubCopilotChat/0.26.7",
+}
+"""What the Copilot editors send with the token exchange and with chat requests."""
+
+TIMEOUT = httpx.Timeout(20.0, connect=10.0)
+
+
+class RefreshRevoked(Exception):
+    """The provider refused the durable credential: nothing renews it; connect again."""
+
+
+class RefreshFailed(Exception):
+    """A renewal failed for now (network, a server error); `str(exc)` is plain words."""
+
+
+class ProviderUnavailable(Exception):
+    """Starting a login failed; `str(exc)` is plain words for Settings."""
+
+
+class SubscriptionClient(Protocol):
+    provider: str
+
+    async def start(self) -> DeviceCode: ...
+
+    async def poll(self, code: DeviceCode) -> PollOutcome: ...
+
+    async def refresh(self, grant: Grant) -> Grant: ...
+
+
+def bases(environ: Mapping[str, str]) -> dict[str, str]:
+    """The endpoint bases (`config.SUBSCRIPTION_BASE_ENV`), env first, without trailing slashes."""
+    return {
+        name: (environ.get(env) or default).rstrip("/")
+        for name, (env, default) in SUBSCRIPTION_BASE_ENV.items()
+    }
+
+
+def _json(response: httpx.Response) -> dict[str, Any]:
+    try:
+        data = response.json()
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _host(url: str) -> str:
+    return httpx.URL(url).host or url
+
+
+def _expiry(now: float, expires_in: Any, token: str | None = None) -> float | None:
+    if isinstance(expires_in, int | float) and not isinstance(expires_in, bool) and expires_in > 0:
+        return now + float(expires_in)
+    return jwt_expiry(token)
+
+
+def _interval(value: Any) -> float:
+    try:
+        seconds = float(str(value).strip())
+    except ValueError:
+        return DEFAULT_INTERVAL_S
+    return seconds if seconds >= 0 else DEFAULT_INTERVAL_S
+
+
+class _Base:
+    provider = ""
+
+    def __init__(
+        self, client: httpx.AsyncClient | None = None, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.client = client or httpx.AsyncClient(timeout=TIMEOUT)
+        self.clock = clock
+
+    async def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        try:
+            return await self.client.request(method, url, **kwargs)
+        except httpx.HTTPError as exc:
+            log.warning("%s: %s %s failed: %s", self.provider, method, _host(url), type(exc).__name__)
+            raise ConnectionError(f"could not reach {_host(url)}") from None
+
+
+class ChatGPTClient(_Base):
+    """ChatGPT (Codex CLI device code login)."""
+
+    provider = "chatgpt"
+
+    def __init__(self, auth_base: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.auth = auth_base.rstrip("/")
+
+    async def start(self) -> DeviceCode:
+        try:
+            response = await self._send(
+                "POST", f"{self.auth}/api/accounts/deviceauth/usercode", json={"client_id": CHATGPT_CLIENT_ID}
+            )
+        except ConnectionError as exc:
+            raise ProviderUnavailable(f"Could not reach OpenAI ({exc}); try again") from None
+        if response.status_code == 404:
+            raise ProviderUnavailable(
+                "OpenAI's device code login is not available right now; try again later"
+            )
+        data = _json(response)
+        handle, user_code = data.get("device_auth_id"), data.get("user_code") or data.get("usercode")
+        if response.status_code != 200 or not isinstance(handle, str) or not isinstance(user_code, str):
+            raise ProviderUnavailable(
+                f"OpenAI did not start the sign-in (HTTP {response.status_code}); try again"
+            )
+        return DeviceCode(
+            handle=handle,
+            user_code=user_code,
+            verification_uri=f"{self.auth}/codex/device",
+            expires_at=self.clock() + DEFAULT_CODE_LIFETIME_S,
+            interval_s=_interval(data.get("interval", DEFAULT_INTERVAL_S)),
+        )
+
+    async def poll(self, code: DeviceCode) -> PollOutcome:
+        try:
+            response = await self._send(
+                "POST",
+                f"{self.auth}/api/accounts/deviceauth/token",
+                json={"device_auth_id": code.handle, "user_code": code.user_code},
+            )
+        except ConnectionError:
+            return PollOutcome("pending")  # a blip: the next poll tries again until the code expires
+        if response.status_code in (403, 404):
+            return PollOutcome("pending")
+        if response.status_code == 429:
+            return PollOutcome("slow_down")
+        data = _json(response)
+        if response.status_code != 200:
+            kind = classify_device_error(data.get("error"))
+            return PollOutcome(
+                kind, detail=f"OpenAI refused the sign-in (HTTP {response.status_code}); connect again"
+            )
+        auth_code, verifier = data.get("authorization_code"), data.get("code_verifier")
+        if not isinstance(auth_code, str) or not isinstance(verifier, str):
+            return PollOutcome("failed", detail="OpenAI's answer could not be read; connect again")
+        try:
+            exchanged = await self._send(
+                "POST",
+                f"{self.auth}/oauth/token",
+                data={
+                    "grant_type": "authorization_code",
+                    "code": auth_code,
+                    "redirect_uri": f"{self.auth}/deviceauth/callback",
+                    "client_id": CHATGPT_CLIENT_ID,
+                    "code_verifier": verifier,
+                },
+            )
+        except ConnectionError as exc:
+            return PollOutcome("failed", detail=f"Could not finish the sign-in ({exc}); connect again")
+        tokens = _json(exchanged)
+        if exchanged.status_code != 200 or not isinstance(tokens.get("access_token"), str):
+            return PollOutcome(
+                "failed", detail=f"OpenAI did not issue a login (HTTP {exchanged.status_code}); connect again"
+            )
+        return PollOutcome("granted", grant=self._grant(tokens, None))
+
+    def _grant(self, tokens: dict[str, Any], previous: Grant | None) -> Grant:
+        access = str(tokens["access_token"])
+        id_token = tokens.get("id_token") if isinstance(tokens.get("id_token"), str) else None
+        account_id, email = chatgpt_identity(id_token, access)
+        refresh = tokens.get("refresh_token")
+        return Grant(
+            access_token=access,
+            refresh_token=refresh
+            if isinstance(refresh, str)
+            else (previous.refresh_token if previous else None),
+            expires_at=_expiry(self.clock(), tokens.get("expires_in"), access),
+            account_id=account_id or (previous.account_id if previous else None),
+            account=email or (previous.account if previous else None),
+        )
+
+    async def refresh(self, grant: Grant) -> Grant:
+        if not grant.refresh_token:
+            raise RefreshRevoked("no refresh token")
+        try:
+            response = await self._send(
+                "POST",
+                f"{self.auth}/oauth/token",
+                json={
+                    "client_id": CHATGPT_CLIENT_ID,
+                    "grant_type": "refresh_token",
+                    "refresh_token": grant.refresh_token,
+                    "scope": "openid profile email",
+                },
+            )
+        except ConnectionError as exc:
+            raise RefreshFailed(f"Could not renew the ChatGPT login ({exc})") from None
+        return _refreshed(response, "ChatGPT", lambda tokens: self._grant(tokens, grant))
+
+
+def _refreshed(response: httpx.Response, name: str, build: Callable[[dict[str, Any]], Grant]) -> Grant:
+    """A refresh response as a grant; RefreshRevoked for a dead credential, RefreshFailed else."""
+    data = _json(response)
+    error = data.get("error")
+    code = error.get("code") if isinstance(error, dict) else error
+    if (
+        response.status_code == 401
+        or (response.status_code == 400 and code in REVOKED_ERRORS)
+        or code in REVOKED_ERRORS
+    ):
+        raise RefreshRevoked(str(code or response.status_code))
+    if response.status_code != 200 or not isinstance(data.get("access_token"), str):
+        raise RefreshFailed(f"Could not renew the {name} login (HTTP {response.status_code})")
+    return build(data)
+
+
+class RFC8628Client(_Base):
+    """A standard device authorization grant (form-encoded, JSON answers)."""
+
+    def __init__(
+        self, *, device_url: str, token_url: str, client_id: str, scope: str, name: str, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.device_url, self.token_url = device_url, token_url
+        self.client_id, self.scope, self.name = client_id, scope, name
+
+    async def start(self) -> DeviceCode:
+        try:
+            response = await self._send(
+                "POST",
+                self.device_url,
+                data={"client_id": self.client_id, "scope": self.scope},
+                headers={"Accept": "application/json"},
+            )
+        except ConnectionError as exc:
+            raise ProviderUnavailable(f"Could not reach {self.name} ({exc}); try again") from None
+        data = _json(response)
+        fields = (data.get("device_code"), data.get("user_code"), data.get("verification_uri"))
+        if response.status_code != 200 or not all(isinstance(f, str) for f in fields):
+            raise ProviderUnavailable(
+                f"{self.name} did not start the sign-in (HTTP {response.status_code}); try again"
+            )
+        lifetime = data.get("expires_in")
+        return DeviceCode(
+            handle=str(fields[0]),
+            user_code=str(fields[1]),
+            verification_uri=str(fields[2]),
+            expires_at=self.clock()
+            + (
+                float(lifetime)
+                if isinstance(lifetime, int | float) and lifetime > 0
+                else DEFAULT_CODE_LIFETIME_S
+            ),
+            interval_s=_interval(data.get("interval", DEFAULT_INTERVAL_S)),
+        )
+
+    async def poll(self, code: DeviceCode) -> PollOutcome:
+        try:
+            response = await self._send(
+                "POST",
+                self.token_url,
+                data={
+                    "client_id": self.client_id,
+                    "device_code": code.handle,
+                    "grant_type": "urn:ietf:params:oauth:grant-type:device_code",
+                },
+                headers={"Accept": "application/json"},
+            )
+        except ConnectionError:
+            return PollOutcome("pending")
+        data = _json(response)
+        if isinstance(data.get("access_token"), str) and response.status_code == 200:
+            return await self.granted(data)
+        kind = classify_device_error(data.get("error"))
+        if response.status_code == 429:
+            kind = "slow_down"
+        return PollOutcome(
+            kind, detail=f"{self.name} refused the sign-in (HTTP {response.status_code}); connect again"
+        )
+
+    async def granted(self, tokens: dict[str, Any]) -> PollOutcome:
+        access = str(tokens["access_token"])
+        refresh = tokens.get("refresh_token")
+        _, email = chatgpt_identity(
+            tokens.get("id_token") if isinstance(tokens.get("id_token"), str) else None, None
+        )
+        return PollOutcome(
+            "granted",
+            grant=Grant(
+                access_token=access,
+                refresh_token=refresh if isinstance(refresh, str) else None,
+                expires_at=_expiry(self.clock(), tokens.get("expires_in"), access),
+                account=email,
+            ),
+        )
+
+    async def refresh(self, grant: Grant) -> Grant:
+        if not grant.refresh_token:
+            raise RefreshRevoked("no refresh token")
+        try:
+            response = await self._send(
+                "POST",
+                self.token_url,
+                data={
+                    "client_id": self.client_id,
+                    "grant_type": "refresh_token",
+                    "refresh_token": grant.refresh_token,
+                },
+                headers={"Accept": "application/json"},
+            )
+        except ConnectionError as exc:
+            raise RefreshFailed(f"Could not renew the {self.name} login ({exc})") from None
+
+        def build(tokens: dict[str, Any]) -> Grant:
+            refresh = tokens.get("refresh_token")
+            access = str(tokens["access_token"])
+            return Grant(
+                access_token=access,
+                refresh_token=refresh if isinstance(refresh, str) else grant.refresh_token,
+                expires_at=_expiry(self.clock(), tokens.get("expires_in"), access),
+                account=grant.account,
+            )
+
+        return _refreshed(response, self.name, build)
+
+
+class XaiClient(RFC8628Client):
+    provider = "xai-subscription"
+
+    def __init__(self, auth_base: str, client_id: str = XAI_DEFAULT_CLIENT_ID, **kwargs: Any) -> None:
+        base = auth_base.rstrip("/")
+        super().__init__(
+            device_url=f"{base}/oauth2/device/code",
+            token_url=f"{base}/oauth2/token",
+            client_id=client_id,
+            scope="openid offline_access",
+            name="xAI",
+            **kwargs,
+        )
+
+
+class CopilotClient(RFC8628Client):
+    """GitHub's device flow, then the Copilot token exchange (the GitHub token renews it)."""
+
+    provider = "github-copilot-subscription"
+
+    def __init__(self, github_base: str, api_base: str, **kwargs: Any) -> None:
+        base = github_base.rstrip("/")
+        super().__init__(
+            device_url=f"{base}/login/device/code",
+            token_url=f"{base}/login/oauth/access_token",
+            client_id=COPILOT_CLIENT_ID,
+            scope="read:user",
+            name="GitHub",
+            **kwargs,
+        )
+        self.api = api_base.rstrip("/")
+
+    async def granted(self, tokens: dict[str, Any]) -> PollOutcome:
+        github_token = str(tokens["access_token"])
+        try:
+            grant = await self._exchange(github_token, account=None)
+        except RefreshRevoked:
+            return PollOutcome("failed", detail="GitHub refused the sign-in; connect again")
+        except RefreshFailed as exc:
+            return PollOutcome("failed", detail=f"{exc}; connect again")
+        account = None
+        try:
+            user = await self._send(
+                "GET",
+                f"{self.api}/user",
+                headers={"Authorization": f"token {github_token}", **COPILOT_HEADERS},
+            )
+            login = _json(user).get("login")
+            account = login if user.status_code == 200 and isinstance(login, str) else None
+        except ConnectionError:
+            pass  # the account name only labels the connection
+        return PollOutcome("granted", grant=replace(grant, account=account))
+
+    async def _exchange(self, github_token: str, account: str | None) -> Grant:
+        try:
+            response = await self._send(
+                "GET",
+                f"{self.api}/copilot_internal/v2/token",
+                headers={
+                    "Authorization": f"token {github_token}",
+                    "Accept": "application/json",
+                    **COPILOT_HEADERS,
+                },
+            )
+        except ConnectionError as exc:
+            raise RefreshFailed(f"Could not renew the GitHub Copilot login ({exc})") from None
+        if response.status_code == 401:
+            raise RefreshRevoked("401")
+        if response.status_code in (403, 404):
+            raise RefreshFailed("This GitHub account has no Copilot subscription")
+        data = _json(response)
+        token, expires = data.get("token"), data.get("expires_at")
+        endpoints = data.get("endpoints")
+        api = endpoints.get("api") if isinstance(endpoints, dict) else None
+        if response.status_code != 200 or not isinstance(token, str):
+            raise RefreshFailed(f"Could not renew the GitHub Copilot login (HTTP {response.status_code})")
+        return Grant(
+            access_token=token,
+            refresh_token=github_token,
+            expires_at=float(expires)
+            if isinstance(expires, int | float) and not isinstance(expires, bool)
+            else None,
+            account=account,
+            base_url=api.rstrip("/") if isinstance(api, str) and api else None,
+        )
+
+    async def refresh(self, grant: Grant) -> Grant:
+        if not grant.refresh_token:
+            raise RefreshRevoked("no GitHub token")
+        return await self._exchange(grant.refresh_token, grant.account)
+
+
+def build_clients(
+    environ: Mapping[str, str],
+    client: httpx.AsyncClient | None = None,
+    clock: Callable[[], float] = time.time,
+) -> dict[str, SubscriptionClient]:
+    """The three adapters, at the bases `environ` names (defaults: the providers' own)."""
+    urls = bases(environ)
+    return {
+        "chatgpt": ChatGPTClient(urls["chatgpt_auth"], client=client, clock=clock),
+        "github-copilot-subscription": CopilotClient(
+            urls["github"], urls["github_api"], client=client, clock=clock
+        ),
+        "xai-subscription": XaiClient(
+            urls["xai_auth"],
+            environ.get(XAI_CLIENT_ID_ENV) or XAI_DEFAULT_CLIENT_ID,
+            client=client,
+            clock=clock,
+        ),
+    }
