@@ -78,7 +78,7 @@ class SubscriptionController {
     }
   }
 
-  /** Read the saved connection; refresh it when due. Never rejects. */
+  /** Read the saved connection; start its renewal when due (not awaited). Never rejects. */
   async init() {
     try {
       this.credential = await this.store.read();
@@ -89,7 +89,7 @@ class SubscriptionController {
     }
     this.settle();
     if (this.credential) {
-      if (needsRefresh(this.credential.expiresAt, this.ctx.nowS())) await this.refresh();
+      if (needsRefresh(this.credential.expiresAt, this.ctx.nowS())) this.refresh();
       else this.schedule();
     }
     return this.status();
@@ -188,9 +188,17 @@ class SubscriptionController {
   /** Renew the access token; concurrent callers share one request. Never rejects. */
   refresh() {
     if (this.refreshing) return this.refreshing;
-    this.refreshing = this.doRefresh().finally(() => {
-      this.refreshing = null;
-    });
+    this.refreshing = this.doRefresh()
+      .catch((error) => {
+        // Unexpected (e.g. the file system refused): say so, keep the app running, try again later.
+        this.log(`subscriptions: ${this.id}: renewal stopped: ${error.message}`);
+        this.settle(`Renewing the ${this.provider.label} login failed (${error.message}).`);
+        this.schedule(this.retryMs);
+        return this.status();
+      })
+      .finally(() => {
+        this.refreshing = null;
+      });
     return this.refreshing;
   }
 
