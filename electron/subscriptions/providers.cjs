@@ -98,7 +98,7 @@ function requireString(label, what, value) {
 // the user opens {issuer}/codex/device; poll POST {issuer}/api/accounts/deviceauth/token
 // {device_auth_id, user_code}: 403/404 = pending, 200 = {authorization_code, code_verifier, ...};
 // then the PKCE code exchange POST {issuer}/oauth/token (form, redirect_uri {issuer}/deviceauth/callback).
-// Refresh: POST {issuer}/oauth/token {client_id, grant_type: refresh_token, refresh_token} (JSON).
+// Refresh: POST {issuer}/oauth/token {client_id, grant_type: refresh_token, refresh_token, scope} (JSON).
 // The account id is the id_token claim https://api.openai.com/auth .chatgpt_account_id.
 // ---------------------------------------------------------------------------------------------
 
@@ -188,7 +188,7 @@ const chatgpt = {
     if (!credential.refreshToken) throw new SubscriptionRevoked(CHATGPT_LABEL);
     const answer = await request('The ChatGPT token renewal', `${cfg.authBase}/oauth/token`, {
       method: 'POST',
-      json: { client_id: cfg.clientId, grant_type: 'refresh_token', refresh_token: credential.refreshToken },
+      json: { client_id: cfg.clientId, grant_type: 'refresh_token', refresh_token: credential.refreshToken, scope: 'openid profile email' },
       fetch: ctx.fetch,
     });
     if (answer.status === 400 || answer.status === 401) throw new SubscriptionRevoked(CHATGPT_LABEL);
@@ -328,7 +328,7 @@ const xai = {
       authBase: trimBase(env.LH_XAI_AUTH_BASE || 'https://auth.x.ai'),
       apiBase: trimBase(env.LH_XAI_API_BASE || 'https://api.x.ai/v1'),
       clientId: env.LH_XAI_CLIENT_ID || 'learning-harness',
-      scope: env.LH_XAI_SCOPE || 'openid profile email offline_access',
+      scope: env.LH_XAI_SCOPE || 'openid offline_access',
     };
   },
   async start(cfg, ctx) {
