@@ -95,11 +95,11 @@ export function putSettings(update: SettingsUpdate): Promise<Settings> {
   return json('/api/settings', { method: 'PUT', body: JSON.stringify(update) });
 }
 
-export async function putKey(provider: KeyProvider | SearchProvider, key: string): Promise<void> {
+export async function putKey(provider: KeyProvider | SearchProvider | 'deepgram', key: string): Promise<void> {
   await request(`/api/keys/${encodeURIComponent(provider)}`, { method: 'PUT', body: JSON.stringify({ key }) });
 }
 
-export async function deleteKey(provider: KeyProvider | SearchProvider): Promise<void> {
+export async function deleteKey(provider: KeyProvider | SearchProvider | 'deepgram'): Promise<void> {
   await request(`/api/keys/${encodeURIComponent(provider)}`, { method: 'DELETE' });
 }
 

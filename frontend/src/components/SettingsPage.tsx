@@ -10,7 +10,6 @@ import {
   draftFromSettings,
   draftToUpdate,
   draftsEqual,
-  keySourceLabel,
   modelPlaceholder,
   needsBaseUrl,
   resolvedLabel,
@@ -28,8 +27,18 @@ import {
   libraryUpdate,
   type LibraryDraft,
 } from '../core/librarySettings';
-import { KEY_PROVIDERS, SLOTS, type KeyProvider, type Settings, type Slot } from '../core/types';
+import { KEY_PROVIDERS, SLOTS, type Settings, type Slot } from '../core/types';
 import ThemeSwitch from './ThemeSwitch';
+import {
+  desktopBridge,
+  keysClient,
+  plainKeyError,
+  presenceOf,
+  presenceSourceLabel,
+  useDesktopKeyStatus,
+  type DesktopKeyStatus,
+  type KeysClient,
+} from '../keysClient';
 
 const SLOT_INFO: Record<Slot, { label: string; help: string }> = {
   strong: { label: 'Strong model', help: 'Teaches the lessons. Use the best model you can.' },
@@ -42,7 +51,12 @@ const PROVIDER_LABEL: Record<string, string> = {
   openai: 'OpenAI',
   'openai-compatible': 'OpenAI-compatible server',
   local: 'Local offline demo model',
+  deepgram: 'Deepgram (dictation)',
 };
+
+/** The keys this section holds: model providers and the dictation service (search keys: Web research). */
+const KEY_ROWS = [...KEY_PROVIDERS, 'deepgram'] as const;
+type KeyRowName = (typeof KEY_ROWS)[number];
 
 function providerLabel(p: string): string {
   return PROVIDER_LABEL[p] ?? p;
@@ -242,23 +256,51 @@ function ModelsSection({ settings }: { settings: Settings }) {
 // ---------------------------------------------------------------------------
 
 function KeysSection({ settings }: { settings: Settings }) {
+  const client = keysClient(desktopBridge(), settings.keysOwner);
+  const { status: desktop, error: statusError, adopt } = useDesktopKeyStatus(client);
   return (
     <section className="card">
       <h2>API keys</h2>
       <p className="muted" data-testid="keys-explainer">
-        Keys are kept in your operating system&apos;s keychain (or, if there is none, an owner-only file) and are never written to the
-        settings file or shown again.
+        {client.owner === 'desktop'
+          ? 'Keys are kept by this app, encrypted with your system keychain, and handed to the app’s server when it starts; they are never shown again. Saving or removing a key restarts the server, which takes a few seconds.'
+          : 'Keys are kept in your operating system’s keychain (or, if there is none, an owner-only file) and are never written to the settings file or shown again.'}
       </p>
-      {KEY_PROVIDERS.map((p) => (
-        <KeyRow key={p} provider={p} settings={settings} />
+      {desktop?.problem && (
+        <div className="banner banner-error" role="alert" data-testid="keys-problem">
+          {desktop.problem}
+        </div>
+      )}
+      {desktop?.storage === 'unavailable' && (
+        <div className="banner banner-error" role="alert" data-testid="keys-storage-unavailable">
+          This computer has no system keychain the app can use to encrypt keys, so it cannot store them. Set them as environment variables
+          (for example LH_OPENROUTER_API_KEY) before starting the app.
+        </div>
+      )}
+      {statusError && (
+        <p className="error-text" role="alert" data-testid="keys-status-error">
+          Could not read which keys are stored: {statusError}
+        </p>
+      )}
+      {KEY_ROWS.map((p) => (
+        <KeyRow key={p} provider={p} settings={settings} client={client} desktop={desktop} onDesktop={adopt} />
       ))}
     </section>
   );
 }
 
-function KeyRow({ provider, settings }: { provider: KeyProvider; settings: Settings }) {
+interface KeyRowProps {
+  provider: KeyRowName;
+  settings: Settings;
+  client: KeysClient;
+  /** The shell's key status in the desktop app (null in web mode). */
+  desktop: DesktopKeyStatus | null;
+  onDesktop: (status: DesktopKeyStatus | null) => void;
+}
+
+function KeyRow({ provider, settings, client, desktop, onDesktop }: KeyRowProps) {
   const { setSettings, refreshSettings } = useAppState();
-  const status = settings.keys?.[provider] ?? { set: false, source: null };
+  const status = presenceOf(provider, desktop, settings.keys?.[provider]);
   const [value, setValue] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -278,7 +320,7 @@ function KeyRow({ provider, settings }: { provider: KeyProvider; settings: Setti
         void refreshSettings();
       }
     } catch (err) {
-      setError(describeError(err).detail);
+      setError(plainKeyError(err));
     } finally {
       setBusy(false);
     }
@@ -286,13 +328,13 @@ function KeyRow({ provider, settings }: { provider: KeyProvider; settings: Setti
 
   const store = () =>
     run(async () => {
-      await api.putKey(provider, value.trim());
+      onDesktop(await client.setKey(provider, value));
       setValue('');
     }, 'Key stored.');
 
-  const remove = () => run(() => api.deleteKey(provider), 'Key removed.');
+  const remove = () => run(async () => onDesktop(await client.deleteKey(provider)), 'Key removed.');
 
-  const source = keySourceLabel(status.source);
+  const source = presenceSourceLabel(status.source);
 
   return (
     <div className="key-row" data-testid={`key-${provider}`}>
@@ -320,7 +362,7 @@ function KeyRow({ provider, settings }: { provider: KeyProvider; settings: Setti
           onChange={(e) => setValue(e.target.value)}
         />
         <button type="submit" className="btn btn-primary" data-testid={`key-${provider}-store`} disabled={busy || !value.trim()}>
-          Store key
+          {busy && client.owner === 'desktop' ? 'Saving… (restarting the server)' : 'Store key'}
         </button>
         <button type="button" className="btn" data-testid={`key-${provider}-remove`} disabled={busy || !status.set} onClick={() => void remove()}>
           Remove

@@ -22,7 +22,7 @@ export interface ResolvedModel {
 
 export interface KeyStatus {
   set: boolean;
-  source: 'env' | 'keyring' | 'file' | null;
+  source: 'env' | 'keyring' | 'file' | 'app' | null;
 }
 
 export interface OfflineInfo {
@@ -45,6 +45,8 @@ export interface Settings {
   offline: OfflineInfo;
   resolved: Record<Slot, ResolvedModel | null>;
   problems: string[];
+  /** Who keeps the API keys: 'desktop' (Electron main, through window.lhDesktop) or 'server' (/api/keys). */
+  keysOwner?: 'desktop' | 'server';
 }
 
 export interface SettingsUpdate {

@@ -13,6 +13,7 @@ import {
   type SearchProvider,
 } from '../../core/research';
 import { SettingsActions, SettingsLoading, useSettingsLoad } from '../SettingsLoad';
+import { desktopBridge, keysClient, plainKeyError, presenceOf, useDesktopKeyStatus } from '../../keysClient';
 import './workbench.css';
 
 /** Settings: which web search provider the teacher's researcher uses (none: no research tool). */
@@ -145,8 +146,12 @@ export function ResearchForm({ settings, draft, onDraft, onSaved, onKeys }: Form
   );
 }
 
-/** The chosen provider's key: stored with PUT /api/keys/{provider}, never shown again. */
-function SearchKeyRow({ provider, stored, onKeys }: { provider: SearchProvider; stored: boolean; onKeys: (settings: ResearchSettings) => void }) {
+/** The chosen provider's key, never shown again: kept by the desktop app's shell (window.lhDesktop)
+ * or, in a browser, stored with PUT /api/keys/{provider} (src/keysClient.ts). */
+function SearchKeyRow({ provider, stored: serverStored, onKeys }: { provider: SearchProvider; stored: boolean; onKeys: (settings: ResearchSettings) => void }) {
+  const client = keysClient(desktopBridge());
+  const { status: desktop, adopt } = useDesktopKeyStatus(client);
+  const stored = presenceOf(provider, desktop, serverStored).set;
   const [value, setValue] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -162,7 +167,7 @@ function SearchKeyRow({ provider, stored, onKeys }: { provider: SearchProvider; 
       setNotice(done);
       onKeys(await api.getResearchSettings());
     } catch (err) {
-      setError(describeError(err).detail);
+      setError(plainKeyError(err));
     } finally {
       setBusy(false);
     }
@@ -183,7 +188,7 @@ function SearchKeyRow({ provider, stored, onKeys }: { provider: SearchProvider; 
           const key = value.trim();
           if (key)
             void run(async () => {
-              await api.putKey(provider, key);
+              adopt(await client.setKey(provider, key));
               setValue('');
             }, 'Key stored.');
         }}
@@ -206,7 +211,7 @@ function SearchKeyRow({ provider, stored, onKeys }: { provider: SearchProvider; 
           className="btn"
           data-testid="research-key-remove"
           disabled={busy || !stored}
-          onClick={() => void run(() => api.deleteKey(provider), 'Key removed.')}
+          onClick={() => void run(async () => adopt(await client.deleteKey(provider)), 'Key removed.')}
         >
           Remove
         </button>
