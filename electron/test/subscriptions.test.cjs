@@ -385,3 +385,22 @@ test('verification pages open only over https (or http on loopback)', () => {
   assert.equal(isOpenableVerificationUri('https://user:pw@github.com/'), false);
   assert.equal(isOpenableVerificationUri(undefined), false);
 });
+
+test('a saved login found expired at start is renewed at once, then pushed', async (t) => {
+  const h = await harness(t);
+  await h.subs.login('xai-subscription');
+  await connected(h, 'xai-subscription');
+  await until(() => h.receiver.requests.length === 1, 'the push');
+  h.subs.close();
+  h.clock.ms += 2 * 3600 * 1000; // the app was closed for two hours
+  const refreshes = h.fake.requests.filter((r) => r.path === '/oauth2/token' && r.body.grant_type === 'refresh_token').length;
+  const later = h.make();
+  await later.status();
+  await until(() => h.fake.requests.filter((r) => r.path === '/oauth2/token' && r.body.grant_type === 'refresh_token').length === refreshes + 1, 'the renewal');
+  await until(() => h.receiver.requests.length === 2, 'the push of the renewed token');
+  assert.equal(h.receiver.requests[1].body.expiresAt, Math.floor(h.clock.ms / 1000) + 3600);
+  await later.resync(); // the server start right after: shares or follows the renewal, pushes a valid token
+  assert.ok(h.receiver.requests.at(-1).body.expiresAt > Math.floor(h.clock.ms / 1000));
+  assert.equal((await later.status()).providers['xai-subscription'].state, 'connected');
+  later.close();
+});
