@@ -13,6 +13,7 @@ const policy = require('./policy.cjs');
 const sidecar = require('./sidecar.cjs');
 const { KeyStore } = require('./keys.cjs');
 const { Subscriptions, subscriptionsDir } = require('./subscriptions/index.cjs');
+const { startAutoUpdate } = require('./updater.cjs');
 
 const { app, BrowserWindow, dialog, ipcMain, safeStorage, session, shell } = electron;
 
@@ -325,6 +326,7 @@ async function onReady() {
     return;
   }
   createWindow();
+  state.updates = startAutoUpdate({ app, log }); // packaged apps only; LH_NO_UPDATE=1 turns it off
 }
 
 function focusWindow() {

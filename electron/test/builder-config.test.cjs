@@ -52,7 +52,7 @@ test('the frozen server lands in resources/server, signing/notarization stay in 
   assert.equal(config.productName, 'Learning Harness');
   assert.match(config.appId, /^[a-z0-9.-]+$/);
   assert.deepEqual(config.extraResources, [{ from: '../dist/learning-harness-server', to: 'server', filter: ['**/*'] }]);
-  assert.deepEqual(config.mac.target.map((t) => t.target), ['dmg']);
+  assert.deepEqual(config.mac.target.map((t) => t.target), ['dmg', 'zip'], 'the zip is what electron-updater installs on macOS');
   assert.equal(config.mac.hardenedRuntime, true);
   assert.equal(config.mac.notarize, true);
   const entitlements = fs.readFileSync(path.resolve(DIR, config.mac.entitlements), 'utf8');
@@ -62,8 +62,27 @@ test('the frozen server lands in resources/server, signing/notarization stay in 
   assert.equal(config.mac.entitlementsInherit, config.mac.entitlements);
   assert.ok(config.mac.extendInfo.NSMicrophoneUsageDescription);
   assert.deepEqual(config.win.target.map((t) => t.target), ['nsis']);
+  // The frozen server's PE files are signed with the app (electron-builder signs every .exe).
+  assert.deepEqual(config.win.signExts, ['.dll', '.pyd']);
+  assert.notEqual(config.win.signAndEditExecutable, false);
+  assert.notEqual(config.win.signExecutable, false);
   assert.deepEqual(config.linux.target.map((t) => t.target), ['AppImage']);
   const text = fs.readFileSync(CONFIG, 'utf8');
   assert.ok(!/^\s*(cscLink|cscKeyPassword|certificatePassword|appleIdPassword)\s*:/m.test(text), 'no credentials in the config');
   assert.ok(fs.existsSync(path.join(ROOT, 'build', 'server.spec')));
+});
+
+test('auto-update: GitHub Releases are the update feed, with a per-arch artifact name', { skip }, async () => {
+  assert.deepEqual(config.publish, [{ provider: 'github', releaseType: 'release' }]);
+  // electron-updater picks the arm64 or x64 macOS zip by "arm64" in its name.
+  assert.match(config.artifactName, /\$\{arch\}/);
+  assert.match(config.artifactName, /\$\{version\}/);
+  // The workflow's owner/repo overrides still validate.
+  const { validateConfiguration } = require(require.resolve('app-builder-lib/out/util/config/config.js', { paths: [DIR] }));
+  const { DebugLogger } = require(require.resolve('builder-util', { paths: [DIR] }));
+  const withRepo = structuredClone(config);
+  withRepo.publish = [{ ...config.publish[0], owner: 'example', repo: 'learning-harness' }];
+  await validateConfiguration(withRepo, new DebugLogger(false));
+  const pkg = JSON.parse(fs.readFileSync(path.join(DIR, 'package.json'), 'utf8'));
+  assert.deepEqual(Object.keys(pkg.dependencies), ['electron-updater'], 'the one runtime dependency packaged with the app');
 });
