@@ -194,6 +194,15 @@ def pick_search_word(view: dict[str, Any]) -> tuple[str, str]:
     raise AssertionError("no statement word belongs to exactly one chain")
 
 
+def assert_labels_apart(stats: dict[str, Any]) -> None:
+    """No two labels drawn in the last frame overlap (issue 17 item 3; boxes in canvas px)."""
+    boxes = stats["labelBoxes"]
+    assert len(boxes) == stats["labels"] + len(stats["hullLabels"]), stats
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            assert not (a[0] < b[2] and a[2] > b[0] and a[1] < b[3] and a[3] > b[1]), (a, b)
+
+
 # -- the scenario --------------------------------------------------------------------------------
 def test_graph_home_renders_drags_searches_and_deletes(page: Page, graph_server: ServerProcess) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -219,6 +228,7 @@ def test_graph_home_renders_drags_searches_and_deletes(page: Page, graph_server:
     assert stats["clusters"] == len(NOTES)
     assert stats["hullLabels"] and set(stats["hullLabels"]) <= set(NOTES), stats["hullLabels"]
     assert stats["labels"] > 0
+    assert_labels_apart(stats)
     assert inked_fraction(page) > 0.005
     expect(page.get_by_test_id("graph-counts")).to_contain_text("9 propositions · 6 chains · 3 sessions")
     page.screenshot(path=str(SHOTS / "e2e-graph.png"))
@@ -233,6 +243,7 @@ def test_graph_home_renders_drags_searches_and_deletes(page: Page, graph_server:
     born = next(c for c in view["clusters"] if c["key"] == clicked["cluster"])
     expect(card.locator('[data-testid="node-source"][data-birth="true"]')).to_contain_text(born["label"])
     page.screenshot(path=str(SHOTS / "e2e-card.png"))
+    assert_labels_apart(page.evaluate("window.__lhGraph.stats()"))  # the selected label pinned first
     card.get_by_test_id("node-card-close").click()
     expect(card).to_have_count(0)
 

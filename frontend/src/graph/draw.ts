@@ -5,6 +5,7 @@
 import type { ZoomTransform } from 'd3-zoom';
 import type { RenderSettings } from '../core/graph';
 import { boundsOf, hullLabelAnchor, labelAlpha, paddedHull, shorten, withAlpha, type Bounds, type Point } from '../core/graphMath';
+import { LabelGrid, onViewport, type LabelRect } from './labelCull';
 import { PointCloud, pointCloudSupported } from './pointCloud';
 import type { RenderCluster, RenderLink, RenderNode } from './renderer';
 
@@ -35,6 +36,8 @@ export interface DrawStats {
   /** Nodes on screen, and how the scene was drawn: directly, or through the cached layer. */
   onScreen: number;
   mode: 'direct' | 'vector' | 'pixels';
+  /** The screen boxes (CSS px) of every label drawn, cluster and node (none overlap). */
+  labelBoxes: readonly LabelRect[];
 }
 
 /** The canvas colours, from the theme's --graph-* custom properties (theme.css). */
@@ -117,39 +120,6 @@ function rgba(hex: string, alpha: number): string {
   return v;
 }
 
-/** Screen rectangles taken by labels, bucketed in a coarse grid. */
-class LabelGrid {
-  private cells = new Map<number, [number, number, number, number][]>();
-  private static readonly CELL = 48;
-
-  private keys(x0: number, y0: number, x1: number, y1: number): number[] {
-    const c = LabelGrid.CELL;
-    const out: number[] = [];
-    for (let gx = Math.floor(x0 / c); gx <= Math.floor(x1 / c); gx++) {
-      for (let gy = Math.floor(y0 / c); gy <= Math.floor(y1 / c); gy++) out.push(gx * 100_003 + gy);
-    }
-    return out;
-  }
-
-  free(x0: number, y0: number, x1: number, y1: number): boolean {
-    for (const key of this.keys(x0, y0, x1, y1)) {
-      for (const r of this.cells.get(key) ?? []) {
-        if (x0 < r[2] && x1 > r[0] && y0 < r[3] && y1 > r[1]) return false;
-      }
-    }
-    return true;
-  }
-
-  take(x0: number, y0: number, x1: number, y1: number): void {
-    const rect: [number, number, number, number] = [x0, y0, x1, y1];
-    for (const key of this.keys(x0, y0, x1, y1)) {
-      let list = this.cells.get(key);
-      if (!list) this.cells.set(key, (list = []));
-      list.push(rect);
-    }
-  }
-}
-
 type HullCluster = RenderCluster & { box?: Bounds | null; coarse?: Point[] };
 
 export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): DrawStats {
@@ -219,50 +189,30 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
   if (input.hoverId !== input.selectedId) ring(input.hoverId, rgba(colors.accent, 0.6), 2);
 
   // -- labels (screen space) --------------------------------------------------
+  // One grid of placed label boxes (labelCull.ts): a label is drawn only when its box is free, so
+  // no two drawn labels overlap at any zoom. Order: the selected and hovered nodes' labels, the
+  // cluster (session / region) labels, the highlighted neighbours, then nodes by degree
+  // (`labelOrder`). Every text is plain (`plainMath`: no raw `$`).
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   const grid = new LabelGrid();
   const hullLabels: string[] = [];
   ctx.lineJoin = 'round';
   ctx.lineWidth = 3.5;
   ctx.strokeStyle = colors.halo;
-  if (hullSpots.length) {
-    ctx.font = HULL_FONT;
-    ctx.textAlign = 'center';
-    ctx.textBaseline = 'bottom';
-    for (const spot of hullSpots) {
-      const text = shorten(spot.label, 44);
-      const sx = spot.x * k + tx;
-      const sy = spot.y * k + ty - 5;
-      const w = ctx.measureText(text).width;
-      const x0 = sx - w / 2 - 2;
-      const x1 = sx + w / 2 + 2;
-      const y0 = sy - 15;
-      if (x1 < 0 || x0 > width || sy < 0 || y0 > height || !grid.free(x0, y0, x1, sy)) continue;
-      grid.take(x0, y0, x1, sy);
-      ctx.strokeText(text, sx, sy);
-      ctx.fillStyle = spot.color;
-      ctx.fillText(text, sx, sy);
-      hullLabels.push(spot.label);
-    }
-  }
 
   ctx.font = LABEL_FONT;
   ctx.textAlign = 'left';
   ctx.textBaseline = 'middle';
   ctx.fillStyle = colors.text;
   let drawn = 0;
-  const drawLabel = (n: RenderNode, force: boolean): boolean => {
+  const drawLabel = (n: RenderNode): boolean => {
     const sx = n.x * k + tx;
     const sy = n.y * k + ty;
-    if (sx < -200 || sx > width + 20 || sy < -20 || sy > height + 20) return false;
+    if (!(sx >= -200 && sx <= width + 20 && sy >= -20 && sy <= height + 20)) return false;
     const text = shorten(n.name, n.kind === 'implication' ? 90 : 36);
     if (n.labelWidth < 0) n.labelWidth = ctx.measureText(text).width;
     const x0 = sx + Math.max(input.radius(n), 1 / k) * k + 5;
-    const y0 = sy - 7;
-    const x1 = x0 + n.labelWidth;
-    const y1 = sy + 7;
-    if (!force && !grid.free(x0, y0, x1, y1)) return false;
-    grid.take(x0, y0, x1, y1);
+    if (!grid.place({ x0, y0: sy - 7, x1: x0 + n.labelWidth, y1: sy + 7 })) return false;
     ctx.strokeText(text, x0, sy);
     ctx.fillText(text, x0, sy);
     drawn++;
@@ -273,14 +223,35 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
     const n = id ? input.byId.get(id) : undefined;
     if (n && !forced.has(n.id)) {
       forced.add(n.id);
-      drawLabel(n, true);
+      drawLabel(n);
     }
+  }
+  if (hullSpots.length) {
+    ctx.font = HULL_FONT;
+    ctx.textAlign = 'center';
+    ctx.textBaseline = 'bottom';
+    for (const spot of hullSpots) {
+      const text = shorten(spot.label, 44);
+      const sx = spot.x * k + tx;
+      const sy = spot.y * k + ty - 5;
+      const w = ctx.measureText(text).width;
+      const box = { x0: sx - w / 2 - 2, y0: sy - 15, x1: sx + w / 2 + 2, y1: sy };
+      if (!onViewport(box, width, height) || !grid.place(box)) continue;
+      ctx.strokeText(text, sx, sy);
+      ctx.fillStyle = spot.color;
+      ctx.fillText(text, sx, sy);
+      hullLabels.push(spot.label);
+    }
+    ctx.font = LABEL_FONT;
+    ctx.textAlign = 'left';
+    ctx.textBaseline = 'middle';
+    ctx.fillStyle = colors.text;
   }
   for (const id of input.highlight.nodes) {
     const n = input.byId.get(id);
     if (n && n.kind === 'proposition' && !forced.has(id)) {
       forced.add(id);
-      drawLabel(n, false);
+      drawLabel(n);
     }
   }
   // Labels fade in with zoom; with few propositions on screen there is room for them sooner.
@@ -291,11 +262,11 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
     for (const n of input.labelOrder) {
       if (drawn >= MAX_LABELS || ++scanned > MAX_LABEL_SCAN) break;
       if (forced.has(n.id) || !visible(n.x, n.y)) continue;
-      drawLabel(n, false);
+      drawLabel(n);
     }
     ctx.globalAlpha = 1;
   }
-  return { hullLabels, labels: drawn, onScreen, mode };
+  return { hullLabels, labels: drawn, onScreen, mode, labelBoxes: grid.taken };
 }
 
 /** How much sooner labels may show when few propositions are on screen (1 from 150 on, up to 2.5). */

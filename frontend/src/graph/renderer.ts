@@ -74,6 +74,8 @@ export interface GraphStats {
   /** Nodes on screen in the last frame, and how they were drawn (see draw.ts). */
   onScreen: number;
   mode: 'direct' | 'vector' | 'pixels';
+  /** Every label drawn in the last frame as [x0, y0, x1, y1] in canvas CSS px (none overlap). */
+  labelBoxes: [number, number, number, number][];
 }
 
 /** Above this many nodes the simulation never runs on its own: server positions are the layout. */
@@ -128,7 +130,7 @@ export class GraphRenderer {
   private drawTimes: number[] = [];
   private lastFrameAt = 0;
   private frames = 0;
-  private lastDraw: DrawStats = { hullLabels: [], labels: 0, onScreen: 0, mode: 'direct' };
+  private lastDraw: DrawStats = { hullLabels: [], labels: 0, onScreen: 0, mode: 'direct', labelBoxes: [] };
   private destroyed = false;
   private readonly stopThemeFollow: () => void;
 
@@ -277,7 +279,7 @@ export class GraphRenderer {
     }
     this.clusters = [...clusterNodes].map(([key, members]) => ({
       key,
-      label: labels.get(key) ?? key,
+      label: plainMath(labels.get(key) ?? key), // a canvas label cannot typeset: no raw `$`
       color: colors.get(key) ?? NO_CLUSTER_COLOR,
       nodes: members,
       hull: null,
@@ -690,6 +692,7 @@ export class GraphRenderer {
       frames: this.frames,
       onScreen: this.lastDraw.onScreen,
       mode: this.lastDraw.mode,
+      labelBoxes: this.lastDraw.labelBoxes.map((b) => [round2(b.x0), round2(b.y0), round2(b.x1), round2(b.y1)]),
     };
   }
 
