@@ -29,6 +29,7 @@ import {
 } from '../core/librarySettings';
 import { KEY_PROVIDERS, SLOTS, type Settings, type Slot } from '../core/types';
 import ThemeSwitch from './ThemeSwitch';
+import SubscriptionSettings from './SubscriptionSettings';
 import {
   desktopBridge,
   keysClient,
@@ -51,6 +52,9 @@ const PROVIDER_LABEL: Record<string, string> = {
   openai: 'OpenAI',
   'openai-compatible': 'OpenAI-compatible server',
   local: 'Local offline demo model',
+  chatgpt: 'ChatGPT subscription',
+  'github-copilot-subscription': 'GitHub Copilot subscription',
+  'xai-subscription': 'xAI subscription',
   deepgram: 'Deepgram (dictation)',
 };
 
@@ -80,6 +84,7 @@ export default function SettingsPage() {
       {settings && (
         <>
           <ModelsSection settings={settings} />
+          <SubscriptionSettings />
           <KeysSection settings={settings} />
           <LibrarySection />
           <ResearchSection />

@@ -10,6 +10,7 @@ export const SERVER_EVENTS = [
   'activity-changed',
   'chats-changed',
   'graph-changed',
+  'subscriptions-changed',
 ] as const;
 export type ServerEventName = (typeof SERVER_EVENTS)[number];
 

@@ -73,6 +73,12 @@ export function modelPlaceholder(provider: string): string {
       return 'the model name your server lists, e.g. llama3.1:8b';
     case 'local':
       return 'the offline model runs whatever is named here';
+    case 'chatgpt':
+      return 'e.g. gpt-5-codex (connect the subscription below)';
+    case 'github-copilot-subscription':
+      return 'e.g. gpt-4o (connect the subscription below)';
+    case 'xai-subscription':
+      return 'e.g. grok-4 (connect the subscription below)';
     default:
       return '';
   }
