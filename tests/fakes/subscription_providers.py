@@ -14,7 +14,7 @@ One FastAPI app serves all of them; point every `LH_*_BASE` at its URL (`provide
 
 `state.polls[provider]` is the script of poll answers ("pending", "slow_down", "granted",
 "expired", "denied"), consumed one per poll (the last repeats); `state.refresh[provider]` is
-"ok" or "revoked"; `state.seen` records (path, headers, body) of every request.
+"ok", "revoked" or (ChatGPT) "down" (503); `state.seen` records (path, headers, body) of every request.
 """
 
 from __future__ import annotations
@@ -200,6 +200,8 @@ def create_fake_providers(
         assert body["grant_type"] == "refresh_token"
         if fake.refresh["chatgpt"] == "revoked":
             return JSONResponse({"error": {"code": "refresh_token_reused"}}, status_code=401)
+        if fake.refresh["chatgpt"] == "down":
+            return JSONResponse({"error": "temporarily_unavailable"}, status_code=503)
         return token_pair("chatgpt")
 
     @app.post("/codex/responses")

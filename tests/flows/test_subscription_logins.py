@@ -241,3 +241,22 @@ async def test_desktop_owner_holds_only_what_main_pushed(fake: tuple[str, FakeSt
     assert await service.current("chatgpt") is None
     assert events == ["subscriptions-changed", "subscriptions-changed"]
     assert not DataPaths(data_dir).subscriptions.exists()
+
+
+async def test_a_refresh_that_fails_for_now_keeps_the_connection(
+    fake: tuple[str, FakeState], data_dir: Path
+) -> None:
+    url, state = fake
+    state.lifetime_s = 60
+    owner = Owner(url, data_dir)
+    await owner.service.login("chatgpt")
+    await owner.settle("chatgpt")
+    saved = json.loads((owner.paths.subscriptions / "chatgpt.json").read_text())
+    state.refresh["chatgpt"] = "down"
+    auth = await owner.service.current("chatgpt")
+    assert auth is not None and auth.access_token == saved["accessToken"]  # still valid for a minute
+    assert owner.service.status()["providers"]["chatgpt"]["state"] == "connected"
+    assert owner.service.error("chatgpt") is None
+    state.refresh["chatgpt"] = "ok"
+    renewed = await owner.service.current("chatgpt")
+    assert renewed is not None and renewed.access_token != saved["accessToken"]
