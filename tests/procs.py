@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import selectors
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,18 +56,31 @@ def wait_ready(process: subprocess.Popen[str], timeout: float = 30, what: str = 
     """Read `LH_READY {...}` from a spawned server's stdout; returns its port. On exit or timeout,
     kills it and raises RuntimeError with the tail of its stderr."""
     assert process.stdout is not None
-    selector = selectors.DefaultSelector()
-    selector.register(process.stdout, selectors.EVENT_READ)
+    stdout = process.stdout
+    # A reader thread, not select(): Windows cannot select() on pipes (the release workflow runs
+    # tests/desktop there). It stops reading right after the ready line.
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        for line in stdout:
+            lines.put(line)
+            if line.startswith("LH_READY "):
+                return
+        lines.put("")
+
+    threading.Thread(target=pump, daemon=True).start()
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if selector.select(timeout=0.1):
-            line = process.stdout.readline()
-            if line.startswith("LH_READY "):
-                info = json.loads(line[len("LH_READY ") :])
-                assert info["pid"] == process.pid, "the spawned process is the server"
-                return int(info["port"])
-            if line == "" and process.poll() is not None:
-                break
+        try:
+            line = lines.get(timeout=0.1)
+        except queue.Empty:
+            continue
+        if line.startswith("LH_READY "):
+            info = json.loads(line[len("LH_READY ") :])
+            assert info["pid"] == process.pid, "the spawned process is the server"
+            return int(info["port"])
+        if line == "":
+            break
     process.kill()
     _, err = process.communicate()
     raise RuntimeError(f"{what} did not become ready: {err[-2000:]}")
