@@ -130,6 +130,9 @@ class _Base:
         self.client = client or httpx.AsyncClient(timeout=TIMEOUT)
         self.clock = clock
 
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
     async def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         try:
             return await self.client.request(method, url, **kwargs)

@@ -316,5 +316,14 @@ class SubscriptionService:
             self.events.emit("subscriptions-changed", {})
 
     async def shutdown(self) -> None:
+        """Stop pending logins' polling (a login left pending is simply not finished) and close
+        the adapters' HTTP connections."""
         for provider in list(self._polls):
             await self._stop_poll(provider)
+        closed: set[int] = set()
+        for client in self.clients.values():
+            close = getattr(client, "aclose", None)
+            if close is not None and id(client) not in closed:
+                closed.add(id(client))
+                with contextlib.suppress(Exception):
+                    await close()
