@@ -13,6 +13,8 @@ export default defineConfig({
         // A few stable vendor chunks instead of one ~1 MB file.
         codeSplitting: {
           groups: [
+            // src/cspSafe.ts must run before the vendor chunks evaluate (see the file).
+            { name: 'boot', test: /src[\\/]cspSafe\.ts$/, priority: 5 },
             { name: 'react', test: /node_modules[\\/](react|react-dom|scheduler|react-router|react-router-dom|cookie|set-cookie-parser)[\\/]/, priority: 4 },
             { name: 'katex', test: /node_modules[\\/]katex[\\/]/, priority: 3 },
             { name: 'ai-sdk', test: /node_modules[\\/](ai|@ai-sdk|@opentelemetry|zod|swr|throttleit|use-sync-external-store|eventsource-parser|@standard-schema)[\\/]/, priority: 2 },

@@ -1,4 +1,6 @@
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { appendWords } from '../dictation';
+import DictationBar, { useFocusWithin } from './DictationBar';
 
 interface Props {
   busy: boolean;
@@ -13,6 +15,7 @@ const MAX_HEIGHT = 220;
 export default function Composer({ busy, onSend, onStop, questionPending = false }: Props) {
   const [text, setText] = useState('');
   const ref = useRef<HTMLTextAreaElement>(null);
+  const focus = useFocusWithin();
 
   useEffect(() => {
     if (!questionPending) ref.current?.focus();
@@ -49,7 +52,13 @@ export default function Composer({ busy, onSend, onStop, questionPending = false
   }
 
   return (
-    <form className={questionPending ? 'composer composer-secondary' : 'composer'} onSubmit={onSubmit}>
+    <form
+      className={questionPending ? 'composer composer-secondary dictation-host' : 'composer dictation-host'}
+      onSubmit={onSubmit}
+      onFocus={focus.onFocus}
+      onBlur={focus.onBlur}
+    >
+      <DictationBar active={focus.focused} onWords={(words) => setText((t) => appendWords(t, words))} fieldName="message" variant="floating" />
       <textarea
         ref={ref}
         className="composer-input"

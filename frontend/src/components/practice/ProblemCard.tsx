@@ -1,5 +1,7 @@
-import { useId } from 'react';
+import { useId, useRef } from 'react';
+import { appendWords } from '../../dictation';
 import { MAX_ANSWER, scoreWords, type PracticeProblem } from '../../core/practice';
+import DictationBar, { useFocusWithin } from '../DictationBar';
 import Markdown from '../Markdown';
 import './exam.css';
 
@@ -23,6 +25,9 @@ export default function ProblemCard({ problem: p, setReady, draft, onDraft, onSu
   const answerId = useId();
   const answered = p.answer !== null;
   const heading = p.title.trim() || `Problem ${p.index}`;
+  const focus = useFocusWithin();
+  const latestDraft = useRef(draft);
+  latestDraft.current = draft;
 
   return (
     <li className={`practice-problem status-${p.status}`} data-testid="problem" data-problem-id={p.id} data-status={p.status} data-grade-status={p.gradeStatus}>
@@ -51,7 +56,7 @@ export default function ProblemCard({ problem: p, setReady, draft, onDraft, onSu
             <Markdown text={p.statement} />
           </div>
 
-          <div className="problem-answer">
+          <div className="problem-answer" onFocus={focus.onFocus} onBlur={focus.onBlur}>
             <label htmlFor={answerId} className="problem-answer-label">
               {answered ? 'Your answer' : 'Your reasoning'}
             </label>
@@ -66,6 +71,17 @@ export default function ProblemCard({ problem: p, setReady, draft, onDraft, onSu
               placeholder={answered ? undefined : 'Reason it through in your own words, then submit. One attempt.'}
               onChange={(e) => onDraft(e.target.value)}
             />
+            {!answered && !submitting && (
+              <DictationBar
+                active={focus.focused}
+                onWords={(words) => {
+                  latestDraft.current = appendWords(latestDraft.current, words).slice(0, MAX_ANSWER);
+                  onDraft(latestDraft.current);
+                }}
+                fieldName={`answer to problem ${p.index}`}
+                variant="inline"
+              />
+            )}
             <div className="problem-actions">
               <button
                 type="button"
