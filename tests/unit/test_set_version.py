@@ -28,11 +28,13 @@ _spec.loader.exec_module(set_version)
 
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
-    """A copy of every carrier file, laid out as in the repo."""
+    """A copy of every carrier file, laid out as in the repo, at version 0.1.0 (the release
+    workflow runs these tests after it has set the tag's version in the checkout)."""
     for carrier in set_version.CARRIERS:
         target = tmp_path / carrier.path
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(ROOT / carrier.path, target)
+    set_version.write_version(set_version.parse_tag("v0.1.0"), tmp_path)
     return tmp_path
 
 
