@@ -1,7 +1,7 @@
 // The Workbench in the browser (issue 14): background jobs the teacher starts with the
 // `research`, `demo` and `visual` tools, and the artifacts they deliver. Mirrors
 // server/core/contracts/jobs.py. Pure: reading steer messages and artifact parts defensively,
-// job records, the words of a dispatch card, the demo's sandboxed srcdoc, the visual's data URL,
+// job records, the words of a dispatch card, the demo's page URL (a sandboxed frame), the visual's data URL,
 // and the research summary's citations.
 
 /** The UI part of a steer message (and of a live delivery into a running turn). */
