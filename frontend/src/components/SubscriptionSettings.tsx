@@ -159,7 +159,11 @@ export function SubscriptionRow({ provider, view, client, onStatus }: RowProps) 
       )}
       {view.state === 'connected' && expires && (
         <p className="muted small">
-          {expires === 'expired' ? 'The current login has expired and is being renewed.' : `The current login renews itself before it expires (${expires}).`}
+          {expires === 'expired'
+            ? client.mode === 'desktop'
+              ? 'The current token has expired and is being renewed.'
+              : 'The current token has expired; it is renewed the next time a lesson needs it.'
+            : `The current token expires ${expires}; ${client.mode === 'desktop' ? 'the app renews it before then' : 'it is renewed when a lesson needs it'}.`}
         </p>
       )}
       {view.state === 'error' && view.error && (
