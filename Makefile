@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
 
-.PHONY: run test test-fast check frontend-test electron-test freeze clean
+.PHONY: run test test-fast check frontend-test electron-test freeze release-dry-run clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,11 @@ electron-test: electron/node_modules
 # The PyInstaller onedir build of the server (dist/learning-harness-server/), smoke-tested.
 freeze: $(VENV)/.installed-dev
 	$(PY) build/freeze.py --runs 3
+
+# The release workflow's steps that run off GitHub (scripts/release_dry_run.py), on a copy of HEAD:
+# version from a fake tag, workflow lint, builder config, signing flags, smoke turn, assets + publish.
+release-dry-run: $(VENV)/.installed-dev electron/node_modules
+	$(PY) scripts/release_dry_run.py $(ARGS)
 
 check: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check server tests build hatch_build.py

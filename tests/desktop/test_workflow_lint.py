@@ -310,3 +310,48 @@ def test_run_scripts_pass_shellcheck(workflow: dict[str, Any], tmp_path: Path) -
         path.write_text("#!/usr/bin/env bash\nset -e\n" + node["run"], encoding="utf-8")
         done = subprocess.run([shellcheck, "-s", "bash", str(path)], capture_output=True, text=True)
         assert done.returncode == 0, f"{node.get('name')}:\n{done.stdout}"
+
+
+@pytest.mark.parametrize(
+    ("secrets_set", "mac", "win"),
+    [
+        ({}, "unsigned", "unsigned"),
+        ({"MAC_CSC_LINK": "x"}, "signed", "unsigned"),
+        (
+            {"MAC_CSC_LINK": "x", "APPLE_ID": "a", "APPLE_APP_SPECIFIC_PASSWORD": "p", "APPLE_TEAM_ID": "t"},
+            "notarized",
+            "unsigned",
+        ),
+        ({"MAC_CSC_LINK": "x", "APPLE_ID": "a"}, "signed", "unsigned"),
+        ({"APPLE_ID": "a", "APPLE_APP_SPECIFIC_PASSWORD": "p", "APPLE_TEAM_ID": "t"}, "unsigned", "unsigned"),
+        (
+            {"MAC_CSC_LINK": "x", "APPLE_API_KEY_P8": "k", "APPLE_API_KEY_ID": "i", "APPLE_API_ISSUER": "s"},
+            "notarized",
+            "unsigned",
+        ),
+        ({"WIN_CSC_LINK": "x"}, "unsigned", "pfx"),
+        ({"WIN_CSC_LINK": "x", "AZURE_CLIENT_SECRET": "c", "AZURE_SIGN_ENDPOINT": "e"}, "unsigned", "azure"),
+        ({"AZURE_CLIENT_SECRET": "c"}, "unsigned", "unsigned"),
+    ],
+)
+def test_the_signing_flags_step_chooses_the_packaging_steps(
+    steps: list[dict[str, Any]], tmp_path: Path, secrets_set: dict[str, str], mac: str, win: str
+) -> None:
+    """The "Find the signing inputs" script itself, run by bash as GitHub runs it: notarization
+    needs a certificate and a complete set of Apple credentials; nothing set means unsigned."""
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("bash is not on PATH")
+    script = steps[step_named(steps, 'echo "mac=$mac"')]["run"]
+    output = tmp_path / "github_output"
+    env = {"PATH": "/usr/bin:/bin", "GITHUB_OUTPUT": str(output), **secrets_set}
+    done = subprocess.run(
+        [bash, "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert output.read_text().splitlines() == [f"mac={mac}", f"win={win}"]
+    for value in secrets_set.values():
+        assert f"={value}" not in done.stdout, "no secret value in the log"
