@@ -165,7 +165,7 @@ def test_a_lesson_turn_on_the_chatgpt_subscription_carries_its_scoped_auth(
     assert not [p for p, _, _ in state.seen if p.endswith("/chat/completions")]  # no other route
 
 
-def test_desktop_turns_use_what_main_pushed_and_never_fall_back(
+def test_desktop_turns_use_what_main_pushed_and_never_fall_back(  # Copilot, then xAI
     fake: tuple[str, FakeState], data_dir: Path
 ) -> None:
     url, state = fake
@@ -202,6 +202,23 @@ def test_desktop_turns_use_what_main_pushed_and_never_fall_back(
             assert late.json()["detail"].endswith(
                 "Your GitHub Copilot subscription login expired; the app is renewing it, try again"
             )
+
+            xai = {
+                "accessToken": "pushed-xai",
+                "expiresAt": time.time() + 3600,
+                "accountId": None,
+                "baseUrl": None,
+            }
+            assert (
+                client.put(
+                    "/api/shell/subscription-auth/xai-subscription", json=xai, headers=SHELL
+                ).status_code
+                == 204
+            )
+            slots = {"models": {"strong": {"provider": "xai-subscription", "model": "grok-4"}}}
+            assert client.put("/api/settings", json=slots, headers=DESKTOP).status_code == 200
+            _, turn = _turn(client, DESKTOP)
+            assert turn.status_code == 200, turn.text
     finally:
         assert server.stop() == 0
     calls = [(h, b) for p, h, b in state.seen if p == "/copilot/v1/chat/completions"]
@@ -211,5 +228,7 @@ def test_desktop_turns_use_what_main_pushed_and_never_fall_back(
         assert headers["copilot-integration-id"] == "vscode-chat" and headers["editor-version"].startswith(
             "vscode/"
         )
+    xai_calls = [h for p, h, _ in state.seen if p == "/xai/v1/chat/completions"]
+    assert xai_calls and all(h["authorization"] == "Bearer pushed-xai" for h in xai_calls)
     assert all("sk-fallback-key" not in json.dumps(h) for _, h, _ in state.seen)
     assert not (data_dir / "subscriptions").exists()
