@@ -69,7 +69,10 @@ def expired_sentence(provider: str, *, desktop: bool) -> str:
     name = SHORT_NAMES.get(provider, provider)
     if desktop:
         return f"Your {name} subscription login expired; the app is renewing it, try again"
-    return f"Your {name} subscription login expired and could not be renewed; connect it again in Settings"
+    return (
+        f"Your {name} subscription login expired and could not be renewed just now; "
+        "try again, or connect it again in Settings"
+    )
 
 
 def revoked_sentence(provider: str) -> str:
