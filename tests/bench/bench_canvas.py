@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from server.core.contracts.graph import ChainLine, NodeLine, Provenance, SourceLine
+from server.core.contracts.graph import ChainLine, NodeLine, Provenance, RunLine, SourceLine
 from server.core.graph import chain_id
 from server.store.ledger import append_ledger
 from tests.e2e.conftest import CHROMIUM_ARGS
@@ -111,6 +111,18 @@ def write_graph(data_dir: Path, size: int, seed: int = 7) -> tuple[int, int]:
     append_ledger(root / "sources.jsonl", sources)
     append_ledger(root / "nodes.jsonl", nodes)
     append_ledger(root / "chains.jsonl", list(chains.values()))
+    # the commit point: without a run line no line of job_bench counts (the page would stay empty)
+    run = RunLine(
+        source="src_bench",
+        job="job_bench",
+        label="bench",
+        addedNodes=n_props,
+        linkedNodes=0,
+        addedChains=len(chains),
+        droppedChains=0,
+        at="2026-11-30T00:00:00Z",
+    )
+    append_ledger(root / "sessions.jsonl", [run])
     (root / "positions.json").write_text(json.dumps(positions))
     return n_props, len(chains)
 
