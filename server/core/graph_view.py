@@ -11,6 +11,7 @@ source); implication nodes are not clustered.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from server.core.contracts.graph import Chain, Proposition
@@ -68,39 +69,107 @@ def derive_view(
     createdAt, x?, y?}`; links: `{source, target}` (premise → implication → conclusion);
     clusters: as `clusters()`.
     """
+    return derive_view_patched(nodes, chains, positions, labels)[0]
+
+
+@dataclass(frozen=True)
+class ViewRows:
+    """The rows of a derived view with what each was derived from, so the next derivation reuses
+    every row whose inputs are the same objects (`derive_view_patched`). Never mutated: a
+    derivation returns a new one (safe to share between the loop and a worker thread).
+
+    Attributes:
+        nodes: proposition id -> (the Proposition the row came from, its position, the row).
+        chains: chain id -> (the Chain, its members' Propositions, its position, the row, its links).
+    """
+
+    nodes: dict[str, tuple[Proposition, tuple[float, float] | None, dict[str, Any]]] = field(
+        default_factory=dict
+    )
+    chains: dict[
+        str,
+        tuple[
+            Chain, tuple[Proposition, ...], tuple[float, float] | None, dict[str, Any], list[dict[str, str]]
+        ],
+    ] = field(default_factory=dict)
+
+
+def derive_view_patched(
+    nodes: Mapping[str, Proposition],
+    chains: Mapping[str, Chain],
+    positions: Mapping[str, tuple[float, float]],
+    labels: Mapping[str, tuple[str, str | None]],
+    previous: ViewRows | None = None,
+) -> tuple[dict[str, Any], ViewRows]:
+    """`derive_view`, reusing the rows of `previous` whose inputs did not change (issue 17,
+    item 5: the first read after a merge patches the rows the merge touched).
+
+    A proposition row is reused when its Proposition is the same object (the store's folds copy
+    exactly the propositions a merge touched, so identity means unchanged), its cluster and its
+    position are equal; a chain row when its Chain and every member's Proposition are the same
+    objects (the statement is made of their names) and its position is equal. Everything else is
+    derived again, so the result always equals `derive_view` of the same inputs (the rows may be
+    shared with the previous view: treat them as read-only).
+
+    Returns:
+        (the view, the rows to pass as `previous` next time).
+    """
+    old = previous or ViewRows()
     cluster_of = {nid: key for key, ids in birth_partition(nodes) for nid in ids}
+    memo = ViewRows()
     out_nodes: list[dict[str, Any]] = []
     for node in nodes.values():
-        row: dict[str, Any] = {
-            "id": node.id,
-            "kind": "proposition",
-            "name": node.name,
-            "statement": node.statement,
-            "aliases": node.aliases,
-            "cluster": cluster_of.get(node.id),
-            "sources": node.sources,
-            "createdAt": node.created_at,
-        }
-        _place(row, positions)
+        place = positions.get(node.id)
+        cluster = cluster_of.get(node.id)
+        hit = old.nodes.get(node.id)
+        if hit is not None and hit[0] is node and hit[1] == place and hit[2]["cluster"] == cluster:
+            row = hit[2]
+        else:
+            row = {
+                "id": node.id,
+                "kind": "proposition",
+                "name": node.name,
+                "statement": node.statement,
+                "aliases": node.aliases,
+                "cluster": cluster,
+                "sources": node.sources,
+                "createdAt": node.created_at,
+            }
+            _place(row, positions)
+        memo.nodes[node.id] = (node, place, row)
         out_nodes.append(row)
     links: list[dict[str, str]] = []
     for chain in live_chains(nodes, chains):
-        row = {
-            "id": chain.id,
-            "kind": "implication",
-            "name": IMPLIES,
-            "statement": chain_line(chain, nodes),
-            "cluster": None,
-            "sources": chain.sources,
-            "createdAt": chain.created_at,
-            "premises": chain.premises,
-            "conclusion": chain.conclusion,
-        }
-        _place(row, positions)
+        members = (*(nodes[p] for p in chain.premises), nodes[chain.conclusion])
+        place = positions.get(chain.id)
+        was = old.chains.get(chain.id)
+        if (
+            was is not None
+            and was[0] is chain
+            and was[2] == place
+            and len(was[1]) == len(members)
+            and all(a is b for a, b in zip(was[1], members, strict=True))
+        ):
+            row, own = was[3], was[4]
+        else:
+            row = {
+                "id": chain.id,
+                "kind": "implication",
+                "name": IMPLIES,
+                "statement": chain_line(chain, nodes),
+                "cluster": None,
+                "sources": chain.sources,
+                "createdAt": chain.created_at,
+                "premises": chain.premises,
+                "conclusion": chain.conclusion,
+            }
+            _place(row, positions)
+            own = [{"source": p, "target": chain.id} for p in chain.premises]
+            own.append({"source": chain.id, "target": chain.conclusion})
+        memo.chains[chain.id] = (chain, members, place, row, own)
         out_nodes.append(row)
-        links.extend({"source": p, "target": chain.id} for p in chain.premises)
-        links.append({"source": chain.id, "target": chain.conclusion})
-    return {"nodes": out_nodes, "links": links, "clusters": clusters(nodes, labels)}
+        links.extend(own)
+    return {"nodes": out_nodes, "links": links, "clusters": clusters(nodes, labels)}, memo
 
 
 def _place(row: dict[str, Any], positions: Mapping[str, tuple[float, float]]) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from server.core.graph_view import clusters, deletion, derive_view, live_chains
+from server.core.graph_view import ViewRows, clusters, deletion, derive_view, derive_view_patched, live_chains
 from server.core.layout import sanitize_positions, settle
 from server.core.ports import ChatStore, GraphStore
 from server.core.turns import TurnRejected
@@ -46,6 +46,9 @@ class GraphService:
         self.chats = chats
         self.extraction = extraction
         self._view_cache: tuple[object, bytes] | None = None
+        self._rows: ViewRows | None = None
+        """The last derived view's rows: the next derivation re-derives only the rows whose
+        propositions, chains or positions changed (a merge's, a drag's)."""
         self._positions_lock = threading.Lock()
         """Serialises read-modify-writes of the positions file (the settle's worker thread, drags)."""
 
@@ -80,10 +83,14 @@ class GraphService:
         if self._view_cache is None or self._view_cache[0] != key:
             body = self.graph.view_snapshot(key)
             if body is None:
-                view = derive_view(self.graph.nodes(), self.graph.chains(), self.graph.positions(), labels)
-                body = orjson.dumps(view)
+                body = self._derive(self.graph.nodes(), self.graph.chains(), labels)
             self._view_cache = (key, body)
         return self._view_cache[1]
+
+    def _derive(self, nodes: Any, chains: Any, labels: dict[str, tuple[str, str | None]]) -> bytes:
+        """The view's JSON bytes, patching the last derived rows (`derive_view_patched`)."""
+        view, self._rows = derive_view_patched(nodes, chains, self.graph.positions(), labels, self._rows)
+        return orjson.dumps(view)
 
     def _snapshot(self, nodes: Any, chains: Any, labels: dict[str, tuple[str, str | None]]) -> None:
         """Derive the view from the graph as it stands and save it as the snapshot (worker thread,
@@ -91,7 +98,7 @@ class GraphService:
         is taken before the positions are read, so a drag landing meanwhile makes it stale, never
         wrong. A failed write is logged: the snapshot is derived data."""
         key = _view_key(self.graph.rows_signature(), labels)
-        body = orjson.dumps(derive_view(nodes, chains, self.graph.positions(), labels))
+        body = self._derive(nodes, chains, labels)
         self._view_cache = (key, body)
         try:
             self.graph.save_view_snapshot(key, body)

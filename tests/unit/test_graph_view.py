@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from server.core.contracts.graph import Chain, Proposition
 from server.core.graph import chain_id
-from server.core.graph_view import chain_line, clusters, deletion, derive_view
+from server.core.graph_view import chain_line, clusters, deletion, derive_view, derive_view_patched
 from server.core.layout import sanitize_positions, settle
 
 
@@ -107,3 +107,84 @@ def test_sanitize_refuses_a_non_object() -> None:
     with pytest.raises(ValueError):
         sanitize_positions([1, 2], {"a"})
     assert sanitize_positions({"a": {"x": 1e9, "y": -5}}, {"a"}) == {"a": (1e6, -5.0)}
+
+
+# -- patching the view's rows (issue 17, item 5) -------------------------------------------------
+IDS = [f"n{i}" for i in range(14)]
+
+
+@st.composite
+def graphs(
+    draw: st.DrawFn,
+) -> tuple[dict[str, Proposition], dict[str, Chain], dict[str, tuple[float, float]]]:
+    nodes = {
+        i: node(i, draw(st.sampled_from(["src_a", "src_b", "c_1"])))
+        for i in draw(st.sets(st.sampled_from(IDS)))
+    }
+    chains: dict[str, Chain] = {}
+    for _ in range(draw(st.integers(0, 20))):
+        conclusion = draw(st.sampled_from(IDS))
+        premises = draw(st.sets(st.sampled_from([i for i in IDS if i != conclusion]), min_size=1, max_size=3))
+        c = chain(sorted(premises), conclusion)
+        chains[c.id] = c  # some dangle (a member not in nodes): the view drops them
+    ids = [*nodes, *chains]
+    positions = {i: (float(draw(st.integers(-50, 50))), 1.5) for i in ids if draw(st.booleans())}
+    return nodes, chains, positions
+
+
+@given(graphs(), st.data())
+def test_a_patched_view_equals_a_fresh_derivation(
+    before: tuple[dict[str, Proposition], dict[str, Chain], dict[str, tuple[float, float]]],
+    data: st.DataObject,
+) -> None:
+    """Whatever changed between two derivations (propositions copied with a new alias or source,
+    added, removed; chains added or removed; positions moved, added, dropped; labels), the patched
+    view equals `derive_view` of the new inputs, and untouched rows are reused, not rebuilt."""
+    nodes, chains, positions = before
+    labels = {"src_a": ("notes", "a.md")}
+    _, rows = derive_view_patched(nodes, chains, positions, labels)
+    nodes, chains, positions = dict(nodes), dict(chains), dict(positions)
+    touched: set[str] = set()
+    for nid in data.draw(st.sets(st.sampled_from(IDS))):
+        kind = data.draw(st.sampled_from(["copy", "source", "add", "drop"]))
+        if kind == "drop":
+            nodes.pop(nid, None)
+        elif kind == "add" or nid not in nodes:
+            nodes[nid] = node(nid, "src_b")
+        elif kind == "copy":
+            nodes[nid] = nodes[nid].model_copy(update={"aliases": [*nodes[nid].aliases, "again"]})
+        else:
+            nodes[nid] = nodes[nid].model_copy(update={"sources": [*nodes[nid].sources, "src_z"]})
+        touched.add(nid)
+    _, _, moved = data.draw(graphs())
+    for cid in data.draw(st.sets(st.sampled_from(sorted(chains)))) if chains else ():
+        chains.pop(cid)
+    _, extra, _ = data.draw(graphs())
+    chains.update(extra)
+    positions.update({k: v for k, v in moved.items() if data.draw(st.booleans())})
+    for k in data.draw(st.sets(st.sampled_from(sorted(positions) or ["none"]))):
+        positions.pop(k, None)
+    labels = data.draw(st.sampled_from([labels, {"src_b": ("notes", "b.md")}]))
+    patched, _ = derive_view_patched(nodes, chains, positions, labels, rows)
+    assert patched == derive_view(nodes, chains, positions, labels)
+    reused = {r["id"] for r in patched["nodes"]} & {
+        nid for nid, (_, _, row) in rows.nodes.items() if any(row is r for r in patched["nodes"])
+    }
+    for nid in reused:  # a reused row is one whose proposition stayed the same object
+        assert nid not in touched
+
+
+def test_a_merge_rebuilds_only_the_rows_it_touched() -> None:
+    nodes = {n.id: n for n in [node("a"), node("b"), node("c")]}
+    c1 = chain(["a"], "b")
+    view, rows = derive_view_patched(nodes, {c1.id: c1}, {"a": (1.0, 2.0)}, {})
+    linked = nodes["b"].model_copy(update={"sources": ["src_a", "src_b"]})  # an identity link
+    c2 = chain(["b"], "c")
+    after = {**nodes, "b": linked, "d": node("d", "src_b")}
+    patched, _ = derive_view_patched(after, {c1.id: c1, c2.id: c2}, {"a": (1.0, 2.0)}, {}, rows)
+    old = {r["id"]: r for r in view["nodes"]}
+    new = {r["id"]: r for r in patched["nodes"]}
+    assert new["a"] is old["a"] and new["c"] is old["c"]  # untouched: the same row objects
+    assert new["b"] is not old["b"] and new["b"]["sources"] == ["src_a", "src_b"]
+    assert new[c1.id] is not old[c1.id]  # its conclusion's proposition was copied: re-derived
+    assert patched == derive_view(after, {c1.id: c1, c2.id: c2}, {"a": (1.0, 2.0)}, {})
