@@ -31,9 +31,9 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from server.agent.workbench.headless import CHROMIUM_ARGS
 from tests.livehttp import serve
 from tests.procs import ServerProcess, scripted_slot, start_server, write_settings
-from tests.stub_graph import graph_reply
 from tests.stub_lesson import lesson_reply
 from tests.stub_openai import Reply, create_stub
+from tests.stub_practice import practice_reply
 
 pytestmark = pytest.mark.e2e
 
@@ -114,8 +114,9 @@ def result(text: str, *, final: bool) -> str:
 
 
 def reply(body: dict[str, Any]) -> Reply:
+    """The practice roles, the graph's extractor and auditor (all `submit`), else the lesson."""
     tools = {t["function"]["name"] for t in body.get("tools", [])}
-    return graph_reply(body) if "submit" in tools else lesson_reply(body)
+    return practice_reply(body) if "submit" in tools else lesson_reply(body)
 
 
 @pytest.fixture(scope="module")
@@ -256,3 +257,39 @@ def test_dictation_streams_to_deepgram_and_fills_the_composer(
     port = deepgram_url.rsplit(":", 1)[1]
     policy = httpx.get(server.url + "/").headers["content-security-policy"]
     assert f"connect-src 'self' ws://127.0.0.1:{port};" in policy
+
+
+def test_dictation_fills_a_practice_answer(browser: Browser, server: ServerProcess) -> None:
+    files = [("files", ("heap.md", NOTE.encode(), "text/markdown"))]
+    assert httpx.post(f"{server.url}/api/graph/import", files=files, timeout=30).status_code == 202
+    console: list[str] = []
+    page = watched_page(browser, console)
+    try:
+        page.goto(server.url + "/")
+        expect(page.get_by_test_id("graph-counts")).to_contain_text("3 propositions", timeout=30_000)
+        graph = httpx.get(f"{server.url}/api/graph", timeout=10).json()
+        ids = [n["id"] for n in graph["nodes"] if not str(n["id"]).startswith("arg_")]
+        created = httpx.post(f"{server.url}/api/practice/sets", json={"nodeIds": ids}, timeout=10)
+        assert created.status_code == 202, created.text
+        page.goto(f"{server.url}/practice/{created.json()['id']}")
+        problem = page.get_by_test_id("problem").first
+        expect(problem).to_have_attribute("data-status", "ready", timeout=30_000)
+        answer = problem.get_by_test_id("answer-input")
+        expect(problem.get_by_test_id("dictation-bar")).to_have_count(0)  # focus-gated
+        answer.focus()
+        bar = problem.get_by_test_id("dictation-bar")
+        expect(bar).to_be_visible(timeout=10_000)
+        expect(bar.get_by_test_id("dictation-toggle")).to_have_attribute(
+            "aria-label", "Dictate into the answer to problem 1"
+        )
+        # the keyboard reaches the toggle from the field; Enter starts, Escape stops
+        page.keyboard.press("Tab")
+        expect(bar.get_by_test_id("dictation-toggle")).to_be_focused()
+        page.keyboard.press("Enter")
+        expect(answer).to_have_value(FINAL, timeout=20_000)
+        page.keyboard.press("Escape")
+        expect(answer).to_have_value(f"{FINAL} {LAST}", timeout=15_000)
+        expect(bar).to_have_attribute("data-state", "idle", timeout=15_000)
+        assert violations(page, console) == []
+    finally:
+        page.context.close()

@@ -140,8 +140,9 @@ export default function DictationBar({ active, onWords, fieldName, variant, test
         title={running ? 'Stop dictation (Escape)' : 'Dictate with Deepgram'}
         // keep the caret in the field: a mouse press does not move the focus to the button
         onMouseDown={(e) => e.preventDefault()}
-        onClick={running ? stop : start}
-        disabled={state === 'stopping'}
+        onClick={state === 'stopping' ? undefined : running ? stop : start}
+        // not `disabled` while finishing: a disabled button would drop the keyboard focus
+        aria-disabled={state === 'stopping' || undefined}
       >
         <svg viewBox="0 0 24 24" width="16" height="16" aria-hidden="true" focusable="false">
           <path d="M12 15a3 3 0 0 0 3-3V6a3 3 0 0 0-6 0v6a3 3 0 0 0 3 3Z" fill="currentColor" />
