@@ -39,6 +39,7 @@ pytestmark = pytest.mark.e2e
 
 DEEPGRAM_KEY = "dg-e2e-key-0123456789abcdef"
 JWT = "eyJhbGciOiJIUzI1NiJ9.e2e-deepgram.sig"
+OUTPUT = Path(__file__).resolve().parent / "output"
 NOTE = "# Binary heap\n# Heap order\n# Root is the minimum\n"
 INTERIM = "the derivative of"
 FINAL = "The derivative of x squared"
@@ -234,6 +235,8 @@ def test_dictation_streams_to_deepgram_and_fills_the_composer(
         expect(interim).to_have_text(INTERIM, timeout=15_000)
         assert interim.evaluate("el => getComputedStyle(el).fontStyle") == "italic"
         expect(composer).to_have_value(f"Question: {FINAL}", timeout=15_000)
+        OUTPUT.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(OUTPUT / "dictation-composer.png"))
         expect(composer).to_be_focused()  # the mouse press on the toggle kept the caret in the field
         # the microphone level moves (Chromium's fake device plays a tone)
         page.wait_for_function(
@@ -287,6 +290,8 @@ def test_dictation_fills_a_practice_answer(browser: Browser, server: ServerProce
         expect(bar.get_by_test_id("dictation-toggle")).to_be_focused()
         page.keyboard.press("Enter")
         expect(answer).to_have_value(FINAL, timeout=20_000)
+        OUTPUT.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(OUTPUT / "dictation-practice.png"))
         page.keyboard.press("Escape")
         expect(answer).to_have_value(f"{FINAL} {LAST}", timeout=15_000)
         expect(bar).to_have_attribute("data-state", "idle", timeout=15_000)
