@@ -64,6 +64,7 @@ class DictationTokens:
         # Imported here: the SDK takes ~0.5 s to import and only dictation needs it.
         from deepgram import AsyncDeepgramClient
         from deepgram.core.api_error import ApiError
+        from deepgram.core.parse_error import ParsingError
         from deepgram.environment import DeepgramClientEnvironment
 
         base, socket = self.endpoints.api_base, self.endpoints.socket_origin
@@ -98,7 +99,7 @@ class DictationTokens:
                 "dictation_unreachable",
                 "Deepgram could not be reached; check the internet connection and try again.",
             ) from None
-        except (ValueError, json.JSONDecodeError):  # a body the SDK could not parse
+        except (ParsingError, ValueError, TypeError, json.JSONDecodeError):  # a body the SDK could not parse
             raise DictationRefused(
                 502, "dictation_failed", "Deepgram's answer held no token; try dictating again."
             ) from None

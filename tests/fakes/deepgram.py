@@ -5,7 +5,8 @@
 
 Modes: `"ok"`; `"unauthorized"` (401 with a body that must never be shown), `"forbidden"` (403),
 `"error"` (500, same body), `"garbage"` (200, not JSON), `"no_token"` (200 JSON without a token),
-`"slow"` (answers after `slow_s`). A wrong key gets 401 in any mode. `requests` records
+`"odd"` (200 JSON of another shape), `"bad_request"` (400, not JSON), `"slow"` (answers after
+`slow_s`). A wrong key gets 401 in any mode. `requests` records
 (method, path, headers, body) of every request. Use as a context manager.
 """
 
@@ -91,6 +92,10 @@ class FakeDeepgram:
             self._send(handler, 500, SECRET_BODY.encode(), "text/plain")
         elif self.mode == "garbage":
             self._send(handler, 200, b"<html>not json</html>", "text/html")
+        elif self.mode == "odd":
+            self._send(handler, 200, b'[{"access_token": 1}]', "application/json")
+        elif self.mode == "bad_request":
+            self._send(handler, 400, b"<html>bad</html>", "text/html")
         elif self.mode == "no_token":
             self._send(handler, 200, b'{"expires_in": 30}', "application/json")
         else:

@@ -147,7 +147,7 @@ def test_a_wrong_key_is_refused_and_never_echoed(
     _assert_key_nowhere(wrong, dictating, caplog, response.text)
 
 
-@pytest.mark.parametrize("mode", ["error", "garbage", "no_token"])
+@pytest.mark.parametrize("mode", ["error", "garbage", "no_token", "odd", "bad_request"])
 def test_a_broken_answer_is_a_502_without_deepgrams_body(
     dictating: Dictating, caplog: pytest.LogCaptureFixture, mode: str
 ) -> None:
