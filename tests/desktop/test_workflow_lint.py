@@ -102,6 +102,12 @@ def test_matrix_builds_linux_on_an_old_glibc_and_macos_for_both_architectures(
     assert builds["macos-arm64"]["os"] in {"macos-14", "macos-15", "macos-latest"}
     assert builds["macos-arm64"]["target"] == "--mac --arm64"
     assert builds["windows-x64"]["os"].startswith("windows-")
+    # The oldest macOS each build runs on (its newest wheel's tag), also the app's Info.plist.
+    assert builds["macos-x64"]["macos_min"] == "13.0" and builds["macos-arm64"]["macos_min"] == "14.0"
+    assert job["env"]["MACOS_MIN"] == "${{ matrix.macos_min }}"
+    for step in job["steps"]:
+        if step.get("if", "").startswith("runner.os == 'macOS'") and "electron-builder" in step["run"]:
+            assert '"-c.mac.minimumSystemVersion=$MACOS_MIN"' in step["run"], step["name"]
     assert builds["linux-x64"]["target"] == "--linux --x64"
     assert builds["windows-x64"]["target"] == "--win --x64"
 
@@ -134,7 +140,7 @@ def test_tests_run_on_every_os_before_packaging(steps: list[dict[str, Any]]) -> 
     portable = steps[install]["run"]
     # the offline model's llama.cpp is built portable before the extra that requires it
     assert portable.index("python scripts/install_llama_cpp.py") < portable.index("'.[dev,local,desktop]'")
-    assert "MACOSX_DEPLOYMENT_TARGET=12.0" in portable, "Electron 45's oldest macOS"
+    assert 'MACOSX_DEPLOYMENT_TARGET="$MACOS_MIN"' in portable, "llama.cpp for the build's oldest macOS"
     frontend = step_named(steps, "npm run build")
     assert steps[frontend].get("working-directory") == "frontend"
     freeze = step_named(steps, "python build/freeze.py")
