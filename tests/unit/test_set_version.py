@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -38,12 +39,18 @@ def tree(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def inherited() -> dict[str, str]:
+    """This environment without the workflow's own GITHUB_OUTPUT / GITHUB_REF_NAME (the release
+    workflow runs these tests; Windows needs SYSTEMROOT and the like, so not an empty env)."""
+    return {k: v for k, v in os.environ.items() if k not in ("GITHUB_OUTPUT", "GITHUB_REF_NAME")}
+
+
 def run(tree: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(SCRIPT), "--root", str(tree), *args],
         capture_output=True,
         text=True,
-        env={"PATH": "/usr/bin:/bin", **(env or {})},
+        env={**inherited(), **(env or {})},
         timeout=30,
     )
 
