@@ -1,3 +1,4 @@
+import './composer.css';
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { appendWords } from '../dictation';
 import DictationBar, { useFocusWithin } from './DictationBar';
