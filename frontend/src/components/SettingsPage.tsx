@@ -1,3 +1,4 @@
+import './settingsPage.css';
 import { useEffect, useState } from 'react';
 import * as api from '../api';
 import './librarySettings.css';
