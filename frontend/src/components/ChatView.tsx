@@ -1,3 +1,4 @@
+import './chatView.css';
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import * as api from '../api';
 import type { ChatRecord } from '../api';
