@@ -1,3 +1,4 @@
+import './sessionHeader.css';
 import type { ChatStatus } from 'ai';
 import type { Phase } from '../core/phases';
 import type { LessonCoverage } from '../core/lessonGraph';
