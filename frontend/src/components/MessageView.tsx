@@ -1,3 +1,4 @@
+import './messageView.css';
 import { memo } from 'react';
 import type { UIMessage } from 'ai';
 import { messageText } from '../core/messages';
