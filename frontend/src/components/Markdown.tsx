@@ -1,3 +1,4 @@
+import './markdown.css';
 import { memo } from 'react';
 import ReactMarkdown, { type Components, type Options } from 'react-markdown';
 import rehypeKatex from 'rehype-katex';
