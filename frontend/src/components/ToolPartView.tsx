@@ -1,3 +1,4 @@
+import './toolPartView.css';
 import { parseAssessment } from '../core/phases';
 import { parsePlan } from '../core/plan';
 import { askInputOrNull, displayOrder, quizInputOrNull, type QuizInput } from '../core/questions';
