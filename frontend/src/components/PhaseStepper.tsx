@@ -1,3 +1,4 @@
+import './phaseStepper.css';
 import { PHASES, type Phase } from '../core/phases';
 
 const HINT: Record<Phase, string> = {
