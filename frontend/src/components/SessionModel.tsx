@@ -1,3 +1,4 @@
+import './sessionModel.css';
 import { useState, type FormEvent } from 'react';
 import * as api from '../api';
 import { useAppState } from '../appState';
