@@ -1,3 +1,4 @@
+import './sessionRow.css';
 import { useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router-dom';
 import type { ChatSummary } from '../core/types';
