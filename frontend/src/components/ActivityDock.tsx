@@ -1,3 +1,4 @@
+import './activityDock.css';
 import { useEffect, useState } from 'react';
 import { Link } from 'react-router-dom';
 import { useActivity } from '../activityState';
