@@ -1,3 +1,4 @@
+import './phasePill.css';
 import { isRunningRow, phaseWords, type ActivityPhase } from '../core/activity';
 
 /** A job's phase as a small coloured pill (a spinner while it works). */
