@@ -1,3 +1,4 @@
+import './libraryPage.css';
 import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent } from 'react';
 import { Link } from 'react-router-dom';
 import * as api from '../api';
