@@ -1,3 +1,4 @@
+import './homePage.css';
 import { Link } from 'react-router-dom';
 import { useActivity } from '../activityState';
 import { useAppState, useCreateLesson } from '../appState';
