@@ -1,3 +1,4 @@
+import './graphHome.css';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import * as api from '../../api';
 import { describeError } from '../../core/errors';
