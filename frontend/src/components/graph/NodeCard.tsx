@@ -1,3 +1,4 @@
+import './nodeCard.css';
 import { Link } from 'react-router-dom';
 import type { Chain, GraphNode } from '../../core/graph';
 import { formatFull, formatRelative } from '../../core/time';
