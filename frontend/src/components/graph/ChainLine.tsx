@@ -1,3 +1,4 @@
+import './chainLine.css';
 import katex from 'katex';
 import { Fragment } from 'react';
 import { plainMath } from '../../core/math';
