@@ -10,7 +10,8 @@ dir whose strong slot points at it, spawns the server as Electron main does (env
 LH_DATA_DIR, LH_API_TOKEN, LH_EXIT_ON_STDIN_EOF; argv `--host 127.0.0.1 --port 0`; stdin an open
 pipe), reads its `LH_READY {"port", "pid"}` line, and with the token header:
 
-1. `GET /api/health` is 200 and names the data dir; the same request without the token is 403;
+1. `GET /api/health` is 200, names the data dir (and, with `--expect-version V`, reports V); the
+   same request without the token is 403;
 2. `POST /api/chats` then `POST /api/chat` with one learner message streams the model's reply to
    `data: [DONE]`, and `GET /api/chats/{id}` holds it as the last message (the record was saved);
 3. the scripted model received the teacher's system prompt and the learner's text;
@@ -75,8 +76,11 @@ def _ready_port(stdout: IO[str], timeout: float) -> int:
             raise SmokeFailure("the server exited before its ready line")
 
 
-def smoke(command: list[str], timeout: float = 60.0, say: object = print) -> None:
-    """Run the checks against the server started by `command` (+ `--host 127.0.0.1 --port 0`).
+def smoke(
+    command: list[str], timeout: float = 60.0, say: object = print, expect_version: str | None = None
+) -> None:
+    """Run the checks against the server started by `command` (+ `--host 127.0.0.1 --port 0`);
+    with `expect_version`, `/api/health` must report it (the tag's version reached the build).
     Raises SmokeFailure with the server's stderr tail."""
     import httpx
 
@@ -124,6 +128,9 @@ def smoke(command: list[str], timeout: float = 60.0, say: object = print) -> Non
                 health = client.get("/api/health")
                 if health.status_code != 200 or Path(health.json()["dataDir"]) != data.resolve():
                     raise SmokeFailure(f"health: {health.status_code} {health.text[:300]}")
+                reported = health.json()["version"]
+                if expect_version is not None and reported != expect_version:
+                    raise SmokeFailure(f"health reports version {reported!r}, not {expect_version!r}")
                 if httpx.get(f"{url}/api/health", timeout=10).status_code != 403:
                     raise SmokeFailure("health answered without the token")
                 report(f"ok health {health.json()['version']}, token required")
@@ -172,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--timeout", type=float, default=60.0, help="seconds for the ready line and each call"
     )
+    parser.add_argument("--expect-version", help="the version /api/health must report (PEP 440 spelling)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     if args.python:
@@ -183,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         command = [str(args.exe)]
     print(f"smoke: {' '.join(command)}")
     try:
-        smoke(command, args.timeout)
+        smoke(command, args.timeout, expect_version=args.expect_version)
     except SmokeFailure as error:
         print(f"smoke: FAILED: {error}", file=sys.stderr)
         return 1

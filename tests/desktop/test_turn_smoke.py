@@ -62,3 +62,12 @@ def test_a_server_that_dies_is_reported_with_its_stderr(tmp_path: Path) -> None:
 def test_a_missing_bundle_says_what_to_run(tmp_path: Path) -> None:
     done = run("--exe", str(tmp_path / "nothing"))
     assert done.returncode == 1 and "run build/freeze.py first" in done.stderr
+
+
+def test_the_version_the_build_reports_is_checked() -> None:
+    from server import __version__
+
+    assert_passed(run("--python", "--expect-version", __version__))
+    wrong = run("--python", "--expect-version", "99.0.0")
+    assert wrong.returncode == 1
+    assert f"health reports version {__version__!r}, not '99.0.0'" in wrong.stderr

@@ -156,7 +156,8 @@ def test_tests_run_on_every_os_before_packaging(steps: list[dict[str, Any]]) -> 
     assert "LH_PYTHON" in steps[node_tests]["run"], "the sidecar tests start python -m server too"
     pytest_step = step_named(steps, "python -m pytest")
     assert "tests/desktop" in steps[pytest_step]["run"]
-    smoke = step_named(steps, "python scripts/smoke_frozen_turn.py")
+    smoke = step_named(steps, 'python scripts/smoke_frozen_turn.py --expect-version "$PYTHON_VERSION"')
+    assert steps[smoke]["env"]["PYTHON_VERSION"] == "${{ steps.version.outputs.python_version }}"
     first_package = min(i for i, _ in packaging(steps))
     upload = step_named(steps, "actions/upload-artifact")
     assert install < frontend < freeze < glibc < electron_ci < node_tests < pytest_step < smoke
