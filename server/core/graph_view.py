@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from server.core.contracts.graph import Chain, Proposition
 
 IMPLIES = "⟹"
@@ -69,107 +71,145 @@ def derive_view(
     createdAt, x?, y?}`; links: `{source, target}` (premise → implication → conclusion);
     clusters: as `clusters()`.
     """
-    return derive_view_patched(nodes, chains, positions, labels)[0]
+    cluster_of = {nid: key for key, ids in birth_partition(nodes) for nid in ids}
+    out_nodes = [_node_row(node, cluster_of.get(node.id), positions) for node in nodes.values()]
+    links: list[dict[str, str]] = []
+    for chain in live_chains(nodes, chains):
+        out_nodes.append(_chain_row(chain, nodes, positions))
+        links.extend(_chain_links(chain))
+    return {"nodes": out_nodes, "links": links, "clusters": clusters(nodes, labels)}
+
+
+def _node_row(
+    node: Proposition, cluster: str | None, positions: Mapping[str, tuple[float, float]]
+) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "id": node.id,
+        "kind": "proposition",
+        "name": node.name,
+        "statement": node.statement,
+        "aliases": node.aliases,
+        "cluster": cluster,
+        "sources": node.sources,
+        "createdAt": node.created_at,
+    }
+    _place(row, positions)
+    return row
+
+
+def _chain_row(
+    chain: Chain, nodes: Mapping[str, Proposition], positions: Mapping[str, tuple[float, float]]
+) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "id": chain.id,
+        "kind": "implication",
+        "name": IMPLIES,
+        "statement": chain_line(chain, nodes),
+        "cluster": None,
+        "sources": chain.sources,
+        "createdAt": chain.created_at,
+        "premises": chain.premises,
+        "conclusion": chain.conclusion,
+    }
+    _place(row, positions)
+    return row
+
+
+def _chain_links(chain: Chain) -> list[dict[str, str]]:
+    return [
+        *({"source": p, "target": chain.id} for p in chain.premises),
+        {"source": chain.id, "target": chain.conclusion},
+    ]
+
+
+_NodeMemo = tuple[Proposition, "tuple[float, float] | None", "str | None", bytes]
+_ChainMemo = tuple[Chain, "tuple[float, float] | None", bytes, bytes]
 
 
 @dataclass(frozen=True)
 class ViewRows:
-    """The rows of a derived view with what each was derived from, so the next derivation reuses
-    every row whose inputs are the same objects (`derive_view_patched`). Never mutated: a
+    """A derived view's rows as JSON bytes, each with what it was derived from, so the next
+    derivation reuses every row whose inputs are unchanged (`view_bytes`). Never mutated: each
     derivation returns a new one (safe to share between the loop and a worker thread).
 
     Attributes:
-        nodes: proposition id -> (the Proposition the row came from, its position, the row).
-        chains: chain id -> (the Chain, its members' Propositions, its position, the row, its links).
+        nodes: proposition id -> (its Proposition, position, cluster, the row's JSON).
+        chains: chain id -> (its Chain, position, the row's JSON, its links' JSON joined by
+            commas).
     """
 
-    nodes: dict[str, tuple[Proposition, tuple[float, float] | None, dict[str, Any]]] = field(
-        default_factory=dict
-    )
-    chains: dict[
-        str,
-        tuple[
-            Chain, tuple[Proposition, ...], tuple[float, float] | None, dict[str, Any], list[dict[str, str]]
-        ],
-    ] = field(default_factory=dict)
+    nodes: dict[str, _NodeMemo] = field(default_factory=dict)
+    chains: dict[str, _ChainMemo] = field(default_factory=dict)
 
 
-def derive_view_patched(
+def view_bytes(
     nodes: Mapping[str, Proposition],
     chains: Mapping[str, Chain],
     positions: Mapping[str, tuple[float, float]],
     labels: Mapping[str, tuple[str, str | None]],
     previous: ViewRows | None = None,
-) -> tuple[dict[str, Any], ViewRows]:
-    """`derive_view`, reusing the rows of `previous` whose inputs did not change (issue 17,
-    item 5: the first read after a merge patches the rows the merge touched).
+) -> tuple[bytes, ViewRows]:
+    """`orjson.dumps(derive_view(...))`, byte for byte, re-deriving and re-serialising only the
+    rows whose inputs changed since `previous` (issue 17, item 5: after a merge, the view is
+    patched where the merge touched it).
 
     A proposition row is reused when its Proposition is the same object (the store's folds copy
-    exactly the propositions a merge touched, so identity means unchanged), its cluster and its
-    position are equal; a chain row when its Chain and every member's Proposition are the same
-    objects (the statement is made of their names) and its position is equal. Everything else is
-    derived again, so the result always equals `derive_view` of the same inputs (the rows may be
-    shared with the previous view: treat them as read-only).
+    exactly the propositions a merge touched, so identity means unchanged; folds are read-only by
+    contract) and its cluster and position are equal; a chain row when its Chain and every
+    member's Proposition is the same object as before (its statement is made of their names) and
+    its position is equal.
 
     Returns:
-        (the view, the rows to pass as `previous` next time).
+        (the view's JSON, the rows to pass as `previous` next time).
     """
     old = previous or ViewRows()
+    old_nodes, old_chains = old.nodes, old.chains
     cluster_of = {nid: key for key, ids in birth_partition(nodes) for nid in ids}
     memo = ViewRows()
-    out_nodes: list[dict[str, Any]] = []
-    for node in nodes.values():
-        place = positions.get(node.id)
-        cluster = cluster_of.get(node.id)
-        hit = old.nodes.get(node.id)
-        if hit is not None and hit[0] is node and hit[1] == place and hit[2]["cluster"] == cluster:
-            row = hit[2]
-        else:
-            row = {
-                "id": node.id,
-                "kind": "proposition",
-                "name": node.name,
-                "statement": node.statement,
-                "aliases": node.aliases,
-                "cluster": cluster,
-                "sources": node.sources,
-                "createdAt": node.created_at,
-            }
-            _place(row, positions)
-        memo.nodes[node.id] = (node, place, row)
-        out_nodes.append(row)
-    links: list[dict[str, str]] = []
-    for chain in live_chains(nodes, chains):
-        members = (*(nodes[p] for p in chain.premises), nodes[chain.conclusion])
-        place = positions.get(chain.id)
-        was = old.chains.get(chain.id)
+    new_nodes, new_chains = memo.nodes, memo.chains
+    parts: list[bytes] = []
+    renamed: set[str] = set()  # propositions whose object changed or is new: their chains re-derive
+    for nid, node in nodes.items():
+        place = positions.get(nid)
+        cluster = cluster_of.get(nid)
+        hit = old_nodes.get(nid)
+        if hit is None or hit[0] is not node:
+            renamed.add(nid)
+            hit = (node, place, cluster, orjson.dumps(_node_row(node, cluster, positions)))
+        elif hit[1] != place or hit[2] != cluster:
+            hit = (node, place, cluster, orjson.dumps(_node_row(node, cluster, positions)))
+        new_nodes[nid] = hit
+        parts.append(hit[3])
+    link_parts: list[bytes] = []
+    for cid, chain in chains.items():
+        conclusion, premises = chain.conclusion, chain.premises
+        if conclusion not in nodes or not all(p in nodes for p in premises):
+            continue  # dangling: not in the view (`live_chains`)
+        place = positions.get(cid)
+        was = old_chains.get(cid)
         if (
-            was is not None
-            and was[0] is chain
-            and was[2] == place
-            and len(was[1]) == len(members)
-            and all(a is b for a, b in zip(was[1], members, strict=True))
+            was is None
+            or was[0] is not chain
+            or was[1] != place
+            or (renamed and (conclusion in renamed or any(p in renamed for p in premises)))
         ):
-            row, own = was[3], was[4]
-        else:
-            row = {
-                "id": chain.id,
-                "kind": "implication",
-                "name": IMPLIES,
-                "statement": chain_line(chain, nodes),
-                "cluster": None,
-                "sources": chain.sources,
-                "createdAt": chain.created_at,
-                "premises": chain.premises,
-                "conclusion": chain.conclusion,
-            }
-            _place(row, positions)
-            own = [{"source": p, "target": chain.id} for p in chain.premises]
-            own.append({"source": chain.id, "target": chain.conclusion})
-        memo.chains[chain.id] = (chain, members, place, row, own)
-        out_nodes.append(row)
-        links.extend(own)
-    return {"nodes": out_nodes, "links": links, "clusters": clusters(nodes, labels)}, memo
+            row = orjson.dumps(_chain_row(chain, nodes, positions))
+            was = (chain, place, row, orjson.dumps(_chain_links(chain))[1:-1])
+        new_chains[cid] = was
+        parts.append(was[2])
+        link_parts.append(was[3])
+    body = b"".join(
+        [
+            b'{"nodes":[',
+            b",".join(parts),
+            b'],"links":[',
+            b",".join(link_parts),
+            b'],"clusters":',
+            orjson.dumps(clusters(nodes, labels)),
+            b"}",
+        ]
+    )
+    return body, memo
 
 
 def _place(row: dict[str, Any], positions: Mapping[str, tuple[float, float]]) -> None:

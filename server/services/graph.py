@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from server.core.graph_view import ViewRows, clusters, deletion, derive_view, derive_view_patched, live_chains
+from server.core.graph_view import ViewRows, clusters, deletion, derive_view, live_chains, view_bytes
 from server.core.layout import sanitize_positions, settle
 from server.core.ports import ChatStore, GraphStore
 from server.core.turns import TurnRejected
@@ -88,9 +88,9 @@ class GraphService:
         return self._view_cache[1]
 
     def _derive(self, nodes: Any, chains: Any, labels: dict[str, tuple[str, str | None]]) -> bytes:
-        """The view's JSON bytes, patching the last derived rows (`derive_view_patched`)."""
-        view, self._rows = derive_view_patched(nodes, chains, self.graph.positions(), labels, self._rows)
-        return orjson.dumps(view)
+        """The view's JSON bytes, patching the last derived rows (`view_bytes`)."""
+        body, self._rows = view_bytes(nodes, chains, self.graph.positions(), labels, self._rows)
+        return body
 
     def _snapshot(self, nodes: Any, chains: Any, labels: dict[str, tuple[str, str | None]]) -> None:
         """Derive the view from the graph as it stands and save it as the snapshot (worker thread,

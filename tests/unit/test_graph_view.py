@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from server.core.contracts.graph import Chain, Proposition
 from server.core.graph import chain_id
-from server.core.graph_view import chain_line, clusters, deletion, derive_view, derive_view_patched
+from server.core.graph_view import chain_line, clusters, deletion, derive_view, view_bytes
 from server.core.layout import sanitize_positions, settle
 
 
@@ -142,7 +143,7 @@ def test_a_patched_view_equals_a_fresh_derivation(
     view equals `derive_view` of the new inputs, and untouched rows are reused, not rebuilt."""
     nodes, chains, positions = before
     labels = {"src_a": ("notes", "a.md")}
-    _, rows = derive_view_patched(nodes, chains, positions, labels)
+    _, rows = view_bytes(nodes, chains, positions, labels)
     nodes, chains, positions = dict(nodes), dict(chains), dict(positions)
     touched: set[str] = set()
     for nid in data.draw(st.sets(st.sampled_from(IDS))):
@@ -165,26 +166,27 @@ def test_a_patched_view_equals_a_fresh_derivation(
     for k in data.draw(st.sets(st.sampled_from(sorted(positions) or ["none"]))):
         positions.pop(k, None)
     labels = data.draw(st.sampled_from([labels, {"src_b": ("notes", "b.md")}]))
-    patched, _ = derive_view_patched(nodes, chains, positions, labels, rows)
-    assert patched == derive_view(nodes, chains, positions, labels)
-    reused = {r["id"] for r in patched["nodes"]} & {
-        nid for nid, (_, _, row) in rows.nodes.items() if any(row is r for r in patched["nodes"])
-    }
-    for nid in reused:  # a reused row is one whose proposition stayed the same object
-        assert nid not in touched
+    patched, memo = view_bytes(nodes, chains, positions, labels, rows)
+    assert patched == orjson.dumps(derive_view(nodes, chains, positions, labels))
+    for nid in touched & set(nodes):  # a touched proposition's row was serialised again
+        assert memo.nodes[nid][3] is not rows.nodes.get(nid, (None, None, None, b""))[3]
 
 
 def test_a_merge_rebuilds_only_the_rows_it_touched() -> None:
     nodes = {n.id: n for n in [node("a"), node("b"), node("c")]}
     c1 = chain(["a"], "b")
-    view, rows = derive_view_patched(nodes, {c1.id: c1}, {"a": (1.0, 2.0)}, {})
+    first, rows = view_bytes(nodes, {c1.id: c1}, {"a": (1.0, 2.0)}, {})
+    assert first == orjson.dumps(derive_view(nodes, {c1.id: c1}, {"a": (1.0, 2.0)}, {}))
     linked = nodes["b"].model_copy(update={"sources": ["src_a", "src_b"]})  # an identity link
     c2 = chain(["b"], "c")
     after = {**nodes, "b": linked, "d": node("d", "src_b")}
-    patched, _ = derive_view_patched(after, {c1.id: c1, c2.id: c2}, {"a": (1.0, 2.0)}, {}, rows)
-    old = {r["id"]: r for r in view["nodes"]}
-    new = {r["id"]: r for r in patched["nodes"]}
-    assert new["a"] is old["a"] and new["c"] is old["c"]  # untouched: the same row objects
-    assert new["b"] is not old["b"] and new["b"]["sources"] == ["src_a", "src_b"]
-    assert new[c1.id] is not old[c1.id]  # its conclusion's proposition was copied: re-derived
-    assert patched == derive_view(after, {c1.id: c1, c2.id: c2}, {"a": (1.0, 2.0)}, {})
+    patched, memo = view_bytes(after, {c1.id: c1, c2.id: c2}, {"a": (1.0, 2.0)}, {}, rows)
+    assert memo.nodes["a"][3] is rows.nodes["a"][3] and memo.nodes["c"][3] is rows.nodes["c"][3]  # reused
+    assert (
+        memo.nodes["b"][3] is not rows.nodes["b"][3] and b'"sources":["src_a","src_b"]' in memo.nodes["b"][3]
+    )
+    assert memo.chains[c1.id][2] is not rows.chains[c1.id][2]  # its conclusion's proposition was copied
+    assert patched == orjson.dumps(derive_view(after, {c1.id: c1, c2.id: c2}, {"a": (1.0, 2.0)}, {}))
+    moved, again = view_bytes(after, {c1.id: c1, c2.id: c2}, {"a": (3.0, 2.0)}, {}, memo)  # a drag
+    assert again.nodes["a"][3] is not memo.nodes["a"][3] and again.nodes["b"][3] is memo.nodes["b"][3]
+    assert moved == orjson.dumps(derive_view(after, {c1.id: c1, c2.id: c2}, {"a": (3.0, 2.0)}, {}))
