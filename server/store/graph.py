@@ -17,11 +17,14 @@ resumes); a chain counts only while every member is a counted proposition.
 
 from __future__ import annotations
 
+import os
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
+import orjson
 from pydantic import BaseModel, ConfigDict
 
 from server.core.contracts.graph import (
@@ -46,9 +49,10 @@ from server.core.graph import (
     without_dangling,
 )
 from server.store.atomic import read_json, write_bytes_atomic, write_json_atomic
-from server.store.ledger import append_ledger, read_ledger, rewrite_ledger
+from server.store.ledger import LedgerTail, append_ledger, model_parser, read_ledger, rewrite_ledger
 
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
 
 
 class _UsageLine(BaseModel):
@@ -57,6 +61,81 @@ class _UsageLine(BaseModel):
 
 _MARKS = ("marks", "sessions", "retired", "deleted", "versions")
 """The ledgers that decide which lines count (the first name is the marks' cache slot)."""
+
+
+class _Followed(Generic[M]):
+    """A ledger's valid lines kept in memory in ledger order, grouped by `key`, current with the
+    file (`LedgerTail`: a read parses only what was appended since the last one). Thread-safe
+    (the import's worker thread appends source lines while the loop reads them)."""
+
+    def __init__(self, path: Path, model: type[M], key: Callable[[M], str]) -> None:
+        self._tail: LedgerTail[M] = LedgerTail(path, model_parser(model))
+        self._key = key
+        self._lock = threading.Lock()
+        self.lines: list[M] = []
+        self.by: dict[str, list[M]] = {}
+
+    def current(self) -> _Followed[M]:
+        """Take in the new tail (read-only results by contract). Raises OSError."""
+        with self._lock:
+            reset, new = self._tail.poll()
+            if reset:
+                self.lines, self.by = [], {}
+            for line, _, _ in new:
+                self.lines.append(line)
+                self.by.setdefault(self._key(line), []).append(line)
+        return self
+
+
+def _job_of(raw: bytes) -> str:
+    """A node or chain line's job, for the span index (ValueError: not such a line)."""
+    try:
+        job = orjson.loads(raw)["provenance"]["job"]
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"no provenance.job: {exc}") from exc
+    if not isinstance(job, str):
+        raise ValueError("provenance.job is not a string")
+    return job
+
+
+class _Spans:
+    """Where each job's lines sit in a ledger (byte offset, length), current with the file, so the
+    lines of a few jobs are read without parsing the whole ledger. Thread-safe."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._tail = LedgerTail(path, _job_of)
+        self._lock = threading.Lock()
+        self._by: dict[str, list[tuple[int, int]]] = {}
+
+    def lines(self, jobs: Collection[str], model: type[M]) -> list[M]:
+        """The valid lines of `jobs`, in ledger order. Raises OSError."""
+        with self._lock:
+            reset, new = self._tail.poll()
+            if reset:
+                self._by = {}
+            for job, offset, length in new:
+                self._by.setdefault(job, []).append((offset, length))
+            spans = sorted(span for job in jobs for span in self._by.get(job, ()))
+            if not spans:
+                return []
+            try:
+                fd = os.open(self.path, os.O_RDONLY)
+            except FileNotFoundError:
+                return []
+            try:
+                if os.fstat(fd).st_ino != self._tail.inode:  # replaced since the poll: read it all
+                    return [line for line in read_ledger(self.path, model) if line.provenance.job in jobs]  # type: ignore[attr-defined]
+                raws = [os.pread(fd, length, offset) for offset, length in spans]
+            finally:
+                os.close(fd)
+        out = []
+        for raw in raws:
+            try:
+                out.append(model.model_validate_json(raw))
+            except ValueError:
+                continue  # logged when the file was read
+        return out
 
 
 class FileGraphStore:
@@ -71,6 +150,16 @@ class FileGraphStore:
         self._cache: dict[str, tuple[tuple[tuple[int, int, int], ...], Any]] = {}
         self._index: tuple[tuple[tuple[int, int, int], ...], ChainIndex] | None = None
         self._counted: tuple[tuple[tuple[int, int, int], ...], dict[str, Chain]] | None = None
+        # The small ledgers in memory, indexed, kept current from each file's new tail; the node
+        # and chain lines only as byte spans per job (issue 16: a job reads no whole ledger).
+        self._runs = _Followed(self._path("sessions"), RunLine, lambda line: line.source)
+        self._coverage = _Followed(self._path("coverage"), CoverageLine, lambda line: line.source)
+        self._sources = _Followed(self._path("sources"), SourceLine, lambda line: line.id)
+        self._retired = _Followed(self._path("retired"), RetireLine, lambda line: line.job)
+        self._versions = _Followed(self._path("versions"), VersionLine, lambda line: line.source)
+        self._deletions = _Followed(self._path("deleted"), DeletionLine, lambda line: "")
+        self._node_spans = _Spans(self._path("nodes"))
+        self._chain_spans = _Spans(self._path("chains"))
 
     def _path(self, name: str) -> Path:
         return self.root / f"{name}.jsonl"
@@ -111,17 +200,15 @@ class FileGraphStore:
         line but no version line accepted (or retired) it yet."""
 
         def load() -> tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
-            retired = {line.job for line in read_ledger(self._path("retired"), RetireLine)}
+            retired = {line.job for line in self._retired.current().lines}
             accepted: set[str] = set()
-            for version in read_ledger(self._path("versions"), VersionLine):
+            for version in self._versions.current().lines:
                 retired.update(version.retired)
                 accepted.update(version.accepted)
             runs = self.runs()
             committed = frozenset(r.job for r in runs if not r.pending or r.job in accepted) - retired
             pending = frozenset(r.job for r in runs if r.pending) - accepted - retired
-            deleted = frozenset(
-                i for line in read_ledger(self._path("deleted"), DeletionLine) for i in line.ids
-            )
+            deleted = frozenset(i for line in self._deletions.current().lines for i in line.ids)
             return committed, frozenset(retired), deleted, pending
 
         return self._cached("marks", load, *_MARKS[1:])
@@ -178,8 +265,7 @@ class FileGraphStore:
         """The source's coverage lines that count (a retired job's coverage does not; a pending
         job's does, so the next run of its version does not read that content again)."""
         _, retired, _, _ = self._marks()
-        lines = read_ledger(self._path("coverage"), CoverageLine)
-        return [line for line in live_coverage(lines, retired) if line.source == source]
+        return list(live_coverage(self._coverage.current().by.get(source, ()), retired))
 
     def covered(self, source: str) -> dict[str, set[str]]:
         out: dict[str, set[str]] = defaultdict(set)
@@ -190,7 +276,8 @@ class FileGraphStore:
     def contributors(self, source: str) -> set[str]:
         """The source's jobs that wrote a run line and are not retired (counted or pending)."""
         committed, _, _, pending = self._marks()
-        return {r.job for r in self.runs() if r.source == source and (r.job in committed or r.job in pending)}
+        runs = self._runs.current().by.get(source, ())
+        return {r.job for r in runs if r.job in committed or r.job in pending}
 
     def pending(self) -> frozenset[str]:
         """Jobs whose run line is pending and that no version line accepted or retired yet."""
@@ -206,13 +293,17 @@ class FileGraphStore:
         nodes = fold_nodes(
             (
                 n
-                for n in self._live(list(read_ledger(self._path("nodes"), NodeLine)), extra)
+                for n in self._live(self._node_spans.lines(extra, NodeLine), extra)
                 if n.provenance.job in extra
             ),
             into=self._node_fold(),
         )
         chains = fold_chains(
-            (c for c in self._live(self.chain_lines(), extra) if c.provenance.job in extra),
+            (
+                c
+                for c in self._live(self._chain_spans.lines(extra, ChainLine), extra)
+                if c.provenance.job in extra
+            ),
             into=self._chain_fold(),
         )
         return nodes, without_dangling(nodes, chains)
@@ -220,11 +311,14 @@ class FileGraphStore:
     def contribution(self, jobs: set[str]) -> tuple[dict[str, Proposition], dict[str, Chain]]:
         """What these jobs' lines say (counted ones, and pending ones as `graph_with` shows them),
         restricted to the graph as it stands with them."""
+        if not jobs:
+            return {}, {}
         nodes, chains = self.graph_with(jobs)
-        lines = self._live(list(read_ledger(self._path("nodes"), NodeLine)), jobs)
+        lines = self._live(self._node_spans.lines(jobs, NodeLine), jobs)
         mine = fold_nodes(line for line in lines if line.provenance.job in jobs)
         own = {nid: nodes[nid] for nid in mine if nid in nodes}
-        said = {line.id for line in self._live(self.chain_lines(), jobs) if line.provenance.job in jobs}
+        chain_lines = self._live(self._chain_spans.lines(jobs, ChainLine), jobs)
+        said = {line.id for line in chain_lines if line.provenance.job in jobs}
         return own, {cid: chains[cid] for cid in said if cid in chains}
 
     def deleted(self) -> frozenset[str]:
@@ -235,10 +329,12 @@ class FileGraphStore:
         append_ledger(self._path("versions"), [line])
 
     def sources(self) -> dict[str, SourceLine]:
-        return {line.id: line for line in read_ledger(self._path("sources"), SourceLine)}
+        """Each source's last line, in the order sources first appeared (a new mapping)."""
+        return {sid: lines[-1] for sid, lines in self._sources.current().by.items()}
 
     def runs(self) -> list[RunLine]:
-        return list(read_ledger(self._path("sessions"), RunLine))
+        """Every valid run line, in ledger order (a new list)."""
+        return list(self._runs.current().lines)
 
     def commit_merge(self, plan: MergePlan, coverage: list[CoverageLine], run: RunLine) -> None:
         """Nodes, chains, the run line (the commit point: the job's lines count from here; a

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import orjson
 from pydantic import BaseModel, ValidationError
@@ -60,3 +60,101 @@ def append_ledger(path: Path, lines: Iterable[BaseModel]) -> None:
 def rewrite_ledger(path: Path, lines: Iterable[BaseModel]) -> None:
     """Replace the ledger atomically with exactly `lines` (temp file, fsync, rename)."""
     write_bytes_atomic(path, b"".join(_dump(line) for line in lines))
+
+
+P = TypeVar("P")
+
+
+class LedgerTail(Generic[P]):
+    """Follows one append-only ledger: each `poll` parses only the whole lines appended since the
+    last one (the store's in-memory indexes stay current without re-reading the file).
+
+    Args:
+        path: the ledger.
+        parse: one line's bytes -> its value; raises ValueError (pydantic's ValidationError,
+            orjson's JSONDecodeError) for a line to skip, which is logged once.
+
+    A replaced file (another inode, as `rewrite_ledger` leaves), a shorter one, or one whose bytes
+    before the last read position changed is read again from its start (`poll` then says
+    `reset`). A last line without its newline is taken only when it parses (a torn one waits: the
+    next append ends it, and it is then skipped as an invalid line, as `read_ledger` does). Not
+    thread-safe: its owner serializes polls."""
+
+    CHECK_BYTES = 64
+
+    def __init__(self, path: Path, parse: Callable[[bytes], P]) -> None:
+        self.path = path
+        self.parse = parse
+        self.inode = -1
+        self.offset = 0
+        self._check = b""
+        self._number = 0
+        self._open_end = False
+        """The last line taken had no newline: what follows it must start with one."""
+
+    def poll(self) -> tuple[bool, list[tuple[P, int, int]]]:
+        """(reset, new lines as (value, byte offset, byte length)). `reset`: the earlier lines are
+        void and the new ones are the whole file. Raises OSError other than a missing file."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            reset = self.inode != -1
+            self.inode, self.offset, self._check, self._number = -1, 0, b"", 0
+            self._open_end = False
+            return reset, []
+        try:
+            stat = os.fstat(fd)
+            reset = stat.st_ino != self.inode or stat.st_size < self.offset
+            if not reset and self._check:
+                at = self.offset - len(self._check)
+                reset = os.pread(fd, len(self._check), at) != self._check
+            if not reset and self._open_end and stat.st_size > self.offset:
+                reset = os.pread(fd, 1, self.offset) != b"\n"  # glued onto: read it all again
+            start = 0 if reset else self.offset
+            chunks, at = [], start
+            while at < stat.st_size:
+                got = os.pread(fd, stat.st_size - at, at)
+                if not got:
+                    break
+                chunks.append(got)
+                at += len(got)
+            data = b"".join(chunks)
+        finally:
+            os.close(fd)
+        if reset:
+            self.inode, self._check, self._number = stat.st_ino, b"", 0
+        if data:
+            self._open_end = False
+        out: list[tuple[P, int, int]] = []
+        position = 0
+        while position < len(data):
+            end = data.find(b"\n", position)
+            whole = end != -1
+            raw = data[position:end] if whole else data[position:]
+            if not whole:  # a last line without its newline: taken only once it parses
+                try:
+                    value = self.parse(raw)
+                except ValueError:
+                    break
+                out.append((value, start + position, len(raw)))
+                position = len(data)
+                self._open_end = True
+                self._number += 1
+                break
+            self._number += 1
+            if raw.strip():
+                try:
+                    out.append((self.parse(raw), start + position, len(raw)))
+                except ValueError as exc:
+                    log.warning(
+                        "%s line %d skipped: %s", self.path.name, self._number, str(exc).splitlines()[0]
+                    )
+            position = end + 1
+        self.offset = start + position
+        self._check = (self._check + data[:position])[-self.CHECK_BYTES :]
+        return reset, out
+
+
+def model_parser(model: type[M]) -> Callable[[bytes], M]:
+    """A `LedgerTail` parse for a pydantic line model."""
+    return model.model_validate_json
