@@ -2,12 +2,12 @@ import { Route, Routes } from 'react-router-dom';
 import { ActivityProvider } from './activityState';
 import { AppStateProvider } from './appState';
 import { ServerEventsProvider } from './serverEvents';
-import Layout from './components/Layout';
-import HomePage from './components/HomePage';
-import ChatPage from './components/ChatPage';
-import SettingsPage from './components/SettingsPage';
-import LibraryPage from './components/LibraryPage';
-import NotFoundPage from './components/NotFoundPage';
+import Layout from './components/shell/Layout';
+import HomePage from './components/library/HomePage';
+import ChatPage from './components/classroom/ChatPage';
+import SettingsPage from './components/shell/SettingsPage';
+import LibraryPage from './components/library/LibraryPage';
+import NotFoundPage from './components/shell/NotFoundPage';
 import PracticePage from './components/practice/PracticePage';
 import ExamPage from './components/practice/ExamPage';
 

@@ -6,7 +6,7 @@ import { levelsLine, setRowWords, type PracticeLevels, type SetStatus, type SetS
 import { formatFull, formatRelative } from '../../core/time';
 import { useServerEvents } from '../../serverEvents';
 import { usePracticeLevels } from '../../usePracticeLevels';
-import ConfirmDialog from '../ConfirmDialog';
+import ConfirmDialog from '../shell/ConfirmDialog';
 import CreateSetDialog from './CreateSetDialog';
 import './practiceList.css';
 

@@ -1,8 +1,8 @@
 import { useId, useRef } from 'react';
 import { appendWords } from '../../dictation';
 import { MAX_ANSWER, scoreWords, type PracticeProblem } from '../../core/practice';
-import DictationBar, { useFocusWithin } from '../DictationBar';
-import Markdown from '../Markdown';
+import DictationBar, { useFocusWithin } from '../shell/DictationBar';
+import Markdown from '../shell/Markdown';
 import './exam.css';
 
 interface Props {

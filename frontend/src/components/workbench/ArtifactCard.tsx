@@ -16,7 +16,7 @@ import {
   type VisualArtifact,
 } from '../../core/workbench';
 import { useWorkbench } from '../../workbenchState';
-import Markdown from '../Markdown';
+import Markdown from '../shell/Markdown';
 import './workbench.css';
 
 const KIND_LABEL: Record<JobKind, string> = { research: 'Research', demo: 'Demo', visual: 'Drawing' };

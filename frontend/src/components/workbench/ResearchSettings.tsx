@@ -12,7 +12,7 @@ import {
   type ResearchSettings,
   type SearchProvider,
 } from '../../core/research';
-import { SettingsActions, SettingsLoading, useSettingsLoad } from '../SettingsLoad';
+import { SettingsActions, SettingsLoading, useSettingsLoad } from '../shell/SettingsLoad';
 import { desktopBridge, keysClient, plainKeyError, presenceOf, useDesktopKeyStatus } from '../../keysClient';
 import './workbench.css';
 

@@ -11,8 +11,8 @@ import { normalizeActivityRow } from '../../core/activity';
 import { normalizeResearchSettings, researchDraft } from '../../core/research';
 import { normalizeJobs, type JobRecord } from '../../core/workbench';
 import { WorkbenchProvider } from '../../workbenchState';
-import { AgentRows } from '../ActivityDock';
-import MessageView from '../MessageView';
+import { AgentRows } from '../shell/ActivityDock';
+import MessageView from '../classroom/MessageView';
 import { ResearchForm } from './ResearchSettings';
 
 const research = {

@@ -1,0 +1,221 @@
+import './chatView.css';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import * as api from '../../api';
+import type { ChatRecord } from '../../api';
+import { useActivity } from '../../activityState';
+import { useAppState } from '../../appState';
+import { describeError } from '../../core/errors';
+import { showTypingIndicator } from '../../core/messages';
+import { phaseOf } from '../../core/phases';
+import { derivePlanStatuses, planOf } from '../../core/plan';
+import { answersById, pendingQuestions } from '../../core/transcript';
+import { TRANSCRIPT_WINDOW, revealEarlier, transcriptWindow } from '../../core/transcriptWindow';
+import { useLessonChat } from '../../useLessonChat';
+import { useLessonCoverage } from '../../useLessonCoverage';
+import { useLessonJobs, WorkbenchProvider } from '../../workbenchState';
+import Composer from './Composer';
+import EarlierMessages from './EarlierMessages';
+import MessageView from './MessageView';
+import PlanPanel from './PlanPanel';
+import QuestionDock from './QuestionDock';
+import SessionHeader from './SessionHeader';
+
+const NO_RETRY = new Set(['bad_answer', 'not_pending', 'already_answered']);
+
+export default function ChatView({ record }: { record: ChatRecord }) {
+  const { chats, refreshSettings } = useAppState();
+  const lesson = useLessonChat(record);
+  const { messages, status, busy, error, usage } = lesson;
+  // A failed turn may mean the model itself failed (e.g. the offline model crashed and is being
+  // restarted): the banner reads the model's state from settings, so read it again.
+  useEffect(() => {
+    if (error) void refreshSettings();
+  }, [error, refreshSettings]);
+
+  // The lesson's place in the graph; leaving the lesson (another page, or closing the tab) has its
+  // new teaching read into the graph, even below the budget (the server waits for a running reply).
+  const { coverage, setCoverage, error: coverageError } = useLessonCoverage(record.id, busy);
+  // The lesson's background jobs, for the dispatch cards (followed on `jobs-changed`).
+  const jobs = useLessonJobs(record.id);
+  const { refresh: refreshActivity } = useActivity();
+  const leaveState = useRef({ coverage, busy });
+  leaveState.current = { coverage, busy };
+  useEffect(() => {
+    let left = false;
+    const leave = () => {
+      const { coverage: c, busy: running } = leaveState.current;
+      if (left || !c || !(c.uncoveredTokens > 0 || running)) return;
+      left = true;
+      void api.flushLesson(record.id, 'leave').then(
+        () => void refreshActivity(),
+        () => undefined, // leaving is best effort: the idle trigger still reads it later
+      );
+    };
+    window.addEventListener('pagehide', leave);
+    return () => {
+      window.removeEventListener('pagehide', leave);
+      leave();
+    };
+  }, [record.id, refreshActivity]);
+
+  const title = chats?.find((c) => c.id === record.id)?.title || record.title || 'Untitled lesson';
+  const phase = useMemo(() => phaseOf(messages), [messages]);
+  const plan = useMemo(() => planOf(messages), [messages]);
+  const statuses = useMemo(() => (plan ? derivePlanStatuses(plan, messages) : {}), [plan, messages]);
+  const pending = useMemo(() => pendingQuestions(messages), [messages]);
+  const pendingIds = pending.map((q) => q.part.toolCallId).join(' ');
+  const answers = useMemo(() => answersById(messages), [messages]);
+  const lastMessage = messages[messages.length - 1];
+  // Refused answers were already re-synced from the record: nothing to retry.
+  const errorInfo = error ? describeError(error) : null;
+  const retryable = errorInfo ? !NO_RETRY.has(errorInfo.code ?? '') : !!lesson.failure;
+  const canRetry = !busy && retryable && !!lastMessage && lastMessage.role !== 'system';
+
+  // Keep the transcript pinned to the bottom while the user has not scrolled up.
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const stickToBottom = useRef(true);
+  const onScroll = useCallback(() => {
+    const el = scrollRef.current;
+    if (!el) return;
+    stickToBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+  }, []);
+  useLayoutEffect(() => {
+    const el = scrollRef.current;
+    if (el && stickToBottom.current) el.scrollTop = el.scrollHeight;
+  }, [messages, status, error, pendingIds]);
+
+  // Only the transcript's DOM is windowed (a long lesson would take minutes to draw); everything
+  // above reads the whole message list.
+  const [windowLimit, setWindowLimit] = useState(TRANSCRIPT_WINDOW);
+  const shown = transcriptWindow(messages.length, windowLimit);
+  // Revealing earlier messages keeps what the learner looks at in place (its distance from the bottom).
+  const revealFromBottom = useRef<number | null>(null);
+  const showEarlier = useCallback(() => {
+    const el = scrollRef.current;
+    revealFromBottom.current = el ? el.scrollHeight - el.scrollTop : null;
+    setWindowLimit((limit) => revealEarlier(messagesRef.current.length, limit));
+  }, []);
+  const messagesRef = useRef(messages);
+  messagesRef.current = messages;
+  useLayoutEffect(() => {
+    const el = scrollRef.current;
+    const fromBottom = revealFromBottom.current;
+    revealFromBottom.current = null;
+    if (el && fromBottom !== null) el.scrollTop = el.scrollHeight - fromBottom;
+  }, [windowLimit]);
+
+  const { send: sendText, answer: sendAnswer } = lesson;
+  const send = useCallback(
+    (text: string) => {
+      stickToBottom.current = true;
+      sendText(text);
+    },
+    [sendText],
+  );
+  const answer = useCallback<typeof sendAnswer>(
+    (...args) => {
+      stickToBottom.current = true;
+      sendAnswer(...args);
+    },
+    [sendAnswer],
+  );
+
+  const bannerText = errorInfo ? errorInfo.detail : (lesson.failure ?? lesson.notice);
+  // Below 900 px the plan is a panel toggled from the header (planPanel.css); wider, it always shows.
+  const [planOpen, setPlanOpen] = useState(false);
+
+  return (
+    <div className="chat">
+      <SessionHeader
+        chatId={record.id}
+        title={title}
+        status={status}
+        phase={phase}
+        model={lesson.model}
+        usage={usage}
+        busy={busy}
+        onModelChanged={lesson.setModel}
+        coverage={coverage}
+        coverageError={coverageError}
+        onCoverage={setCoverage}
+        planOpen={planOpen}
+        onTogglePlan={() => setPlanOpen((open) => !open)}
+      />
+      <div className="chat-body">
+        <div className="chat-main">
+          <WorkbenchProvider jobs={jobs} messages={messages}>
+            <div
+              className="transcript"
+              ref={scrollRef}
+              onScroll={onScroll}
+              data-testid="transcript"
+              // focusable, so the keyboard can scroll it (axe: scrollable-region-focusable)
+              tabIndex={0}
+              role="region"
+              aria-label="Lesson transcript"
+            >
+              <div className="transcript-inner">
+                {messages.length === 0 && (
+                  <p className="empty-chat muted">Name a topic to begin, e.g. “Teach me how derivatives work.” Your tutor first checks what you already know.</p>
+                )}
+                <EarlierMessages hidden={shown.hidden} next={shown.next} onShow={showEarlier} />
+                {messages.slice(shown.start).map((m, j) => {
+                  const isLast = shown.start + j === messages.length - 1;
+                  return (
+                    <MessageView
+                      key={m.id}
+                      message={m}
+                      streaming={busy && isLast && m.role === 'assistant'}
+                      pendingIds={isLast ? pendingIds : ''}
+                    />
+                  );
+                })}
+                {showTypingIndicator(status, messages) && (
+                  <div className="typing" data-testid="streaming-indicator" aria-label="The tutor is writing">
+                    <span />
+                    <span />
+                    <span />
+                  </div>
+                )}
+              </div>
+            </div>
+          </WorkbenchProvider>
+
+          {bannerText && (
+            <div className="chat-error">
+              <div className="banner banner-error" role="alert" data-testid="error-banner">
+                <span className="error-detail">{bannerText}</span>
+                <span className="banner-actions">
+                  {canRetry && (
+                    <button type="button" className="btn btn-small" data-testid="error-retry" onClick={() => void lesson.retry()}>
+                      Retry
+                    </button>
+                  )}
+                  <button
+                    type="button"
+                    className="btn btn-small"
+                    data-testid="error-dismiss"
+                    onClick={() => (error ? lesson.clearError() : lesson.failure ? lesson.clearFailure() : lesson.clearNotice())}
+                  >
+                    Dismiss
+                  </button>
+                </span>
+              </div>
+            </div>
+          )}
+
+          <div className="chat-bottom">
+            {lesson.waiting && (
+              <p className="turn-waiting" data-testid="turn-waiting" role="status">
+                <span className="spinner" aria-hidden="true" /> Waiting for the other turn in this lesson to finish…
+              </p>
+            )}
+            <QuestionDock key={record.id} pending={pending} answers={answers} busy={busy} onAnswer={answer} />
+            <Composer busy={busy} onSend={send} onStop={() => void lesson.stopTurn()} questionPending={pending.length > 0} />
+          </div>
+        </div>
+        <PlanPanel plan={plan} statuses={statuses} phase={phase} open={planOpen} onClose={() => setPlanOpen(false)} />
+      </div>
+    </div>
+  );
+}

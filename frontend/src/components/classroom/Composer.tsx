@@ -1,0 +1,88 @@
+import './composer.css';
+import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { appendWords } from '../../dictation';
+import DictationBar, { useFocusWithin } from '../shell/DictationBar';
+
+interface Props {
+  busy: boolean;
+  onSend: (text: string) => void;
+  onStop: () => void;
+  /** A question waits in the dock: the composer becomes the secondary way to reply. */
+  questionPending?: boolean;
+}
+
+const MAX_HEIGHT = 220;
+
+export default function Composer({ busy, onSend, onStop, questionPending = false }: Props) {
+  const [text, setText] = useState('');
+  const ref = useRef<HTMLTextAreaElement>(null);
+  const focus = useFocusWithin();
+
+  useEffect(() => {
+    if (!questionPending) ref.current?.focus();
+    // Only on mount; the dock takes the focus when a question waits.
+  }, []);
+
+  // Grow with the content, up to a limit.
+  useEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    el.style.height = 'auto';
+    el.style.height = `${Math.min(el.scrollHeight, MAX_HEIGHT)}px`;
+  }, [text]);
+
+  const canSend = !busy && text.trim() !== '';
+
+  function submit() {
+    if (!canSend) return;
+    onSend(text.trim());
+    setText('');
+    ref.current?.focus();
+  }
+
+  function onSubmit(e: FormEvent) {
+    e.preventDefault();
+    submit();
+  }
+
+  function onKeyDown(e: KeyboardEvent<HTMLTextAreaElement>) {
+    if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
+      e.preventDefault();
+      submit();
+    }
+  }
+
+  return (
+    <form
+      className={questionPending ? 'composer composer-secondary dictation-host' : 'composer dictation-host'}
+      onSubmit={onSubmit}
+      onFocus={focus.onFocus}
+      onBlur={focus.onBlur}
+    >
+      <DictationBar active={focus.focused} onWords={(words) => setText((t) => appendWords(t, words))} fieldName="message" variant="floating" />
+      <textarea
+        ref={ref}
+        className="composer-input"
+        data-testid="composer-input"
+        rows={1}
+        value={text}
+        placeholder={
+          questionPending
+            ? 'Or skip the question and write to your tutor instead…'
+            : 'Ask your tutor…  (Enter to send, Shift+Enter for a new line)'
+        }
+        aria-label="Message"
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={onKeyDown}
+      />
+      {busy && (
+        <button type="button" className="btn" data-testid="composer-stop" onClick={onStop}>
+          Stop
+        </button>
+      )}
+      <button type="submit" className={questionPending ? 'btn' : 'btn btn-primary'} data-testid="composer-send" disabled={!canSend}>
+        Send
+      </button>
+    </form>
+  );
+}

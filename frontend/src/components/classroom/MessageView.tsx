@@ -1,0 +1,118 @@
+import './messageView.css';
+import { memo } from 'react';
+import type { UIMessage } from 'ai';
+import { messageText } from '../../core/messages';
+import { asToolPart } from '../../core/transcript';
+import { ARTIFACT_PART, ENQUEUED_PART, artifactParts, isSteerMessage, readArtifactPart } from '../../core/workbench';
+import Markdown from '../shell/Markdown';
+import MathText from '../shell/MathText';
+import ToolPartView from './ToolPartView';
+import ArtifactCard from '../workbench/ArtifactCard';
+
+type Part = UIMessage['parts'][number];
+
+function isImageFile(part: Part): part is Extract<Part, { type: 'file' }> {
+  return part.type === 'file' && typeof part.mediaType === 'string' && part.mediaType.startsWith('image/');
+}
+
+function UserMessage({ message }: { message: UIMessage }) {
+  const images = message.parts.filter(isImageFile);
+  return (
+    <div className="msg msg-user" data-testid="message-user" data-message-id={message.id}>
+      <div className="bubble">
+        {images.map((p, i) => (
+          <img key={i} className="msg-image" src={p.url} alt={p.filename ?? 'attached image'} />
+        ))}
+        <MathText text={messageText(message)} />
+      </div>
+    </div>
+  );
+}
+
+/**
+ * A steer: the server delivering a background job's outcome. Never a learner bubble: its text is
+ * for the model; what it carries is drawn as the artifact card.
+ */
+function SteerMessage({ message }: { message: UIMessage }) {
+  return (
+    <div className="msg msg-steer" data-testid="message-steer" data-message-id={message.id}>
+      {artifactParts(message).map((data, i) => (
+        <ArtifactCard key={data.id || i} data={data} messageId={message.id} />
+      ))}
+    </div>
+  );
+}
+
+interface AssistantProps {
+  message: UIMessage;
+  streaming: boolean;
+  /** Space-separated ids of the question calls pending in this message. */
+  pendingIds: string;
+  /** The faint usage line ("" = none recorded). */
+  usage: string;
+}
+
+/** A saved reply the turn did not finish (aborted, or the model failed mid-answer): what it says. */
+export function cutShortNote(message: UIMessage): string | null {
+  const metadata = message.metadata;
+  if (typeof metadata !== 'object' || metadata === null) return null;
+  const { interrupted, error } = metadata as { interrupted?: unknown; error?: unknown };
+  if (interrupted !== true) return null;
+  return typeof error === 'string' && error.trim()
+    ? `This reply was cut short: ${error.trim().replace(/\.+$/, '')}.`
+    : 'This reply was cut short (stopped before it finished).';
+}
+
+function AssistantMessage({ message, streaming, pendingIds, usage }: AssistantProps) {
+  const pending = new Set(pendingIds.split(' ').filter(Boolean));
+  const cutShort = streaming ? null : cutShortNote(message);
+  return (
+    <div
+      className={streaming ? 'msg msg-assistant streaming' : 'msg msg-assistant'}
+      data-testid="message-assistant"
+      data-message-id={message.id}
+    >
+      {message.parts.map((part, i) => {
+        if (part.type === 'text') return <Markdown key={i} text={part.text} />;
+        if (part.type === 'reasoning') {
+          if (!part.text.trim()) return null;
+          return (
+            <details key={i} className="reasoning">
+              <summary>Reasoning</summary>
+              <Markdown text={part.text} />
+            </details>
+          );
+        }
+        if (isImageFile(part)) return <img key={i} className="msg-image" src={part.url} alt={part.filename ?? 'image'} />;
+        if (part.type === ARTIFACT_PART) {
+          // a result delivered into this running turn: the same card as its steer
+          const data = readArtifactPart(part);
+          return data ? <ArtifactCard key={data.id || i} data={data} messageId={message.id} /> : null;
+        }
+        if (part.type === ENQUEUED_PART) return null;
+        const tool = asToolPart(part);
+        if (tool) return <ToolPartView key={tool.toolCallId} part={tool} pending={pending.has(tool.toolCallId)} />;
+        return null;
+      })}
+      {cutShort && (
+        <div className="message-cut-short" role="note" data-testid="message-cut-short">
+          {cutShort}
+        </div>
+      )}
+      {usage && !streaming && (
+        <div className="message-usage" data-testid="message-usage">
+          {usage}
+        </div>
+      )}
+    </div>
+  );
+}
+
+function MessageViewImpl({ message, streaming, pendingIds = '', usage = '' }: Omit<AssistantProps, 'pendingIds' | 'usage'> & Partial<AssistantProps>) {
+  if (message.role === 'user') return isSteerMessage(message) ? <SteerMessage message={message} /> : <UserMessage message={message} />;
+  if (message.role === 'assistant') return <AssistantMessage message={message} streaming={streaming} pendingIds={pendingIds} usage={usage} />;
+  return null; // system messages are not shown
+}
+
+const MessageView = memo(MessageViewImpl);
+export default MessageView;

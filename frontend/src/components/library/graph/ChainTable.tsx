@@ -1,0 +1,326 @@
+import { Fragment, useDeferredValue, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import {
+  buildTable,
+  chainSearch,
+  checkState,
+  filterTable,
+  nextSort,
+  sortTable,
+  toggleMembers,
+  type CheckState,
+  type SortKey,
+  type TableChain,
+} from '../../../core/chainTable';
+import { chainsOf, plural, type GraphData } from '../../../core/graph';
+import { chainsForSelection, selectionSummary } from '../../../core/practice';
+import { formatFull, formatRelative } from '../../../core/time';
+import { plainMath } from '../../../core/math';
+import MathText from '../../shell/MathText';
+import ChainLine from './ChainLine';
+import './chainTable.css';
+
+interface Props {
+  data: GraphData;
+  selection: ReadonlySet<string>;
+  onSelectionChange: (next: Set<string>) => void;
+  /** Make a problem set of the selection (its node ids, and how many chains they make). */
+  onGenerate: (nodeIds: string[], chains: number) => void;
+  /** Ask to delete these ids (propositions or one chain's `arg_` id): the parent confirms. */
+  onDelete: (ids: string[]) => void;
+  /** Show a node on the canvas (closes the table). */
+  onShowNode: (id: string) => void;
+  onClose: () => void;
+  /** A dialog is open above the table: Escape belongs to it. */
+  escapeBlocked: boolean;
+}
+
+/** Chain rows rendered at most (search results and expanded clusters alike). */
+const MAX_ROWS = 600;
+
+const COLUMNS: { key: SortKey; label: string; className: string }[] = [
+  { key: 'name', label: 'Name', className: 'col-name' },
+  { key: 'props', label: 'Props', className: 'col-props' },
+  { key: 'created', label: 'Created', className: 'col-created' },
+];
+
+/** The chain table: CLUSTER → REASONING CHAIN → PROPOSITION STATEMENTS, sortable, searchable, selectable. */
+export default function ChainTable({ data, selection, onSelectionChange, onGenerate, onDelete, onShowNode, onClose, escapeBlocked }: Props) {
+  const model = useMemo(() => buildTable(data), [data]);
+  const search = useMemo(() => chainSearch(model), [model]);
+  const chains = useMemo(() => chainsOf(data), [data]);
+  const [sort, setSort] = useState<{ key: SortKey; dir: 'asc' | 'desc' }>({ key: 'name', dir: 'asc' });
+  const [query, setQuery] = useState('');
+  const deferredQuery = useDeferredValue(query);
+  const [openClusters, setOpenClusters] = useState<ReadonlySet<string>>(new Set());
+  const [openChains, setOpenChains] = useState<ReadonlySet<string>>(new Set());
+  const searchRef = useRef<HTMLInputElement>(null);
+
+  const matches = useMemo(() => search(deferredQuery), [search, deferredQuery]);
+  const rows = useMemo(() => filterTable(sortTable(model.clusters, sort.key, sort.dir), matches), [model, sort, matches]);
+  const searching = matches !== null;
+  const practice = useMemo(() => chainsForSelection(selection, chains), [selection, chains]);
+  const { counts } = model;
+
+  useEffect(() => {
+    searchRef.current?.focus();
+  }, []);
+
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape' && !escapeBlocked) onClose();
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [onClose, escapeBlocked]);
+
+  const toggle = (set: ReadonlySet<string>, id: string) => {
+    const next = new Set(set);
+    if (next.has(id)) next.delete(id);
+    else next.add(id);
+    return next;
+  };
+
+  const nodeName = (id: string) => model.nodes.get(id)?.name ?? id;
+  const chip = (id: string) => ({ id, name: nodeName(id) });
+
+  let budget = MAX_ROWS;
+  let hidden = 0;
+  const body: ReactNode[] = [];
+  for (const cluster of rows) {
+    const open = searching || openClusters.has(cluster.key);
+    body.push(
+      <tr key={`c:${cluster.key}`} className="row-cluster" data-testid="table-cluster" data-cluster-key={cluster.key}>
+        <td className="col-check">
+          <Check state={checkState(cluster.members, selection)} label={`Select ${cluster.label}`} testId="select-cluster" onChange={() => onSelectionChange(toggleMembers(selection, cluster.members))} />
+        </td>
+        <td className="col-name">
+          <button
+            type="button"
+            className="row-toggle"
+            data-testid="toggle-cluster"
+            aria-expanded={open}
+            disabled={searching}
+            onClick={() => setOpenClusters((s) => toggle(s, cluster.key))}
+          >
+            <Caret open={open} />
+            <span className={`source-kind source-${cluster.kind}`}>{cluster.kind === 'chat' ? 'Lesson' : 'Notes'}</span>
+            <span className="cluster-name">{cluster.label}</span>
+            <span className="muted small">
+              {' '}
+              · {plural(cluster.props, 'proposition')} · {plural(cluster.storedChains, 'chain')}
+            </span>
+          </button>
+        </td>
+        <td className="col-props">{cluster.props}</td>
+        <td className="col-created" title={formatFull(cluster.createdAt)}>
+          {formatRelative(cluster.createdAt)}
+        </td>
+        <td className="col-actions" />
+      </tr>,
+    );
+    if (!open) continue;
+    for (const chain of cluster.chains) {
+      if (budget <= 0) {
+        hidden++;
+        continue;
+      }
+      budget--;
+      body.push(
+        <ChainRows
+          key={`h:${chain.id}`}
+          chain={chain}
+          open={openChains.has(chain.id)}
+          selection={selection}
+          nodes={model.nodes}
+          chip={chip}
+          onToggle={() => setOpenChains((s) => toggle(s, chain.id))}
+          onSelect={(members) => onSelectionChange(toggleMembers(selection, members))}
+          onDelete={() => onDelete([chain.id])}
+          onShowNode={onShowNode}
+        />,
+      );
+    }
+  }
+
+  return (
+    <div className="chain-table-overlay" data-testid="chain-table" role="dialog" aria-modal="false" aria-label="Reasoning chains">
+      <header className="chain-table-head">
+        <div>
+          <h2>Reasoning chains</h2>
+          <p className="muted small">
+            <span data-testid="table-counts">
+              {plural(counts.propositions, 'proposition')} · {plural(counts.chains, 'chain')} · {plural(counts.sessions, 'session')}
+            </span>{' '}
+            · a chain lives where its conclusion was born; a proposition in no chain is listed on its own
+          </p>
+        </div>
+        <input
+          ref={searchRef}
+          type="search"
+          className="chain-search"
+          data-testid="chain-search"
+          placeholder="Search names, aliases, statements…"
+          aria-label="Search chains"
+          value={query}
+          onChange={(e) => setQuery(e.target.value)}
+        />
+        <button type="button" className="icon-button icon-large" data-testid="chain-table-close" aria-label="Close the chain table" title="Close (Esc)" onClick={onClose}>
+          ×
+        </button>
+      </header>
+      <div className={selection.size > 0 ? 'chain-table-scroll has-selection' : 'chain-table-scroll'}>
+        <table className="chain-table">
+          <thead>
+            <tr>
+              <th className="col-check" />
+              {COLUMNS.map((c) => (
+                <th key={c.key} className={c.className} aria-sort={sort.key === c.key ? (sort.dir === 'asc' ? 'ascending' : 'descending') : 'none'}>
+                  <button type="button" className="sort-button" data-testid={`sort-${c.key}`} onClick={() => setSort((s) => nextSort(s, c.key))}>
+                    {c.label}
+                    <span className="sort-mark" aria-hidden="true">
+                      {sort.key === c.key ? (sort.dir === 'asc' ? '▲' : '▼') : ''}
+                    </span>
+                  </button>
+                </th>
+              ))}
+              <th className="col-actions" />
+            </tr>
+          </thead>
+          <tbody>{body}</tbody>
+        </table>
+        {searching && rows.length === 0 && (
+          <p className="chain-table-empty muted" data-testid="chain-search-empty">
+            Nothing matches “{deferredQuery.trim()}”.
+          </p>
+        )}
+        {hidden > 0 && (
+          <p className="chain-table-empty muted small" data-testid="chain-rows-hidden">
+            {hidden} more {hidden === 1 ? 'chain is' : 'chains are'} not shown: narrow the search or collapse a session.
+          </p>
+        )}
+      </div>
+      {selection.size > 0 && (
+        <div className="selection-bar" data-testid="selection-bar" role="region" aria-label="Selection">
+          <span className="selection-summary" data-testid="selection-summary">
+            {selectionSummary(selection.size, practice.count)}
+          </span>
+          <button type="button" className="btn btn-small" data-testid="selection-clear" onClick={() => onSelectionChange(new Set())}>
+            Clear
+          </button>
+          <button type="button" className="btn btn-small btn-danger" data-testid="selection-delete" onClick={() => onDelete([...selection])}>
+            Delete
+          </button>
+          <button
+            type="button"
+            className="btn btn-small btn-primary"
+            data-testid="selection-generate"
+            title="Make a problem set of these nodes"
+            onClick={() => onGenerate([...selection], practice.count)}
+          >
+            Generate problem set
+          </button>
+        </div>
+      )}
+    </div>
+  );
+}
+
+interface ChainRowsProps {
+  chain: TableChain;
+  open: boolean;
+  selection: ReadonlySet<string>;
+  nodes: ReadonlyMap<string, { name: string; statement: string; createdAt: string }>;
+  chip: (id: string) => { id: string; name: string };
+  onToggle: () => void;
+  onSelect: (members: string[]) => void;
+  onDelete: () => void;
+  onShowNode: (id: string) => void;
+}
+
+function ChainRows({ chain, open, selection, nodes, chip, onToggle, onSelect, onDelete, onShowNode }: ChainRowsProps) {
+  return (
+    <Fragment>
+      <tr className="row-chain" data-testid="table-chain" data-chain-id={chain.id} data-lonely={chain.lonely ? 'true' : undefined}>
+        <td className="col-check">
+          <Check state={checkState(chain.members, selection)} label={`Select ${plainMath(chain.line)}`} testId="select-chain" onChange={() => onSelect(chain.members)} />
+        </td>
+        <td className="col-name">
+          <button type="button" className="row-toggle row-toggle-chain" data-testid="toggle-chain" aria-expanded={open} onClick={onToggle}>
+            <Caret open={open} />
+            <ChainLine premises={chain.premises.map(chip)} conclusion={chip(chain.conclusion)} />
+          </button>
+        </td>
+        <td className="col-props">{chain.members.length}</td>
+        <td className="col-created" title={formatFull(chain.createdAt)}>
+          {formatRelative(chain.createdAt)}
+        </td>
+        <td className="col-actions">
+          {!chain.lonely && (
+            <button type="button" className="icon-button row-delete" data-testid="chain-delete" aria-label="Delete this chain" title="Delete this chain (its propositions stay)" onClick={onDelete}>
+              <TrashIcon />
+            </button>
+          )}
+        </td>
+      </tr>
+      {open &&
+        chain.members.map((id) => {
+          const node = nodes.get(id);
+          const role = chain.lonely ? null : id === chain.conclusion ? 'conclusion' : 'premise';
+          return (
+            <tr key={`${chain.id}:${id}`} className="row-statement" data-testid="table-statement" data-node-id={id}>
+              <td className="col-check">
+                <Check state={selection.has(id) ? 'all' : 'none'} label={`Select ${plainMath(node?.name ?? id)}`} testId="select-node" onChange={() => onSelect([id])} />
+              </td>
+              <td className="col-name">
+                <div className="statement-cell">
+                  <button type="button" className="chip chip-button" title="Show on the graph" onClick={() => onShowNode(id)}>
+                    <MathText text={node?.name ?? id} />
+                  </button>
+                  {role && <span className={`role role-${role}`}>{role}</span>}
+                  <span className="statement-text">
+                    <MathText text={node?.statement ?? ''} />
+                  </span>
+                </div>
+              </td>
+              <td className="col-props" />
+              <td className="col-created" title={formatFull(node?.createdAt)}>
+                {formatRelative(node?.createdAt)}
+              </td>
+              <td className="col-actions" />
+            </tr>
+          );
+        })}
+    </Fragment>
+  );
+}
+
+function Check({ state, label, testId, onChange }: { state: CheckState; label: string; testId: string; onChange: () => void }) {
+  const ref = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (ref.current) ref.current.indeterminate = state === 'some';
+  }, [state]);
+  return <input ref={ref} type="checkbox" className="row-check" data-testid={testId} aria-label={label} checked={state === 'all'} onChange={onChange} />;
+}
+
+function Caret({ open }: { open: boolean }) {
+  return (
+    <svg className={open ? 'caret open' : 'caret'} width="12" height="12" viewBox="0 0 12 12" aria-hidden="true">
+      <path d="M4 2.5 8 6l-4 3.5" fill="none" stroke="currentColor" strokeWidth="1.6" strokeLinecap="round" strokeLinejoin="round" />
+    </svg>
+  );
+}
+
+function TrashIcon() {
+  return (
+    <svg width="15" height="15" viewBox="0 0 16 16" aria-hidden="true">
+      <path
+        d="M3 4.5h10M6.5 4.5V3h3v1.5M4.5 4.5l.6 8.2c.05.7.6 1.3 1.3 1.3h3.2c.7 0 1.25-.6 1.3-1.3l.6-8.2M7 7v4.5M9 7v4.5"
+        fill="none"
+        stroke="currentColor"
+        strokeWidth="1.3"
+        strokeLinecap="round"
+        strokeLinejoin="round"
+      />
+    </svg>
+  );
+}

@@ -1,0 +1,263 @@
+import './graphHome.css';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import * as api from '../../../api';
+import { describeError } from '../../../core/errors';
+import { chainsOf, clusterLabel, deletionPreview, graphCounts, plural, type GraphData, type GraphNode } from '../../../core/graph';
+import { assignClusterColors } from '../../../core/graphMath';
+import GraphCanvas, { type GraphHandle } from '../../../graph/GraphCanvas';
+import type { RendererEvents } from '../../../graph/renderer';
+import type { GraphDataState } from '../../../graph/useGraphData';
+import CreateSetDialog, { type CustomSelection } from '../../practice/CreateSetDialog';
+import ChainTable from './ChainTable';
+import GraphDeleteDialog from './GraphDeleteDialog';
+import NodeCard, { type SourceName } from './NodeCard';
+
+interface Props {
+  graph: GraphDataState & { data: GraphData };
+}
+
+/** The home page when the graph has nodes: the canvas, its chrome, the node card, the chain table. */
+export default function GraphHome({ graph }: Props) {
+  const { data, sources, settings, saveSettings, settingsError, refresh } = graph;
+  const [selectedId, setSelectedId] = useState<string | null>(null);
+  const [tableOpen, setTableOpen] = useState(false);
+  const [selection, setSelection] = useState<Set<string>>(new Set());
+  const [pendingDelete, setPendingDelete] = useState<string[] | null>(null);
+  const [deleteBusy, setDeleteBusy] = useState(false);
+  const [deleteError, setDeleteError] = useState<string | null>(null);
+  const [settingsOpen, setSettingsOpen] = useState(false);
+  const [generating, setGenerating] = useState<CustomSelection | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const canvas = useRef<GraphHandle>(null);
+
+  const nodes = useMemo(() => new Map(data.nodes.map((n) => [n.id, n])), [data]);
+  const chains = useMemo(() => chainsOf(data), [data]);
+  const colors = useMemo(() => assignClusterColors(data.clusters.map((c) => c.key)), [data]);
+  const labels = useMemo(() => new Map(data.clusters.map((c) => [c.key, clusterLabel(c)])), [data]);
+  const counts = graphCounts(data);
+
+  // Deleted (or vanished) nodes leave the selection and the card.
+  useEffect(() => {
+    setSelection((s) => {
+      const kept = [...s].filter((id) => nodes.has(id));
+      return kept.length === s.size ? s : new Set(kept);
+    });
+    setSelectedId((id) => (id && nodes.has(id) ? id : null));
+  }, [nodes]);
+
+  const sourceName = useCallback(
+    (id: string): SourceName => {
+      const named = sources.find((s) => s.id === id);
+      if (named?.title) return { label: named.title, kind: named.kind };
+      const cluster = data.clusters.find((c) => c.key === id);
+      if (cluster) return { label: clusterLabel(cluster), kind: cluster.kind };
+      const kind = id.startsWith('src_') ? 'notes' : 'chat';
+      return { label: kind === 'notes' ? 'Untitled notes' : 'A deleted lesson', kind };
+    },
+    [sources, data],
+  );
+
+  const askDelete = useCallback((ids: string[]) => {
+    setDeleteError(null);
+    setPendingDelete(ids);
+  }, []);
+
+  const events: RendererEvents = useMemo(
+    () => ({
+      onClick: (id) => setSelectedId(id),
+      onContextMenu: (id) => {
+        setSelectedId(id);
+        askDelete([id]);
+      },
+      onDrop: (id, x, y) => {
+        api.putGraphPositions({ [id]: { x, y } }).then(
+          () => setNotice(null),
+          (err: unknown) => setNotice(`The new place was not saved: ${describeError(err).detail}`),
+        );
+      },
+    }),
+    [askDelete],
+  );
+
+  async function confirmDelete() {
+    if (!pendingDelete) return;
+    setDeleteBusy(true);
+    setDeleteError(null);
+    try {
+      await api.deleteGraphNodes(pendingDelete);
+      setPendingDelete(null);
+    } catch (err) {
+      setDeleteError(describeError(err).detail);
+    } finally {
+      setDeleteBusy(false);
+      void refresh();
+    }
+  }
+
+  const closeTable = useCallback(() => setTableOpen(false), []);
+  const showNode = useCallback((id: string) => {
+    setTableOpen(false);
+    setSelectedId(id);
+    canvas.current?.focus(id, 1);
+  }, []);
+
+  // The settings popover closes on Escape and on a click elsewhere.
+  const popover = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (!settingsOpen) return;
+    const onDown = (e: MouseEvent) => {
+      if (popover.current && !popover.current.contains(e.target as Node)) setSettingsOpen(false);
+    };
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') setSettingsOpen(false);
+    };
+    window.addEventListener('mousedown', onDown);
+    window.addEventListener('keydown', onKey);
+    return () => {
+      window.removeEventListener('mousedown', onDown);
+      window.removeEventListener('keydown', onKey);
+    };
+  }, [settingsOpen]);
+
+  // Escape closes the card when nothing else is open.
+  useEffect(() => {
+    if (!selectedId || tableOpen || pendingDelete || settingsOpen) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') setSelectedId(null);
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [selectedId, tableOpen, pendingDelete, settingsOpen]);
+
+  const selected = selectedId ? nodes.get(selectedId) : undefined;
+  const dialog = pendingDelete ? deleteWords(data, nodes, pendingDelete) : null;
+
+  return (
+    <div className="graph-home" data-testid="graph-home">
+      <GraphCanvas ref={canvas} data={data} colors={colors} labels={labels} settings={settings} selectedId={selectedId} events={events} />
+
+      <div className="graph-chrome">
+        <div className="graph-title">
+          <h1>Knowledge graph</h1>
+          <span className="graph-counts" data-testid="graph-counts">
+            {plural(counts.propositions, 'proposition')} · {plural(counts.chains, 'chain')} · {plural(counts.sessions, 'session')}
+          </span>
+        </div>
+        <div className="graph-tools">
+          <button type="button" className="btn btn-small graph-tool" data-testid="open-chain-table" onClick={() => setTableOpen(true)}>
+            Chains
+          </button>
+          <button type="button" className="btn btn-small graph-tool" data-testid="graph-fit" title="Show the whole graph" onClick={() => canvas.current?.fit()}>
+            Fit
+          </button>
+          <div className="popover-anchor" ref={popover}>
+            <button
+              type="button"
+              className={settingsOpen ? 'btn btn-small graph-tool active' : 'btn btn-small graph-tool'}
+              data-testid="graph-settings-toggle"
+              aria-expanded={settingsOpen}
+              aria-controls="graph-settings"
+              onClick={() => setSettingsOpen((o) => !o)}
+            >
+              Display
+            </button>
+            {settingsOpen && (
+              <div className="graph-popover" id="graph-settings" data-testid="graph-settings" role="group" aria-label="Display settings">
+                <label className="toggle-row">
+                  <input type="checkbox" data-testid="setting-labels" checked={settings.labels} onChange={(e) => void saveSettings({ labels: e.target.checked })} />
+                  <span>
+                    Labels
+                    <span className="muted small">Names fade in as you zoom</span>
+                  </span>
+                </label>
+                <label className="toggle-row">
+                  <input type="checkbox" data-testid="setting-hulls" checked={settings.hulls} onChange={(e) => void saveSettings({ hulls: e.target.checked })} />
+                  <span>
+                    Session outlines
+                    <span className="muted small">A shape around what each lesson or file taught</span>
+                  </span>
+                </label>
+                {settingsError && (
+                  <p className="error-text small" role="alert" data-testid="graph-settings-error">
+                    {settingsError}
+                  </p>
+                )}
+              </div>
+            )}
+          </div>
+        </div>
+      </div>
+
+      {notice && (
+        <p className="graph-notice" role="status" data-testid="graph-notice">
+          {notice}
+          <button type="button" className="icon-button" aria-label="Dismiss" onClick={() => setNotice(null)}>
+            ×
+          </button>
+        </p>
+      )}
+
+      {selected && (
+        <NodeCard
+          node={selected}
+          nodes={nodes}
+          chains={chains}
+          sourceName={sourceName}
+          onSelect={(id) => {
+            setSelectedId(id);
+            canvas.current?.focus(id);
+          }}
+          onDelete={() => askDelete([selected.id])}
+          onClose={() => setSelectedId(null)}
+        />
+      )}
+
+      <p className="graph-hint" aria-hidden="true">
+        Drag to pan · scroll to zoom · drag a node to move it · right-click a node to delete it
+      </p>
+
+      {tableOpen && (
+        <ChainTable
+          data={data}
+          selection={selection}
+          onSelectionChange={setSelection}
+          onGenerate={(nodeIds, chainCount) => setGenerating({ nodeIds, chains: chainCount })}
+          onDelete={askDelete}
+          onShowNode={showNode}
+          onClose={closeTable}
+          escapeBlocked={pendingDelete !== null || generating !== null}
+        />
+      )}
+
+      {generating && <CreateSetDialog custom={generating} onClose={() => setGenerating(null)} />}
+
+      {pendingDelete && dialog && (
+        <GraphDeleteDialog
+          names={dialog.names}
+          propositions={dialog.propositions}
+          extraChains={dialog.extraChains}
+          busy={deleteBusy}
+          error={deleteError}
+          onConfirm={() => void confirmDelete()}
+          onCancel={() => {
+            setPendingDelete(null);
+            setDeleteError(null);
+          }}
+        />
+      )}
+    </div>
+  );
+}
+
+function deleteWords(data: GraphData, nodes: ReadonlyMap<string, GraphNode>, ids: readonly string[]) {
+  const names: string[] = [];
+  let pickedChains = 0;
+  for (const id of ids) {
+    const n = nodes.get(id);
+    if (!n) continue;
+    if (n.kind === 'implication') pickedChains++;
+    names.push(n.kind === 'implication' ? n.statement : n.name);
+  }
+  const preview = deletionPreview(data, ids);
+  return { names, propositions: preview.nodes.length, extraChains: preview.chains.length - pickedChains };
+}

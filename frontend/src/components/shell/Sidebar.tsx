@@ -1,0 +1,136 @@
+import { useCallback, useState } from 'react';
+import { Link, NavLink, useMatch, useNavigate } from 'react-router-dom';
+import * as api from '../../api';
+import { useActivity } from '../../activityState';
+import { useAppState, useCreateLesson } from '../../appState';
+import { describeError } from '../../core/errors';
+import type { ChatSummary } from '../../core/types';
+import ConfirmDialog from './ConfirmDialog';
+import SessionRow from './SessionRow';
+
+export default function Sidebar() {
+  const { chats, chatsError, refreshChats } = useAppState();
+  const { create, creating, error } = useCreateLesson();
+  const match = useMatch('/chat/:id');
+  const currentId = match?.params.id;
+  const navigate = useNavigate();
+  const [deleting, setDeleting] = useState<ChatSummary | null>(null);
+  const [deleteBusy, setDeleteBusy] = useState(false);
+  const [deleteError, setDeleteError] = useState<string | null>(null);
+  const { dockOpen, setDockOpen, runningCount } = useActivity();
+
+  const rename = useCallback(
+    async (id: string, title: string): Promise<string | null> => {
+      try {
+        await api.renameChat(id, title);
+        return null;
+      } catch (err) {
+        return describeError(err).detail;
+      } finally {
+        void refreshChats();
+      }
+    },
+    [refreshChats],
+  );
+
+  const cancelDelete = useCallback(() => {
+    setDeleting(null);
+    setDeleteError(null);
+  }, []);
+
+  async function confirmDelete() {
+    if (!deleting) return;
+    setDeleteBusy(true);
+    setDeleteError(null);
+    try {
+      await api.deleteChat(deleting.id);
+      if (deleting.id === currentId) navigate('/');
+      setDeleting(null);
+    } catch (err) {
+      setDeleteError(describeError(err).detail);
+    } finally {
+      setDeleteBusy(false);
+      void refreshChats();
+    }
+  }
+
+  return (
+    <aside className="sidebar" id="sidebar" data-testid="sidebar" aria-label="Lessons and pages">
+      <Link to="/" className="brand">
+        Learning Harness
+      </Link>
+      <button type="button" className="btn btn-primary new-lesson" data-testid="new-lesson" onClick={() => void create()} disabled={creating}>
+        {creating ? 'Starting…' : 'New lesson'}
+      </button>
+      {error && (
+        <p className="sidebar-error" role="alert" data-testid="new-lesson-error">
+          {error} <Link to="/settings">Settings</Link>
+        </p>
+      )}
+
+      <nav className="session-list" aria-label="Lessons">
+        {chats === null && !chatsError && <p className="muted small">Loading…</p>}
+        {chatsError && <p className="sidebar-error small">{chatsError}</p>}
+        {chats && chats.length === 0 && <p className="muted small">No lessons yet.</p>}
+        {chats?.map((chat) => (
+          <SessionRow
+            key={chat.id}
+            chat={chat}
+            active={chat.id === currentId}
+            onRename={(title) => rename(chat.id, title)}
+            onDelete={() => {
+              setDeleteError(null);
+              setDeleting(chat);
+            }}
+          />
+        ))}
+      </nav>
+
+      <div className="sidebar-foot">
+        <NavLink to="/library" className={({ isActive }) => (isActive ? 'sidebar-link active' : 'sidebar-link')} data-testid="nav-library">
+          Import notes
+        </NavLink>
+        <NavLink to="/practice" className={({ isActive }) => (isActive ? 'sidebar-link active' : 'sidebar-link')} data-testid="nav-practice">
+          Practice
+        </NavLink>
+        <button
+          type="button"
+          className={dockOpen ? 'sidebar-link activity-toggle open' : 'sidebar-link activity-toggle'}
+          data-testid="activity-toggle"
+          data-running={runningCount}
+          aria-expanded={dockOpen}
+          aria-controls="activity-dock"
+          title={runningCount ? `${runningCount} background job${runningCount === 1 ? '' : 's'} running` : 'Background activity'}
+          onClick={() => setDockOpen(!dockOpen)}
+        >
+          <span>Activity</span>
+          {/* only when something runs: an idle badge would be a grey 0 (issue 18) */}
+          {runningCount > 0 && (
+            <span className="activity-count running" data-testid="activity-count" aria-label={`${runningCount} running`}>
+              <span className="running-dot" aria-hidden="true" />
+              {runningCount}
+            </span>
+          )}
+        </button>
+        <NavLink to="/settings" className={({ isActive }) => (isActive ? 'sidebar-link active' : 'sidebar-link')} data-testid="settings-link">
+          Settings
+        </NavLink>
+      </div>
+
+      {deleting && (
+        <ConfirmDialog
+          title="Delete this lesson?"
+          confirmLabel="Delete"
+          busy={deleteBusy}
+          error={deleteError}
+          onConfirm={() => void confirmDelete()}
+          onCancel={cancelDelete}
+        >
+          <p>
+            “{deleting.title || 'Untitled lesson'}” and its whole transcript will be removed. This cannot be undone.
+          </p>
+        </ConfirmDialog>
+      )}
+    </aside>
+  );
+}
