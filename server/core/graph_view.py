@@ -52,8 +52,14 @@ def clusters(
         labels: session id -> (kind "chat" | "notes", label); a session missing here (its naming
             record is gone) keeps `label: null` and its kind from its id shape.
     """
+    return _cluster_rows(birth_partition(nodes), labels)
+
+
+def _cluster_rows(
+    partition: list[tuple[str, list[str]]], labels: Mapping[str, tuple[str, str | None]]
+) -> list[dict[str, Any]]:
     out = []
-    for key, ids in birth_partition(nodes):
+    for key, ids in partition:
         kind, label = labels.get(key, ("notes" if key.startswith("src_") else "chat", None))
         out.append({"key": key, "kind": kind, "label": label, "nodeIds": ids, "nodeCount": len(ids)})
     return out
@@ -164,7 +170,8 @@ def view_bytes(
     """
     old = previous or ViewRows()
     old_nodes, old_chains = old.nodes, old.chains
-    cluster_of = {nid: key for key, ids in birth_partition(nodes) for nid in ids}
+    partition = birth_partition(nodes)
+    cluster_of = {nid: key for key, ids in partition for nid in ids}
     memo = ViewRows()
     new_nodes, new_chains = memo.nodes, memo.chains
     parts: list[bytes] = []
@@ -183,7 +190,7 @@ def view_bytes(
     link_parts: list[bytes] = []
     for cid, chain in chains.items():
         conclusion, premises = chain.conclusion, chain.premises
-        if conclusion not in nodes or not all(p in nodes for p in premises):
+        if conclusion not in nodes or not all(map(nodes.__contains__, premises)):
             continue  # dangling: not in the view (`live_chains`)
         place = positions.get(cid)
         was = old_chains.get(cid)
@@ -191,7 +198,8 @@ def view_bytes(
             was is None
             or was[0] is not chain
             or was[1] != place
-            or (renamed and (conclusion in renamed or any(p in renamed for p in premises)))
+            or conclusion in renamed
+            or not renamed.isdisjoint(premises)
         ):
             row = orjson.dumps(_chain_row(chain, nodes, positions))
             was = (chain, place, row, orjson.dumps(_chain_links(chain))[1:-1])
@@ -205,7 +213,7 @@ def view_bytes(
             b'],"links":[',
             b",".join(link_parts),
             b'],"clusters":',
-            orjson.dumps(clusters(nodes, labels)),
+            orjson.dumps(_cluster_rows(partition, labels)),
             b"}",
         ]
     )
