@@ -33,7 +33,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic_ai.models import Model
 from pydantic_ai.usage import RunUsage
@@ -69,6 +69,7 @@ from server.services.chats import utc_now
 from server.services.embeddings import CandidateVectors
 
 log = logging.getLogger("lh.extraction")
+T = TypeVar("T")
 
 BACKGROUND_PERMITS = 3
 MAX_ACTIVE_RUNS = BACKGROUND_PERMITS + 1
@@ -713,7 +714,7 @@ class ExtractionService:
                     CoverageLine(source=row.source, message=key, fingerprint=fp, job=row.job, at=at)
                     for key, fp in spec.coverage
                 ]
-                self.graph.commit_merge(plan, coverage, run)
+                await _to_thread_whole(self.graph.commit_merge, plan, coverage, run)
                 replaced = await self._replace(row.source, replace) if replace is not None else True
                 await self._after_merge(row.id)
             row.stats = {
@@ -738,7 +739,7 @@ class ExtractionService:
             row.requests = usage.requests
             row.cost_usd = usage_cost(usage, resolved) if resolved else None
             try:
-                self.graph.record_usage(
+                self.graph.record_usage(  # on the loop: the run ends with its usage recorded
                     {
                         "job": row.job,
                         "source": row.source,
@@ -755,6 +756,26 @@ class ExtractionService:
             except OSError:
                 log.exception("recording usage of %s failed", row.id)  # a side channel: contained
             self._changed()
+
+
+async def _to_thread_whole(fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)` in a worker thread (its fsyncs never stall the event loop), awaited to its end
+    even when the awaiting task is cancelled meanwhile (the cancellation is raised afterwards): a
+    commit is never left running while its caller releases the merge section. Raises what `fn`
+    raises."""
+    work = asyncio.ensure_future(asyncio.to_thread(fn, *args))
+    cancelled = False
+    while True:
+        try:
+            result = await asyncio.shield(work)
+            break
+        except asyncio.CancelledError:
+            if work.done():
+                raise
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
+    return result
 
 
 def _honest(exc: Exception) -> str:

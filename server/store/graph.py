@@ -159,6 +159,11 @@ class FileGraphStore:
         self._versions = _Followed(self._path("versions"), VersionLine, lambda line: line.source)
         self._deletions = _Followed(self._path("deleted"), DeletionLine, lambda line: "")
         self._node_spans = _Spans(self._path("nodes"))
+        self._commit_lock = threading.Lock()
+        self._frozen: (
+            tuple[int, tuple[tuple[int, int, int], ...], tuple[tuple[int, int, int], ...]] | None
+        ) = None
+        """While a commit runs (in a worker thread): its thread, and the view signatures before it."""
         self._chain_spans = _Spans(self._path("chains"))
 
     def _path(self, name: str) -> Path:
@@ -167,8 +172,10 @@ class FileGraphStore:
     def _cached(self, name: str, load: Callable[[], T], *also: str) -> T:
         """A fold of a ledger, reused while the file (and the `also` ledgers it depends on) are
         unchanged (same inode, size, mtime). The folded objects are read-only by contract."""
-        signature = self._signatures(name, *also)
         hit = self._cache.get(name)
+        if self._past():
+            return hit[1] if hit is not None else load()
+        signature = self._signatures(name, *also)
         if hit is None or hit[0] != signature:
             hit = (signature, load())
             self._cache[name] = hit
@@ -177,12 +184,24 @@ class FileGraphStore:
     def signature(self) -> tuple[tuple[int, int, int], ...]:
         """The state of every file a view is derived from (inode, size, mtime): equal signatures
         mean an equal graph."""
+        frozen = self._frozen
+        if frozen is not None and frozen[0] != threading.get_ident():
+            return frozen[1]  # a commit is being written: the graph read is the one before it
         return self._view_files("sources")
+
+    def _past(self) -> bool:
+        """Whether this read answers the graph as it was before the commit another thread is
+        writing (its kept folds, its view signatures), never a half-written one."""
+        frozen = self._frozen
+        return frozen is not None and frozen[0] != threading.get_ident()
 
     def rows_signature(self) -> tuple[tuple[int, int, int], ...]:
         """`signature` without the sources ledger, which only names clusters: for a key that
         carries the cluster labels themselves (a source line that changes no label, as an import
         appends after its merges, then leaves a derived view current)."""
+        frozen = self._frozen
+        if frozen is not None and frozen[0] != threading.get_ident():
+            return frozen[2]
         return self._view_files()
 
     def _view_files(self, *extra: str) -> tuple[tuple[int, int, int], ...]:
@@ -242,6 +261,11 @@ class FileGraphStore:
     def chains(self) -> dict[str, Chain]:
         """Merged chains whose every member is a proposition (a new mapping; the result is kept
         per file state and carried forward by `commit_merge`, as the folds are)."""
+        if self._past():
+            hit = self._counted
+            return (
+                dict(hit[1]) if hit is not None else without_dangling(self._node_fold(), self._chain_fold())
+            )
         key = self._signatures("nodes", "chains", *_MARKS)
         if self._counted is None or self._counted[0] != key:
             self._counted = (key, without_dangling(self._node_fold(), self._chain_fold()))
@@ -340,13 +364,30 @@ class FileGraphStore:
         """Nodes, chains, the run line (the commit point: the job's lines count from here; a
         pending job's count from the version line that accepts it),
         coverage, then the simplification rewrite (a crash before it leaves only redundant chains,
-        which the next merge touching them drops)."""
+        which the next merge touching them drops).
+
+        May run in a worker thread (its appends fsync: issue 16 keeps them off the event loop):
+        until it returns, reads on other threads answer the graph as it stood before it (the kept
+        folds and chains, the view signatures of then), never a half-written commit. One commit
+        at a time."""
+        with self._commit_lock:
+            self._frozen = (threading.get_ident(), self.signature(), self.rows_signature())
+            try:
+                self._commit(plan, coverage, run)
+            finally:
+                self._frozen = None
+
+    def _commit(self, plan: MergePlan, coverage: list[CoverageLine], run: RunLine) -> None:
         nodes_before = self._current("nodes", *_MARKS)
         chains_before = self._current("chains", *_MARKS)
         key = self._signatures("nodes", "chains", *_MARKS)
         index = self._index[1] if self._index is not None and self._index[0] == key else None
         counted = self._counted[1] if self._counted is not None and self._counted[0] == key else None
-        self._index = self._counted = None  # the files change now; carried forward below
+        # the files change now; carried forward below (a copy: a read on another thread keeps
+        # answering the kept one until the commit returns; no reader outside the merge section
+        # uses the index, which is updated in place)
+        counted = dict(counted) if counted is not None else None
+        self._index = None
         append_ledger(self._path("nodes"), plan.node_lines)
         append_ledger(self._path("chains"), plan.chain_lines)
         append_ledger(self._path("sessions"), [run])

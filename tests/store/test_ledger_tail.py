@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from server.core.contracts.graph import CoverageLine, RunLine, SourceLine
+from server.store import ledger
 from server.store.atomic import write_bytes_atomic
 from server.store.graph import FileGraphStore
 from server.store.ledger import LedgerTail, append_ledger, model_parser, read_ledger
@@ -157,3 +160,41 @@ def test_the_stores_indexes_follow_another_writer(tmp_path: Path) -> None:
                 assert reader.contributors(src) == fresh.contributors(src)
     assert mine.sources()["src_0"].title == "t4"  # the last line of a source wins
     assert mine.contributors("src_1") == {"job_1", "job_3"}
+
+
+def test_a_commit_in_a_worker_thread_is_never_read_half_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While `commit_merge` writes in another thread (held here between its run line and its
+    coverage), reads on this thread answer the graph as it stood before it: the same nodes,
+    chains and view signatures; once it returns, the new graph."""
+    from tests.store.test_graph_store import commit
+
+    store = FileGraphStore(tmp_path / "graph")
+    commit(store)
+    before = (store.nodes(), store.chains(), store.signature(), store.rows_signature())
+    reached, release = threading.Event(), threading.Event()
+    real_append = ledger.append_ledger
+
+    def held_append(path: Path, lines) -> None:  # type: ignore[no-untyped-def]
+        if path.stem == "coverage":
+            reached.set()
+            assert release.wait(10)
+        real_append(path, lines)
+
+    monkeypatch.setattr("server.store.graph.append_ledger", held_append)
+    writer = threading.Thread(target=commit, args=(store, "job_2"))
+    writer.start()
+    assert reached.wait(10)
+    try:
+        assert (tmp_path / "graph" / "sessions.jsonl").read_bytes().count(b"\n") == 2  # run line landed
+        assert FileGraphStore(tmp_path / "graph").nodes().keys() != before[0].keys()  # a fresh read sees it
+        during = (store.nodes(), store.chains(), store.signature(), store.rows_signature())
+        assert during == before
+    finally:
+        release.set()
+        writer.join()
+    fresh = FileGraphStore(tmp_path / "graph")
+    assert store.nodes() == fresh.nodes() and len(store.nodes()) == 6
+    assert store.chains() == fresh.chains()
+    assert store.signature() == fresh.signature() != before[2]
