@@ -12,10 +12,9 @@
  * in plain words, for the Settings page (decision 0018).
  */
 
-const crypto = require('node:crypto');
 const fs = require('node:fs');
-const path = require('node:path');
 const { API_KEY_ENV, validateProvider, validateApiKey } = require('./policy.cjs');
+const { osKeyStoreProtects, writeOwnerOnlyAtomic } = require('./secure-file.cjs');
 
 class KeyStoreUnavailable extends Error {
   constructor(message) {
@@ -56,18 +55,7 @@ class KeyStore {
    * no protection), where the app refuses to store keys and the user sets LH_*_API_KEY instead.
    */
   async protection() {
-    let available = false;
-    try {
-      available = await this.safeStorage.isAsyncEncryptionAvailable();
-    } catch {
-      available = false;
-    }
-    if (!available) return 'unavailable';
-    if (this.platform === 'linux' && typeof this.safeStorage.getSelectedStorageBackend === 'function') {
-      const backend = this.safeStorage.getSelectedStorageBackend();
-      if (backend === 'basic_text' || backend === 'unknown') return 'unavailable';
-    }
-    return 'os';
+    return (await osKeyStoreProtects(this.safeStorage, this.platform)) ? 'os' : 'unavailable';
   }
 
   /** Everything wrong with the stored keys, in plain words, or null. Never contains a key. */
@@ -169,40 +157,8 @@ class KeyStore {
     if (this.unusable) {
       throw new Error(this.fileError || 'the key file cannot be used');
     }
-    const dir = path.dirname(this.file);
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const tmp = `${this.file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
     const body = `${JSON.stringify({ version: 1, keys: { ...this.extra, ...encrypted } }, null, 2)}\n`;
-    const fd = fs.openSync(tmp, 'wx', 0o600);
-    try {
-      try {
-        fs.writeFileSync(fd, body);
-        fs.fsyncSync(fd);
-      } finally {
-        fs.closeSync(fd);
-      }
-      if (this.platform !== 'win32') fs.chmodSync(tmp, 0o600); // whatever the umask did
-      fs.renameSync(tmp, this.file);
-    } catch (error) {
-      try {
-        fs.unlinkSync(tmp);
-      } catch {
-        /* already gone */
-      }
-      throw error;
-    }
-    if (this.platform !== 'win32') {
-      try {
-        const dirFd = fs.openSync(dir, 'r');
-        try {
-          fs.fsyncSync(dirFd);
-        } finally {
-          fs.closeSync(dirFd);
-        }
-      } catch {
-        /* some file systems cannot fsync a folder; the rename is still atomic */
-      }
-    }
+    writeOwnerOnlyAtomic(this.file, body, this.platform);
   }
 
   /** Run `fn` after every earlier mutation (one read-modify-write at a time). */

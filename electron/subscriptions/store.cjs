@@ -1,8 +1,8 @@
 'use strict';
 /**
  * One saved subscription connection per provider: <dir>/<provider>.json, owner-only (0600),
- * written atomically (tmp file, fsync, rename, fsync of the directory), its secret part
- * encrypted with Electron's safeStorage (async API, as electron/keys.cjs).
+ * written atomically (tmp file, fsync, rename, fsync of the directory; ../secure-file.cjs, shared
+ * with electron/keys.cjs), its secret part encrypted with Electron's safeStorage (async API).
  *
  * File format: {"version": 1, "provider": "<id>", "sealed": "<base64 ciphertext of the JSON credential>"}.
  *
@@ -14,6 +14,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
+const { osKeyStoreProtects, writeOwnerOnlyAtomic } = require('../secure-file.cjs');
 
 class CredentialFileRejected extends Error {
   constructor(message, asidePath) {
@@ -51,18 +52,7 @@ class CredentialStore {
 
   /** Whether the OS key store protects the file (Linux `basic_text` does not). */
   async secure() {
-    let available = false;
-    try {
-      available = await this.safeStorage.isAsyncEncryptionAvailable();
-    } catch {
-      available = false;
-    }
-    if (!available) return false;
-    if (this.platform === 'linux' && typeof this.safeStorage.getSelectedStorageBackend === 'function') {
-      const backend = this.safeStorage.getSelectedStorageBackend();
-      if (backend === 'basic_text' || backend === 'unknown') return false;
-    }
-    return true;
+    return osKeyStoreProtects(this.safeStorage, this.platform);
   }
 
   exists() {
@@ -133,33 +123,7 @@ class CredentialStore {
     if (!(await this.secure())) throw new NoSecureStorage();
     const sealed = (await this.safeStorage.encryptStringAsync(JSON.stringify(credential))).toString('base64');
     const text = `${JSON.stringify({ version: 1, provider: this.provider, sealed }, null, 2)}\n`;
-    fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    const tmp = `${this.file}.${process.pid}.${this.now()}.tmp`;
-    const fd = fs.openSync(tmp, 'w', 0o600);
-    try {
-      fs.writeSync(fd, text);
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    try {
-      fs.chmodSync(tmp, 0o600);
-    } catch {
-      /* Windows: the profile directory's ACLs apply */
-    }
-    fs.renameSync(tmp, this.file);
-    if (this.platform !== 'win32') {
-      try {
-        const dirFd = fs.openSync(this.dir, 'r');
-        try {
-          fs.fsyncSync(dirFd);
-        } finally {
-          fs.closeSync(dirFd);
-        }
-      } catch {
-        /* best effort */
-      }
-    }
+    writeOwnerOnlyAtomic(this.file, text, this.platform);
   }
 
   /** Forget the saved login (no error when there is none). */
