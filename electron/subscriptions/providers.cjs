@@ -92,6 +92,49 @@ function requireString(label, what, value) {
   return value;
 }
 
+/**
+ * The credential from an OAuth token answer {access_token, expires_in?, refresh_token?, id_token?}
+ * (a renewal may leave out the refresh and id tokens: the previous login's are kept). `fromClaims`
+ * reads {accountId, account} from the id_token's claims; a missing one keeps the previous value.
+ */
+function oauthCredential(label, tokens, previous, nowS, cfg, fromClaims) {
+  const accessToken = requireString(label, 'token', tokens.access_token);
+  const idToken = str(tokens.id_token) || (previous && previous.idToken) || null;
+  const { accountId, account } = fromClaims(jwtClaims(idToken));
+  return {
+    accessToken,
+    expiresAt: expiryOf(accessToken, tokens.expires_in, nowS),
+    refreshToken: str(tokens.refresh_token) || (previous && previous.refreshToken) || null,
+    idToken,
+    githubToken: null,
+    accountId: accountId || (previous && previous.accountId) || null,
+    baseUrl: cfg.apiBase,
+    account: account || (previous && previous.account) || null,
+  };
+}
+
+/**
+ * start()'s result from an RFC 8628 §3.2 device authorization answer {device_code, user_code,
+ * expires_in (s, default 900), interval}; the user opens `verificationUri`.
+ */
+function deviceCodeStart(label, body, verificationUri, nowS) {
+  const lifetime = Number(body.expires_in);
+  return {
+    userCode: requireString(label, 'device code', body.user_code),
+    verificationUri: requireString(label, 'device code', verificationUri),
+    expiresAt: nowS + (Number.isFinite(lifetime) && lifetime > 0 ? lifetime : 900),
+    interval: body.interval,
+    handle: { deviceCode: requireString(label, 'device code', body.device_code) },
+  };
+}
+
+/** pollOnce()'s outcome for an answer that is not a grant: its RFC 8628 error code, else failed. */
+function notGranted(label, service, answer) {
+  const code = errorCode(answer.body);
+  if (code) return outcomeForError(label, code, answer.body);
+  return { kind: 'failed', message: `The ${service} login failed (HTTP ${answer.status}). Connect again.` };
+}
+
 // ---------------------------------------------------------------------------------------------
 // ChatGPT: the Codex CLI's device code login (openai/codex codex-rs/login/src/device_code_auth.rs):
 // POST {issuer}/api/accounts/deviceauth/usercode {client_id} -> {device_auth_id, user_code, interval};
@@ -106,21 +149,11 @@ const CHATGPT_LABEL = 'ChatGPT';
 const CHATGPT_CODE_LIFETIME_S = 15 * 60;
 
 function chatgptCredential(tokens, previous, nowS, cfg) {
-  const accessToken = requireString(CHATGPT_LABEL, 'token', tokens.access_token);
-  const idToken = str(tokens.id_token) || (previous && previous.idToken) || null;
-  const claims = jwtClaims(idToken);
-  const auth = claims['https://api.openai.com/auth'] || {};
-  const profile = claims['https://api.openai.com/profile'] || {};
-  return {
-    accessToken,
-    expiresAt: expiryOf(accessToken, tokens.expires_in, nowS),
-    refreshToken: str(tokens.refresh_token) || (previous && previous.refreshToken) || null,
-    idToken,
-    githubToken: null,
-    accountId: str(auth.chatgpt_account_id) || (previous && previous.accountId) || null,
-    baseUrl: cfg.apiBase,
-    account: str(claims.email) || str(profile.email) || (previous && previous.account) || null,
-  };
+  return oauthCredential(CHATGPT_LABEL, tokens, previous, nowS, cfg, (claims) => {
+    const auth = claims['https://api.openai.com/auth'] || {};
+    const profile = claims['https://api.openai.com/profile'] || {};
+    return { accountId: str(auth.chatgpt_account_id), account: str(claims.email) || str(profile.email) };
+  });
 }
 
 const chatgpt = {
@@ -166,9 +199,7 @@ const chatgpt = {
     if (answer.ok && answer.body && str(answer.body.authorization_code) && str(answer.body.code_verifier)) {
       return { kind: 'granted', grant: { code: answer.body.authorization_code, verifier: answer.body.code_verifier } };
     }
-    const code = errorCode(answer.body);
-    if (code) return outcomeForError(CHATGPT_LABEL, code, answer.body);
-    return { kind: 'failed', message: `The ChatGPT login failed (HTTP ${answer.status}). Connect again.` };
+    return notGranted(CHATGPT_LABEL, 'ChatGPT', answer);
   },
   async complete(cfg, grant, ctx) {
     const tokens = await requestOk('The ChatGPT token exchange', `${cfg.authBase}/oauth/token`, {
@@ -266,14 +297,7 @@ const githubCopilot = {
       form: { client_id: cfg.clientId, scope: 'read:user' },
       fetch: ctx.fetch,
     });
-    const lifetime = Number(body.expires_in);
-    return {
-      userCode: requireString(COPILOT_LABEL, 'device code', body.user_code),
-      verificationUri: requireString(COPILOT_LABEL, 'device code', body.verification_uri),
-      expiresAt: ctx.nowS() + (Number.isFinite(lifetime) && lifetime > 0 ? lifetime : 900),
-      interval: body.interval,
-      handle: { deviceCode: requireString(COPILOT_LABEL, 'device code', body.device_code) },
-    };
+    return deviceCodeStart(COPILOT_LABEL, body, body.verification_uri, ctx.nowS());
   },
   async pollOnce(cfg, handle, ctx) {
     const answer = await request('The GitHub login check', `${cfg.base}/login/oauth/access_token`, {
@@ -283,9 +307,7 @@ const githubCopilot = {
       signal: ctx.signal,
     });
     if (answer.body && str(answer.body.access_token)) return { kind: 'granted', grant: { githubToken: answer.body.access_token } };
-    const code = errorCode(answer.body);
-    if (code) return outcomeForError(COPILOT_LABEL, code, answer.body);
-    return { kind: 'failed', message: `The GitHub login failed (HTTP ${answer.status}). Connect again.` };
+    return notGranted(COPILOT_LABEL, 'GitHub', answer);
   },
   async complete(cfg, grant, ctx) {
     return copilotExchange(cfg, grant.githubToken, null, ctx);
@@ -305,19 +327,10 @@ const githubCopilot = {
 const XAI_LABEL = 'xAI (Grok)';
 
 function xaiCredential(tokens, previous, nowS, cfg) {
-  const accessToken = requireString(XAI_LABEL, 'token', tokens.access_token);
-  const idToken = str(tokens.id_token) || (previous && previous.idToken) || null;
-  const claims = jwtClaims(idToken);
-  return {
-    accessToken,
-    expiresAt: expiryOf(accessToken, tokens.expires_in, nowS),
-    refreshToken: str(tokens.refresh_token) || (previous && previous.refreshToken) || null,
-    idToken,
-    githubToken: null,
+  return oauthCredential(XAI_LABEL, tokens, previous, nowS, cfg, (claims) => ({
     accountId: null,
-    baseUrl: cfg.apiBase,
-    account: str(claims.email) || str(claims.preferred_username) || (previous && previous.account) || null,
-  };
+    account: str(claims.email) || str(claims.preferred_username),
+  }));
 }
 
 const xai = {
@@ -337,14 +350,7 @@ const xai = {
       form: { client_id: cfg.clientId, scope: cfg.scope },
       fetch: ctx.fetch,
     });
-    const lifetime = Number(body.expires_in);
-    return {
-      userCode: requireString(XAI_LABEL, 'device code', body.user_code),
-      verificationUri: requireString(XAI_LABEL, 'device code', str(body.verification_uri_complete) || body.verification_uri),
-      expiresAt: ctx.nowS() + (Number.isFinite(lifetime) && lifetime > 0 ? lifetime : 900),
-      interval: body.interval,
-      handle: { deviceCode: requireString(XAI_LABEL, 'device code', body.device_code) },
-    };
+    return deviceCodeStart(XAI_LABEL, body, str(body.verification_uri_complete) || body.verification_uri, ctx.nowS());
   },
   async pollOnce(cfg, handle, ctx) {
     const answer = await request('The xAI login check', `${cfg.authBase}/oauth2/token`, {
@@ -354,9 +360,7 @@ const xai = {
       signal: ctx.signal,
     });
     if (answer.ok && answer.body && str(answer.body.access_token)) return { kind: 'granted', grant: { tokens: answer.body } };
-    const code = errorCode(answer.body);
-    if (code) return outcomeForError(XAI_LABEL, code, answer.body);
-    return { kind: 'failed', message: `The xAI login failed (HTTP ${answer.status}). Connect again.` };
+    return notGranted(XAI_LABEL, 'xAI', answer);
   },
   async complete(cfg, grant, ctx) {
     return xaiCredential(grant.tokens, null, ctx.nowS(), cfg);
