@@ -7,7 +7,6 @@ import {
   normalizeDesktopStatus,
   plainKeyError,
   presenceOf,
-  presenceSourceLabel,
   type KeyBridge,
 } from './keysClient';
 
@@ -152,8 +151,6 @@ describe('status helpers', () => {
     expect(presenceOf('openai', null, { set: true, source: 'keyring' })).toEqual({ set: true, source: 'keyring' });
     expect(presenceOf('tavily', null, true)).toEqual({ set: true, source: null });
     expect(presenceOf('tavily', null, undefined)).toEqual({ set: false, source: null });
-    expect(presenceSourceLabel('app')).toMatch(/this app/);
-    expect(presenceSourceLabel('nope')).toBe('');
     expect(keysOwnerOf(null, 'server')).toBe('server');
     expect(keysOwnerOf(null, 'desktop')).toBe('desktop');
     expect(keysOwnerOf(fakeBridge().bridge, 'server')).toBe('desktop');

@@ -153,22 +153,6 @@ export function presenceOf(name: string, desktop: DesktopKeyStatus | null, serve
   return server ? { set: server.set === true, source: server.source ?? null } : { set: false, source: null };
 }
 
-/** Where a present key lives, in words ('' when unknown). */
-export function presenceSourceLabel(source: string | null | undefined): string {
-  switch (source) {
-    case 'app':
-      return 'kept by this app, encrypted';
-    case 'env':
-      return 'from an environment variable';
-    case 'keyring':
-      return 'in the OS keychain';
-    case 'file':
-      return 'in an owner-only key file';
-    default:
-      return '';
-  }
-}
-
 /**
  * React: the shell's key status (null in web mode or until read), and `adopt` to take the status a
  * set/delete answered. A failed read leaves the status null and sets `error` in plain words.

@@ -123,10 +123,12 @@ describe('settings draft', () => {
 
 describe('labels', () => {
   it('describes key sources', () => {
+    expect(keySourceLabel('app')).toMatch(/this app/);
     expect(keySourceLabel('env')).toMatch(/environment/);
     expect(keySourceLabel('keyring')).toMatch(/keychain/);
     expect(keySourceLabel('file')).toMatch(/file/);
     expect(keySourceLabel(null)).toBe('');
+    expect(keySourceLabel('nope')).toBe('');
   });
 
   it('describes what a slot runs', () => {

@@ -124,8 +124,11 @@ export function draftsEqual(a: SettingsDraft, b: SettingsDraft): boolean {
 // ---------------------------------------------------------------------------
 // Labels
 
+/** Where a present key lives, in words ('' when unknown): `source` of keysClient's KeyPresence. */
 export function keySourceLabel(source: string | null | undefined): string {
   switch (source) {
+    case 'app':
+      return 'kept by this app, encrypted';
     case 'env':
       return 'from an environment variable';
     case 'keyring':

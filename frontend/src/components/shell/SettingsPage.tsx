@@ -11,6 +11,7 @@ import {
   draftFromSettings,
   draftToUpdate,
   draftsEqual,
+  keySourceLabel,
   modelPlaceholder,
   needsBaseUrl,
   resolvedLabel,
@@ -36,7 +37,6 @@ import {
   keysClient,
   plainKeyError,
   presenceOf,
-  presenceSourceLabel,
   useDesktopKeyStatus,
   type DesktopKeyStatus,
   type KeysClient,
@@ -340,7 +340,7 @@ function KeyRow({ provider, settings, client, desktop, onDesktop }: KeyRowProps)
 
   const remove = () => run(async () => onDesktop(await client.deleteKey(provider)), 'Key removed.');
 
-  const source = presenceSourceLabel(status.source);
+  const source = keySourceLabel(status.source);
 
   return (
     <div className="key-row" data-testid={`key-${provider}`}>
