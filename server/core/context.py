@@ -31,6 +31,12 @@ SUMMARY_SHARE = 0.2
 """The share of the budget the context message (plan + summary) may take."""
 SUMMARY_CHUNK_TOKENS = 4_000
 """How far the unsummarized, unshown part may grow before the summary is extended."""
+RECENT_TURNS = 20
+"""The learner turns a long lesson shows verbatim (a turn opens with a learner's message; steers
+do not count): the summary covers the rest. The window may reach back to where the summary ends
+while that is at most `2 * RECENT_TURNS` turns back and within the token budget."""
+SUMMARY_STEP_TURNS = RECENT_TURNS // 2
+"""How many learner turns the summary may fall behind the recent window before it is extended."""
 CONTEXT_MESSAGE_ID = "context_summary"
 
 
@@ -55,6 +61,9 @@ class ModelView:
         summarized: how many of the older messages the summary covers (0 when none is used).
         hidden: older messages neither shown nor summarized (the summary is missing or stale).
         tokens: the view's estimated size.
+        recent: where the window of the last `RECENT_TURNS` turns (within the token budget)
+            begins, the point a new summary extends to; `start` is earlier when the window
+            reaches back to the summary's end; 0 for a lesson shown whole.
     """
 
     messages: list[JsonObj]
@@ -62,6 +71,7 @@ class ModelView:
     summarized: int
     hidden: int
     tokens: int
+    recent: int = 0
 
 
 def message_tokens(message: JsonObj) -> int:
@@ -95,19 +105,38 @@ def plan_text(messages: list[JsonObj]) -> str | None:
     return None
 
 
-def recent_start(messages: list[JsonObj], budget: int, sizes: list[int] | None = None) -> int:
-    """Where the verbatim window begins: the earliest index whose suffix fits `budget` tokens,
-    moved forward to a learner's message when one is inside the window (a window opens with the
-    learner speaking); the last message is always shown, whatever its size."""
+def is_turn(message: JsonObj) -> bool:
+    """Whether `message` opens a learner's turn: a user message that is not a steer (a finished
+    job's result, `metadata.steer`)."""
+    if message.get("role") != "user":
+        return False
+    metadata = message.get("metadata")
+    return not (isinstance(metadata, dict) and metadata.get("steer"))
+
+
+def recent_start(
+    messages: list[JsonObj], budget: int, sizes: list[int] | None = None, turns: int | None = RECENT_TURNS
+) -> int:
+    """Where the verbatim window begins: the earliest index whose suffix fits `budget` tokens and
+    holds at most `turns` learner turns (None: no turn bound), moved forward to a learner's
+    message when one is inside the window (a window opens with the learner speaking); the last
+    message is always shown, whatever its size. Reads only the window's messages (and their
+    `sizes`, computed here when not given)."""
     if not messages:
         return 0
-    sizes = sizes if sizes is not None else [message_tokens(m) for m in messages]
     total = 0
+    opened = 0
     start = len(messages)
     for index in range(len(messages) - 1, -1, -1):
-        if total + sizes[index] > budget and start < len(messages):
+        message = messages[index]
+        size = sizes[index] if sizes is not None else message_tokens(message)
+        if total + size > budget and start < len(messages):
             break
-        total += sizes[index]
+        if turns is not None and is_turn(message):
+            if opened == turns:
+                break
+            opened += 1
+        total += size
         start = index
     if start == 0:
         return 0
@@ -139,51 +168,69 @@ def model_view(
     plan: str | None = None,
     summary: SummaryCover | None = None,
     sizes: list[int] | None = None,
+    turns: int = RECENT_TURNS,
 ) -> ModelView:
     """The bounded view of a transcript for one model request history.
+
+    A lesson of at most `turns` learner turns within `budget` is shown whole. A longer one shows
+    its last `turns` turns within the verbatim share of the budget, or, when a usable summary
+    ends earlier but no more than `2 * turns` turns back and the window from there still fits,
+    everything after the summary (so nothing is hidden while the summary catches up).
 
     Args:
         messages: the record's messages, oldest first (as the model must see them).
         budget: estimated tokens the whole view may take (`DEFAULT_CONTEXT_TOKENS`).
         plan: the lesson plan as text (kept in view when its message is left out).
-        summary: the cached summary, used only when its fingerprint matches the messages it covers.
-        sizes: `message_tokens` of each message, when the caller caches them.
+        summary: the cached summary, used only while `messages[count - 1]` still has its `last_id`.
+        sizes: `message_tokens` of each message, when the caller caches them (only the window's
+            are read).
+        turns: the learner turns shown verbatim (`RECENT_TURNS`).
     """
-    sizes = sizes if sizes is not None else [message_tokens(m) for m in messages]
-    total = sum(sizes)
-    if total <= budget:
-        return ModelView(list(messages), 0, 0, 0, total)
+    if recent_start(messages, budget, sizes, turns) == 0:
+        whole = sizes if sizes is not None else [message_tokens(m) for m in messages]
+        return ModelView(list(messages), 0, 0, 0, sum(whole))
     context_budget = int(budget * SUMMARY_SHARE)
-    start = recent_start(messages, budget - context_budget, sizes)
-    if start == 0:
-        return ModelView(list(messages), 0, 0, 0, total)
+    verbatim = budget - context_budget
+    recent = recent_start(messages, verbatim, sizes, turns)
+    if recent == 0:  # fits the verbatim share but not beside a context message: shown whole
+        whole = sizes if sizes is not None else [message_tokens(m) for m in messages]
+        return ModelView(list(messages), 0, 0, 0, sum(whole))
     usable = (
         summary is not None
-        and 0 < summary.count <= start
+        and 0 < summary.count <= len(messages)
         and messages[summary.count - 1].get("id") == summary.last_id
     )
-    summarized = summary.count if usable and summary is not None else 0
-    text = summary.text if usable and summary is not None else None
+    count = summary.count if usable and summary is not None else 0
+    start = recent
+    if 0 < count < recent and recent_start(messages, verbatim, sizes, 2 * turns) <= count:
+        start = count  # the window reaches back to the summary's end: nothing hidden
+    summarized = count if count <= start else 0
+    text = summary.text if summarized and summary is not None else None
     if text is not None and estimate_tokens(text) > context_budget:
         text = text[: context_budget * 4]  # a summary longer than its share is cut, never the window
     context = context_message(plan, text, summarized, start - summarized)
     shown = [context, *messages[start:]]
-    return ModelView(
-        shown, start, summarized, start - summarized, message_tokens(context) + sum(sizes[start:])
-    )
+    window = sum(sizes[start:]) if sizes is not None else sum(message_tokens(m) for m in messages[start:])
+    return ModelView(shown, start, summarized, start - summarized, message_tokens(context) + window, recent)
 
 
 def summary_due(messages: list[JsonObj], view: ModelView, summary: SummaryCover | None) -> int | None:
-    """How many leading messages a new summary should cover, or None when the cached one will do:
-    due when the messages left out of view and not covered reach `SUMMARY_CHUNK_TOKENS`, or when the
-    cached summary no longer matches the messages it covered (one was edited)."""
-    if view.start == 0:
+    """How many leading messages a new summary should cover (`view.recent`), or None when the
+    cached one will do: due when the lesson is longer than its recent window and no summary
+    exists, when the cached summary no longer matches the messages it covered (one was edited),
+    or when it ends before the recent window by `SUMMARY_STEP_TURNS` learner turns or
+    `SUMMARY_CHUNK_TOKENS` tokens."""
+    if view.recent == 0:
         return None
     stale = summary is not None and (
         summary.count > len(messages) or summary.fingerprint != fingerprint(messages[: summary.count])
     )
-    covered = 0 if summary is None or stale else summary.count
-    uncovered = sum(message_tokens(m) for m in messages[covered : view.start])
-    if stale or uncovered >= SUMMARY_CHUNK_TOKENS or (covered == 0 and view.start > 0):
-        return view.start
+    if summary is None or stale or summary.count == 0:
+        return view.recent
+    if summary.count >= view.recent:
+        return None
+    behind = messages[summary.count : view.recent]
+    turns = sum(1 for m in behind if is_turn(m))
+    if turns >= SUMMARY_STEP_TURNS or sum(message_tokens(m) for m in behind) >= SUMMARY_CHUNK_TOKENS:
+        return view.recent
     return None

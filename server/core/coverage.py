@@ -11,6 +11,7 @@ views. Tokens are estimated as ceil(characters / 4).
 from __future__ import annotations
 
 import hashlib
+import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,7 +65,10 @@ def message_views(messages: list[dict[str, Any]], memo: ViewMemo | None = None) 
     same = 0
     if memo is not None:
         limit = min(len(memo.messages), len(messages))
-        same = next((i for i in range(limit) if messages[i] is not memo.messages[i]), limit)
+        if not all(map(operator.is_, messages, memo.messages)):  # at C speed: usually all the same
+            same = next(i for i in range(limit) if messages[i] is not memo.messages[i])
+        else:
+            same = limit
     views = memo.views[: memo.counts[same]] if memo is not None else []
     counts = memo.counts[: same + 1] if memo is not None else [0]
     flags = memo.teacher[: same + 1] if memo is not None else [False]

@@ -53,20 +53,62 @@ def learner_message(request: ChatRequest) -> JsonObj:
     return message.model_dump(mode="json", exclude_none=True)
 
 
+class MessageIndex:
+    """Where each message id last sits in one lesson's message list, so accepting a message and
+    placing the reply cost what is new rather than a scan of the record (issue 15).
+
+    It follows one list object at a time (records are immutable values: a list, once made, is
+    never changed). Asked about another list, it is rebuilt from that one (one pass); `moved`
+    carries it to a list made from the followed one by replacing messages in place (same ids)
+    and appending."""
+
+    def __init__(self) -> None:
+        self._messages: list[JsonObj] | None = None
+        self._at: dict[Any, int] = {}
+
+    def position(self, messages: list[JsonObj], message_id: Any) -> int | None:
+        """The index of the last message with `message_id` in `messages`, or None."""
+        try:
+            if self._messages is not messages:
+                self._messages = None
+                self._at = {m.get("id"): i for i, m in enumerate(messages)}
+                self._messages = messages
+            return self._at.get(message_id)
+        except TypeError:  # an unhashable id (a hand-edited record): scanned instead
+            return _position(messages, message_id)
+
+    def moved(self, old: list[JsonObj], new: list[JsonObj]) -> None:
+        """`new` is `old` with messages replaced by ones of the same ids and others appended: the
+        index follows `new` (anything else, e.g. a cut, leaves it to be rebuilt)."""
+        if self._messages is not old or len(new) < len(old):
+            self._messages = None
+            return
+        try:
+            for index in range(len(old), len(new)):
+                self._at[new[index].get("id")] = index
+        except TypeError:
+            self._messages = None
+            return
+        self._messages = new
+
+
 def accept_learner_message(
-    messages: list[JsonObj], message: JsonObj, *, regenerate: bool = False
+    messages: list[JsonObj], message: JsonObj, *, regenerate: bool = False, index: MessageIndex | None = None
 ) -> list[JsonObj]:
     """The record's messages with the learner's new message accepted (write-ahead).
 
     A message already in the record is accepted again only when it is the last one (its earlier
     turn produced no reply: a retry), or on a regenerate when only assistant replies follow it
     (they are replaced by the new reply). Otherwise re-posting an answered message is refused.
+    `index`: the lesson's `MessageIndex` (then it follows the list returned).
 
     Raises:
         TurnRejected(409, already_answered): the message was already answered.
     """
     wanted = message.get("id")
-    at = _position(messages, wanted)  # one scan from the end, where a retried message is (issue 15)
+    record = messages
+    # the index, else one scan from the end, where a retried message is (issue 15)
+    at = index.position(messages, wanted) if index is not None else _position(messages, wanted)
     if regenerate and at is not None and all(m.get("role") == "assistant" for m in messages[at + 1 :]):
         messages = messages[: at + 1]
     if at is not None and at != len(messages) - 1:
@@ -80,6 +122,8 @@ def accept_learner_message(
         out.append(message)
     else:
         out[at] = message
+    if index is not None:
+        index.moved(record, out)
     return out
 
 
@@ -91,18 +135,23 @@ def _position(messages: list[JsonObj], message_id: Any) -> int | None:
     return None
 
 
-def upsert_message(messages: list[JsonObj], message: JsonObj) -> list[JsonObj]:
+def upsert_message(
+    messages: list[JsonObj], message: JsonObj, index: MessageIndex | None = None
+) -> list[JsonObj]:
     """A new list with `message` replacing the one with the same id, or appended.
 
-    Idempotent: re-posting the same message never duplicates it.
+    Idempotent: re-posting the same message never duplicates it. `index`: the lesson's
+    `MessageIndex` (then it follows the list returned).
     """
     out = list(messages)
     wanted = message.get("id")
-    for index in range(len(out) - 1, -1, -1):  # the replaced message is nearly always the last
-        if out[index].get("id") == wanted:
-            out[index] = message
-            return out
-    out.append(message)
+    at = index.position(messages, wanted) if index is not None else _position(messages, wanted)
+    if at is None:
+        out.append(message)
+    else:
+        out[at] = message
+    if index is not None:
+        index.moved(messages, out)
     return out
 
 

@@ -74,15 +74,16 @@ class ContextService:
     def sizes(self, chat_id: str, messages: list[dict[str, Any]]) -> list[int]:
         """Each message's estimated tokens, computed once per message: the cached prefix is
         reused while its last id still sits at the same place; the last two are always
-        recomputed (a reply grows, answers are applied)."""
-        ids, sizes = self._sizes.get(chat_id, ([], []))
+        recomputed (a reply grows, answers are applied). The cache is updated in place, so a
+        turn costs what is new; the list returned is the cache's (read it, never change it)."""
+        ids, sizes = self._sizes.setdefault(chat_id, ([], []))
         keep = len(ids) - 2
         if keep <= 0 or len(messages) < len(ids) or messages[keep - 1].get("id") != ids[keep - 1]:
             keep = 0
-        new_ids = ids[:keep] + [str(m.get("id")) for m in messages[keep:]]
-        new_sizes = sizes[:keep] + [message_tokens(m) for m in messages[keep:]]
-        self._sizes[chat_id] = (new_ids, new_sizes)
-        return new_sizes
+        del ids[keep:], sizes[keep:]
+        ids.extend(str(m.get("id")) for m in messages[keep:])
+        sizes.extend(message_tokens(m) for m in messages[keep:])
+        return sizes
 
     def view(self, chat_id: str, messages: list[dict[str, Any]], *, offline: bool = False) -> ModelView:
         """What the model reads of this transcript now."""
@@ -122,7 +123,7 @@ class ContextService:
         due = await asyncio.to_thread(summary_due, messages, view, cover)
         if due is None:
             return None
-        sizes = self.sizes(chat_id, messages)
+        sizes = list(self.sizes(chat_id, messages))  # its own: the cache changes with later turns
         fresh = (
             cover is not None
             and cover.count <= due

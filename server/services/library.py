@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import operator
 import os
 import stat
 import time
@@ -179,6 +180,8 @@ class LibraryService:
         self._titles: dict[str, str] = {}
         self._view_memos: dict[str, ViewMemo] = {}
         """Per lesson, the teacher-prose views already made (a turn costs what is new, issue 15)."""
+        self._open_memos: dict[str, _OpenMemo] = {}
+        """Per lesson, its uncovered views as last found (a turn diffs only its new views)."""
 
     def budget(self) -> int:
         return self.settings.load().graph.extraction_chunk_tokens
@@ -495,11 +498,11 @@ class LibraryService:
         budget (or a flush was asked for during the turn), else wait for the lesson to go idle.
         Returns whether a run started."""
         self._cancel_idle(record.id)
-        views = self._uncovered(record)
+        views, tokens = self._open(record)
         if not views:
             self._flush_after.discard(record.id)
             return self._retire_stale(record)
-        if record.id in self._flush_after or sum(v.tokens for v in views) >= self.budget():
+        if record.id in self._flush_after or tokens >= self.budget():
             return self._extract(record, views) == "started"
         self._arm_idle(record)
         return False
@@ -567,6 +570,7 @@ class LibraryService:
             self.extraction.events.emit("activity-changed")
         self._titles.pop(chat_id, None)
         self._view_memos.pop(chat_id, None)
+        self._open_memos.pop(chat_id, None)
 
     def resume_pending(self) -> int:
         """At startup: idle timers live in memory, so re-arm one for every lesson with uncovered
@@ -614,8 +618,34 @@ class LibraryService:
         return self._view_memos.setdefault(chat_id, ViewMemo())
 
     def _uncovered(self, record: ChatRecord) -> list[MessageView]:
+        return self._open(record)[0]
+
+    def _open(self, record: ChatRecord) -> tuple[list[MessageView], int]:
+        """The lesson's uncovered views and their estimated tokens. After a turn that only added
+        messages, and while the lesson's coverage lines are the very same, only the new views are
+        diffed (issue 15); anything else (an edit, a merge, a new coverage line naming a new
+        view's message) diffs them all."""
         views = message_views(record.messages, self._view_memo(record.id))
-        return uncovered(views, self._covered(record.id, views))
+        coverage = self.graph.coverage(record.id)
+        last = self._open_memos.get(record.id)
+        if (
+            last is not None
+            and len(views) >= len(last.views)
+            and len(coverage) == len(last.coverage)
+            and all(map(operator.is_, views, last.views))
+            and all(map(operator.is_, coverage, last.coverage))
+            and not any(v.message_id in last.named for v in views[len(last.views) :])
+        ):
+            added = uncovered(views[len(last.views) :], last.covered)
+            tokens = last.tokens + sum(v.tokens for v in added)
+            memo = _OpenMemo(views, coverage, last.named, last.covered, [*last.open, *added], tokens)
+        else:
+            covered = covered_by(coverage, version_jobs(coverage, _version(views)))
+            found = uncovered(views, covered)
+            named = {line.message for line in coverage}
+            memo = _OpenMemo(views, coverage, named, covered, found, sum(v.tokens for v in found))
+        self._open_memos[record.id] = memo
+        return list(memo.open), memo.tokens
 
     def _retire_stale(self, record: ChatRecord) -> bool:
         """Nothing to read, but jobs that read edited, regenerated or removed teacher prose still
@@ -737,6 +767,19 @@ class LibraryService:
             for n in self.graph.nodes().values()
             if session in n.sources
         ]
+
+
+@dataclass(frozen=True)
+class _OpenMemo:
+    """A lesson's uncovered views (`open`, `tokens` of them) as found over `views` against its
+    `coverage` lines (`named`: the message ids they name; `covered`: what they cover)."""
+
+    views: list[MessageView]
+    coverage: list[Any]
+    named: set[str]
+    covered: dict[str, set[str]]
+    open: list[MessageView]
+    tokens: int
 
 
 def _version(views: list[MessageView]) -> dict[str, str]:

@@ -34,6 +34,7 @@ from server.core.phases import Role, phase_of, role_for
 from server.core.ports import ChatStore, GraphReader
 from server.core.transcript import apply_answers, awaits_continuation, for_model, probe_assessment
 from server.core.turns import (
+    MessageIndex,
     TurnRejected,
     accept_learner_message,
     learner_message,
@@ -171,6 +172,8 @@ class TurnService:
         """The model's bounded view of a long lesson (issue 15); None: the whole transcript."""
         self._histories: dict[str, tuple[UsableMemo, ModelHistory]] = {}
         """Per lesson: what was already checked and converted for the model (each message once)."""
+        self._indexes: dict[str, MessageIndex] = {}
+        """Per lesson: where each message id sits in its record (accepting and placing by id)."""
         self._waking: set[str] = set()
         """Sessions whose idle wake is starting and has not opened: a failure there is quiet (seed
         §5.1, no new error UI for a turn the learner never started), so it is not `lastFailure`."""
@@ -200,7 +203,10 @@ class TurnService:
         try:
             if message is not None:
                 messages = accept_learner_message(
-                    record.messages, message, regenerate=request.trigger == "regenerate-message"
+                    record.messages,
+                    message,
+                    regenerate=request.trigger == "regenerate-message",
+                    index=self._index(record.id),
                 )
                 continued = None
             else:
@@ -557,6 +563,9 @@ class TurnService:
                 self.registry.end(state.chat_id)
                 turn.finish()
 
+    def _index(self, chat_id: str) -> MessageIndex:
+        return self._indexes.setdefault(chat_id, MessageIndex())
+
     def _failed(self, chat_id: str, detail: str) -> None:
         """Record the session's `lastFailure`; not for a wake that failed before it opened."""
         if chat_id in self._waking:
@@ -568,6 +577,7 @@ class TurnService:
         """The session was deleted: its failure notice and conversion caches go with it."""
         self.failures.pop(chat_id, None)
         self._histories.pop(chat_id, None)
+        self._indexes.pop(chat_id, None)
 
     @staticmethod
     def _fail(turn: RunningTurn, state: TurnState, text: str) -> None:
@@ -589,7 +599,7 @@ class TurnService:
             return record
         update: dict[str, Any] = {"updated_at": self.clock(), "usage": [*record.usage, *state.usage]}
         if reply is not None:
-            update["messages"] = upsert_message(record.messages, reply)
+            update["messages"] = upsert_message(record.messages, reply, self._index(record.id))
         if state.steers and reply is not None and state.continued is not None:
             # an answer turn: after the answered question, its continuation a message of its own
             update["messages"] = place_steers_in_answer(

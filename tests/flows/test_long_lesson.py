@@ -19,7 +19,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from server.api.app import create_app
 from server.config import DataPaths
-from server.core.context import DEFAULT_CONTEXT_TOKENS
+from server.core.context import DEFAULT_CONTEXT_TOKENS, RECENT_TURNS
 from server.core.coverage import estimate_tokens
 from server.services.container import build_services
 from tests.fakes import FakeSecrets
@@ -55,6 +55,9 @@ def test_a_10000_message_lesson_turns_within_the_budget_and_loses_nothing(live: 
     first = seen[0].parts
     context = next(p.content for p in first if isinstance(p, UserPromptPart))
     assert "graph TD" in str(context) and "not shown" in str(context)  # the plan kept, the gap said
+    # the last RECENT_TURNS learner turns verbatim (decision 0014), the context message before them
+    prompts = [p for m in seen for p in m.parts if isinstance(p, UserPromptPart)]
+    assert len(prompts) == 1 + RECENT_TURNS and prompts[0].content == context
     assert "And the derivative of x cubed?" in str(seen[-1].parts[-1].content)  # type: ignore[union-attr]
     saved = live.record(chat_id)["messages"]  # the snapshot and its log (decision 0015)
     assert len(saved) == 10_002 and saved[-2]["id"] == "m-new"

@@ -11,6 +11,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from server.core.context import (
     CONTEXT_MESSAGE_ID,
+    RECENT_TURNS,
+    SUMMARY_STEP_TURNS,
     SummaryCover,
     fingerprint,
     message_tokens,
@@ -98,6 +100,57 @@ def test_a_matching_summary_stands_for_the_older_messages() -> None:
     assert model_view(messages, budget=24_000, summary=stale).summarized == 0  # not used
 
 
+def learner_turns(messages: list[dict[str, Any]]) -> int:
+    return sum(1 for m in messages if m["role"] == "user" and not (m.get("metadata") or {}).get("steer"))
+
+
+def test_a_lesson_longer_than_the_recent_turns_shows_them_verbatim_and_says_the_rest_is_kept() -> None:
+    """Decision 0014: a window bounded by learner turns as well as tokens (a 200-message lesson
+    is ~12,000 tokens, within the budget, and still shows only its last RECENT_TURNS turns)."""
+    messages = lesson(200)
+    assert tokens(messages) < 24_000
+    view = model_view(messages, budget=24_000)
+    assert view.start == view.recent > 0 and view.hidden == view.start
+    assert messages[view.start]["role"] == "user" and learner_turns(messages[view.start :]) == RECENT_TURNS
+    assert view.messages[1:] == messages[view.start :]
+    short = lesson(2 * RECENT_TURNS + 2)  # the plan turn and RECENT_TURNS learner turns: whole
+    assert learner_turns(short) == RECENT_TURNS + 1 and model_view(short).start > 0
+    assert model_view(short[:-2]).start == 0
+
+
+def test_steers_are_not_learner_turns() -> None:
+    messages = lesson(100)
+    steer = {"role": "user", "metadata": {"steer": True}, "parts": [{"type": "text", "text": "[job done]"}]}
+    with_steers = [*messages[:60], *({**steer, "id": f"s{i}"} for i in range(10)), *messages[60:]]
+    view = model_view(with_steers, budget=24_000)
+    assert learner_turns(with_steers[view.start :]) == RECENT_TURNS
+    assert sum(1 for m in with_steers[view.start :] if m.get("metadata")) == 10
+
+
+def test_the_window_reaches_back_to_the_summary_for_up_to_twice_the_recent_turns() -> None:
+    """While the summary catches up, nothing is hidden: the window opens where the summary ends,
+    as long as that is at most 2 * RECENT_TURNS turns back; past that, the gap is said."""
+    messages = lesson(400)
+    first = model_view(messages, budget=24_000)
+    cover = SummaryCover(
+        first.start, fingerprint(messages[: first.start]), messages[first.start - 1]["id"], "s"
+    )
+    for extra in (1, SUMMARY_STEP_TURNS, RECENT_TURNS):  # learner turns (and replies) since
+        longer = lesson(400 + 2 * extra)
+        view = model_view(longer, budget=24_000, summary=cover)
+        assert view.start == cover.count and view.summarized == cover.count and view.hidden == 0
+        assert learner_turns(longer[view.start :]) == RECENT_TURNS + extra
+        assert view.recent > view.start and learner_turns(longer[view.recent :]) == RECENT_TURNS
+        due = summary_due(longer, view, cover)
+        assert due == (view.recent if extra >= SUMMARY_STEP_TURNS else None)  # extended every 10 turns
+    beyond = lesson(400 + 2 * (RECENT_TURNS + 1))
+    view = model_view(beyond, budget=24_000, summary=cover)
+    assert view.start == view.recent and view.summarized == cover.count
+    assert view.hidden == view.start - cover.count > 0
+    assert "Summary of the first" in view.messages[0]["parts"][0]["text"]
+    assert f"{view.hidden} earlier messages are not shown" in view.messages[0]["parts"][0]["text"]
+
+
 def test_the_newest_message_is_shown_even_when_it_alone_is_over_budget() -> None:
     messages = [*lesson(20), {"id": "big", "role": "user", "parts": [{"type": "text", "text": "x" * 40_000}]}]
     assert recent_start(messages, 2_000) == len(messages) - 1
@@ -172,7 +225,7 @@ async def test_a_failed_summary_call_leaves_a_shorter_view_that_says_so() -> Non
 def test_message_sizes_are_computed_once_per_message() -> None:
     context = service(FakeSummaryCache(), Summarizer())
     messages = lesson(500)
-    first = context.sizes("c", messages)
+    first = list(context.sizes("c", messages))  # the cache is updated in place
     longer = [*messages, {"id": "new", "role": "user", "parts": [{"type": "text", "text": "more"}]}]
     assert context.sizes("c", longer) == [*first, message_tokens(longer[-1])]
     regenerated = [*messages[:100], {"id": "other", "role": "user", "parts": [{"type": "text", "text": "x"}]}]

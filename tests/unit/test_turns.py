@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from server.core.contracts.chat import ChatRequest
@@ -165,3 +165,46 @@ def test_accepting_a_message_scans_once_and_decides_as_before(
     else:
         got = accept_learner_message(messages, message, regenerate=regenerate)
         assert got == expected and all(a is b for a, b in zip(got, expected, strict=True))
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["accept", "regenerate", "reply", "outside"]),
+            st.sampled_from(["a", "b", "c", "d"]),
+        ),
+        max_size=30,
+    )
+)
+@example([("accept", "a"), ("reply", "a"), ("regenerate", "a"), ("reply", "a")])  # a cut, then a reply
+@example([("accept", "a"), ("outside", "b"), ("accept", "b")])  # a list the index did not make
+def test_a_message_index_carried_from_turn_to_turn_decides_as_a_scan(steps: list[tuple[str, str]]) -> None:
+    """Issue 15: accepting and placing by the lesson's `MessageIndex` (which follows the list each
+    step returns, and is rebuilt for a list it did not make) gives the same lists and the same
+    refusals as scanning."""
+    from server.core.turns import MessageIndex, accept_learner_message
+
+    index = MessageIndex()
+    scanned: list[dict] = []
+    indexed: list[dict] = []
+    for kind, mid in steps:
+        if kind == "outside":  # a list made elsewhere (a wake's steers, an edit): rebuilt from it
+            scanned = indexed = [*indexed, {"id": mid, "role": "user", "parts": []}]
+            continue
+        if kind == "reply":
+            reply = {"id": f"r{mid}", "role": "assistant", "parts": [{"type": "text", "text": mid}]}
+            scanned, indexed = upsert_message(scanned, reply), upsert_message(indexed, reply, index)
+        else:
+            outcomes = []
+            for messages, given_index in ((scanned, None), (indexed, index)):
+                try:
+                    got = accept_learner_message(
+                        messages, user(mid, mid), regenerate=kind == "regenerate", index=given_index
+                    )
+                    outcomes.append(got)
+                except TurnRejected as exc:
+                    outcomes.append(exc.code)
+            assert outcomes[0] == outcomes[1]
+            if isinstance(outcomes[0], list):
+                scanned, indexed = outcomes  # type: ignore[assignment]
+        assert scanned == indexed
