@@ -27,15 +27,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import queue
 import secrets
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
-from typing import IO
 
 ROOT = Path(__file__).resolve().parent.parent
 NAME = "learning-harness-server"
@@ -48,34 +44,6 @@ class SmokeFailure(RuntimeError):
     """A check failed (message: which, and what was seen)."""
 
 
-def _ready_port(stdout: IO[str], timeout: float) -> int:
-    """The port from the first `LH_READY {...}` line, read on a thread that stops reading right
-    after it (the rest of stdout stays unread). Raises SmokeFailure on EOF or timeout."""
-    lines: queue.Queue[str] = queue.Queue()
-
-    def pump() -> None:
-        for line in stdout:
-            lines.put(line)
-            if line.startswith("LH_READY "):
-                return
-        lines.put("")
-
-    threading.Thread(target=pump, daemon=True).start()
-    deadline = time.monotonic() + timeout
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise SmokeFailure(f"no LH_READY line within {timeout:.0f} s")
-        try:
-            line = lines.get(timeout=remaining)
-        except queue.Empty:
-            continue
-        if line.startswith("LH_READY "):
-            return int(json.loads(line[len("LH_READY ") :])["port"])
-        if line == "":
-            raise SmokeFailure("the server exited before its ready line")
-
-
 def smoke(
     command: list[str], timeout: float = 60.0, say: object = print, expect_version: str | None = None
 ) -> None:
@@ -85,6 +53,7 @@ def smoke(
     import httpx
 
     from tests.livehttp import serve
+    from tests.procs import NotReady, read_ready_line
     from tests.stub_openai import create_stub
 
     report = say if callable(say) else print
@@ -120,7 +89,10 @@ def smoke(
             )
         try:
             assert process.stdout is not None
-            port = _ready_port(process.stdout, timeout)
+            try:
+                port = int(read_ready_line(process.stdout, timeout)["port"])
+            except NotReady as error:
+                raise SmokeFailure(str(error)) from error
             report(f"ok ready on port {port} (pid {process.pid})")
             url = f"http://127.0.0.1:{port}"
             headers = {"x-lh-token": token}

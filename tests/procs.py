@@ -12,6 +12,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -52,13 +53,16 @@ def server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def wait_ready(process: subprocess.Popen[str], timeout: float = 30, what: str = "server") -> int:
-    """Read `LH_READY {...}` from a spawned server's stdout; returns its port. On exit or timeout,
-    kills it and raises RuntimeError with the tail of its stderr."""
-    assert process.stdout is not None
-    stdout = process.stdout
-    # A reader thread, not select(): Windows cannot select() on pipes (the release workflow runs
-    # tests/desktop there). It stops reading right after the ready line.
+class NotReady(RuntimeError):
+    """A spawned server wrote no `LH_READY` line (message: it exited first, or the time ran out)."""
+
+
+def read_ready_line(stdout: IO[str], timeout: float) -> dict[str, Any]:
+    """The JSON object of the first `LH_READY {...}` line on a spawned server's stdout
+    (`{"port": int, "pid": int}`), read on a thread, not with select(): Windows cannot select() on
+    pipes (the release workflow runs tests/desktop and scripts/smoke_frozen_turn.py there). The
+    thread stops reading right after the ready line; the rest of stdout stays unread.
+    Raises NotReady on EOF ("the server exited before its ready line") or after `timeout` seconds."""
     lines: queue.Queue[str] = queue.Queue()
 
     def pump() -> None:
@@ -70,20 +74,33 @@ def wait_ready(process: subprocess.Popen[str], timeout: float = 30, what: str = 
 
     threading.Thread(target=pump, daemon=True).start()
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise NotReady(f"no LH_READY line within {timeout:.0f} s")
         try:
-            line = lines.get(timeout=0.1)
+            line = lines.get(timeout=remaining)
         except queue.Empty:
             continue
         if line.startswith("LH_READY "):
-            info = json.loads(line[len("LH_READY ") :])
-            assert info["pid"] == process.pid, "the spawned process is the server"
-            return int(info["port"])
+            info: dict[str, Any] = json.loads(line[len("LH_READY ") :])
+            return info
         if line == "":
-            break
-    process.kill()
-    _, err = process.communicate()
-    raise RuntimeError(f"{what} did not become ready: {err[-2000:]}")
+            raise NotReady("the server exited before its ready line")
+
+
+def wait_ready(process: subprocess.Popen[str], timeout: float = 30, what: str = "server") -> int:
+    """Read `LH_READY {...}` from a spawned server's stdout; returns its port. On exit or timeout,
+    kills it and raises RuntimeError with the tail of its stderr."""
+    assert process.stdout is not None
+    try:
+        info = read_ready_line(process.stdout, timeout)
+    except NotReady:
+        process.kill()
+        _, err = process.communicate()
+        raise RuntimeError(f"{what} did not become ready: {err[-2000:]}") from None
+    assert info["pid"] == process.pid, "the spawned process is the server"
+    return int(info["port"])
 
 
 def start_server(
