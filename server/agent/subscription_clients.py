@@ -121,6 +121,28 @@ def _interval(value: Any) -> float:
     return seconds if seconds >= 0 else DEFAULT_INTERVAL_S
 
 
+def _token_grant(
+    tokens: dict[str, Any],
+    now: float,
+    previous: Grant | None,
+    account_id: str | None = None,
+    account: str | None = None,
+) -> Grant:
+    """A grant from an OAuth token answer `{access_token: str, refresh_token?, expires_in? (s)}`
+    (`access_token` checked by the caller). What the answer leaves out (a renewal may omit the
+    refresh token), and an `account_id`/`account` not given, keeps `previous`'s (None without one).
+    The expiry is `now + expires_in`, else the access token's JWT `exp`."""
+    access = str(tokens["access_token"])
+    refresh = tokens.get("refresh_token")
+    return Grant(
+        access_token=access,
+        refresh_token=refresh if isinstance(refresh, str) else (previous.refresh_token if previous else None),
+        expires_at=_expiry(now, tokens.get("expires_in"), access),
+        account_id=account_id or (previous.account_id if previous else None),
+        account=account or (previous.account if previous else None),
+    )
+
+
 class _Base:
     provider = ""
 
@@ -139,6 +161,31 @@ class _Base:
         except httpx.HTTPError as exc:
             log.warning("%s: %s %s failed: %s", self.provider, method, _host(url), type(exc).__name__)
             raise ConnectionError(f"could not reach {_host(url)}") from None
+
+    async def _renew(
+        self,
+        grant: Grant,
+        name: str,
+        url: str,
+        fields: dict[str, str],
+        build: Callable[[dict[str, Any]], Grant],
+        *,
+        as_json: bool = False,
+        headers: dict[str, str] | None = None,
+    ) -> Grant:
+        """POST `fields` plus the grant's `refresh_token` to `url` (a JSON body with `as_json`, else
+        a form) and `build` the renewed grant from the answer. RefreshRevoked without a refresh
+        token or when the provider refuses it (`_refreshed`); RefreshFailed ("Could not renew the
+        {name} login ...") when the provider cannot be reached or answers anything else."""
+        if not grant.refresh_token:
+            raise RefreshRevoked("no refresh token")
+        body = {**fields, "refresh_token": grant.refresh_token}
+        encoded: dict[str, Any] = {"json": body} if as_json else {"data": body}
+        try:
+            response = await self._send("POST", url, headers=headers, **encoded)
+        except ConnectionError as exc:
+            raise RefreshFailed(f"Could not renew the {name} login ({exc})") from None
+        return _refreshed(response, name, build)
 
 
 class ChatGPTClient(_Base):
@@ -219,37 +266,19 @@ class ChatGPTClient(_Base):
         return PollOutcome("granted", grant=self._grant(tokens, None))
 
     def _grant(self, tokens: dict[str, Any], previous: Grant | None) -> Grant:
-        access = str(tokens["access_token"])
         id_token = tokens.get("id_token") if isinstance(tokens.get("id_token"), str) else None
-        account_id, email = chatgpt_identity(id_token, access)
-        refresh = tokens.get("refresh_token")
-        return Grant(
-            access_token=access,
-            refresh_token=refresh
-            if isinstance(refresh, str)
-            else (previous.refresh_token if previous else None),
-            expires_at=_expiry(self.clock(), tokens.get("expires_in"), access),
-            account_id=account_id or (previous.account_id if previous else None),
-            account=email or (previous.account if previous else None),
-        )
+        account_id, email = chatgpt_identity(id_token, str(tokens["access_token"]))
+        return _token_grant(tokens, self.clock(), previous, account_id, email)
 
     async def refresh(self, grant: Grant) -> Grant:
-        if not grant.refresh_token:
-            raise RefreshRevoked("no refresh token")
-        try:
-            response = await self._send(
-                "POST",
-                f"{self.auth}/oauth/token",
-                json={
-                    "client_id": CHATGPT_CLIENT_ID,
-                    "grant_type": "refresh_token",
-                    "refresh_token": grant.refresh_token,
-                    "scope": "openid profile email",
-                },
-            )
-        except ConnectionError as exc:
-            raise RefreshFailed(f"Could not renew the ChatGPT login ({exc})") from None
-        return _refreshed(response, "ChatGPT", lambda tokens: self._grant(tokens, grant))
+        return await self._renew(
+            grant,
+            "ChatGPT",
+            f"{self.auth}/oauth/token",
+            {"client_id": CHATGPT_CLIENT_ID, "grant_type": "refresh_token", "scope": "openid profile email"},
+            lambda tokens: self._grant(tokens, grant),
+            as_json=True,
+        )
 
 
 def _refreshed(response: httpx.Response, name: str, build: Callable[[dict[str, Any]], Grant]) -> Grant:
@@ -333,49 +362,20 @@ class RFC8628Client(_Base):
         )
 
     async def granted(self, tokens: dict[str, Any]) -> PollOutcome:
-        access = str(tokens["access_token"])
-        refresh = tokens.get("refresh_token")
         _, email = chatgpt_identity(
             tokens.get("id_token") if isinstance(tokens.get("id_token"), str) else None, None
         )
-        return PollOutcome(
-            "granted",
-            grant=Grant(
-                access_token=access,
-                refresh_token=refresh if isinstance(refresh, str) else None,
-                expires_at=_expiry(self.clock(), tokens.get("expires_in"), access),
-                account=email,
-            ),
-        )
+        return PollOutcome("granted", grant=_token_grant(tokens, self.clock(), None, account=email))
 
     async def refresh(self, grant: Grant) -> Grant:
-        if not grant.refresh_token:
-            raise RefreshRevoked("no refresh token")
-        try:
-            response = await self._send(
-                "POST",
-                self.token_url,
-                data={
-                    "client_id": self.client_id,
-                    "grant_type": "refresh_token",
-                    "refresh_token": grant.refresh_token,
-                },
-                headers={"Accept": "application/json"},
-            )
-        except ConnectionError as exc:
-            raise RefreshFailed(f"Could not renew the {self.name} login ({exc})") from None
-
-        def build(tokens: dict[str, Any]) -> Grant:
-            refresh = tokens.get("refresh_token")
-            access = str(tokens["access_token"])
-            return Grant(
-                access_token=access,
-                refresh_token=refresh if isinstance(refresh, str) else grant.refresh_token,
-                expires_at=_expiry(self.clock(), tokens.get("expires_in"), access),
-                account=grant.account,
-            )
-
-        return _refreshed(response, self.name, build)
+        return await self._renew(
+            grant,
+            self.name,
+            self.token_url,
+            {"client_id": self.client_id, "grant_type": "refresh_token"},
+            lambda tokens: _token_grant(tokens, self.clock(), grant),
+            headers={"Accept": "application/json"},
+        )
 
 
 class XaiClient(RFC8628Client):
