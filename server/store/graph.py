@@ -66,11 +66,15 @@ _MARKS = ("marks", "sessions", "retired", "deleted", "versions")
 class _Followed(Generic[M]):
     """A ledger's valid lines kept in memory in ledger order, grouped by `key`, current with the
     file (`LedgerTail`: a read parses only what was appended since the last one). Thread-safe
-    (the import's worker thread appends source lines while the loop reads them)."""
+    (the import's worker thread appends source lines while the loop reads them). `ordered`:
+    keep `lines` too (else only `by`, for memory); `last`: keep only each key's last line."""
 
-    def __init__(self, path: Path, model: type[M], key: Callable[[M], str]) -> None:
+    def __init__(
+        self, path: Path, model: type[M], key: Callable[[M], str], *, ordered: bool = True, last: bool = False
+    ) -> None:
         self._tail: LedgerTail[M] = LedgerTail(path, model_parser(model))
         self._key = key
+        self._ordered, self._last = ordered, last
         self._lock = threading.Lock()
         self.lines: list[M] = []
         self.by: dict[str, list[M]] = {}
@@ -82,8 +86,12 @@ class _Followed(Generic[M]):
             if reset:
                 self.lines, self.by = [], {}
             for line, _, _ in new:
-                self.lines.append(line)
-                self.by.setdefault(self._key(line), []).append(line)
+                if self._ordered:
+                    self.lines.append(line)
+                if self._last:
+                    self.by[self._key(line)] = [line]  # an existing key keeps its first place
+                else:
+                    self.by.setdefault(self._key(line), []).append(line)
         return self
 
 
@@ -153,8 +161,12 @@ class FileGraphStore:
         # The small ledgers in memory, indexed, kept current from each file's new tail; the node
         # and chain lines only as byte spans per job (issue 16: a job reads no whole ledger).
         self._runs = _Followed(self._path("sessions"), RunLine, lambda line: line.source)
-        self._coverage = _Followed(self._path("coverage"), CoverageLine, lambda line: line.source)
-        self._sources = _Followed(self._path("sources"), SourceLine, lambda line: line.id)
+        self._coverage = _Followed(
+            self._path("coverage"), CoverageLine, lambda line: line.source, ordered=False
+        )
+        self._sources = _Followed(
+            self._path("sources"), SourceLine, lambda line: line.id, ordered=False, last=True
+        )
         self._retired = _Followed(self._path("retired"), RetireLine, lambda line: line.job)
         self._versions = _Followed(self._path("versions"), VersionLine, lambda line: line.source)
         self._deletions = _Followed(self._path("deleted"), DeletionLine, lambda line: "")
