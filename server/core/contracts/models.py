@@ -6,7 +6,7 @@ Keys never live here: they come from the environment or the OS keychain.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl, field_validator, model_validator
 from pydantic.alias_generators import to_camel
@@ -20,15 +20,7 @@ Provider = Literal[
     "github-copilot-subscription",
     "xai-subscription",
 ]
-PROVIDERS: tuple[Provider, ...] = (
-    "openrouter",
-    "openai",
-    "openai-compatible",
-    "local",
-    "chatgpt",
-    "github-copilot-subscription",
-    "xai-subscription",
-)
+PROVIDERS: tuple[Provider, ...] = get_args(Provider)
 """The last three are subscription logins (issue 19; `server.core.subscriptions`): persisted routes
 distinct from the API-key routes, never falling back to them."""
 KeyedProvider = Literal["openrouter", "openai", "openai-compatible"]
