@@ -30,7 +30,6 @@ from server.core.contracts.models import (
     PROVIDERS,
     SEARCH_PROVIDERS,
     SLOT_NAMES,
-    KeyedProvider,
     ModelRef,
     ModelSlot,
     ResearchSettings,
@@ -120,12 +119,14 @@ class ModelService:
         return build_model(resolved, api_key=api_key, base_url=base_url, limits=limits)
 
     # -- keys -----------------------------------------------------------------------------------
-    def key_source(self, provider: KeyedProvider) -> str | None:
-        """ "env", the key store's source ("keyring" / "file"), or None when no key exists."""
-        if self.environ.get(API_KEY_ENV[provider]):
+    def key_source(self, name: SecretName) -> str | None:
+        """Where a key (model, search or dictation provider's) comes from: "env" (its variable in
+        `SECRET_KEY_ENV`), the key store's source ("keyring" / "file"), or None when no key exists
+        or the keychain is broken."""
+        if self.environ.get(SECRET_KEY_ENV[name]):
             return "env"
         try:
-            return self.secrets.source if self.secrets.get(provider) else None
+            return self.secrets.source if self.secrets.get(name) else None
         except Exception:  # a broken keychain reads as "no key", never as a crash
             return None
 
@@ -141,15 +142,6 @@ class ModelService:
     def dictation_key(self) -> str | None:
         """The learner's Deepgram key (`LH_DEEPGRAM_API_KEY`, else the key store), or None."""
         return self.secret_key("deepgram")
-
-    def _secret_source(self, name: SecretName) -> str | None:
-        """Like `key_source`, for any key name."""
-        if self.environ.get(SECRET_KEY_ENV[name]):
-            return "env"
-        try:
-            return self.secrets.source if self.secrets.get(name) else None
-        except Exception:  # a broken keychain reads as "no key", never as a crash
-            return None
 
     def api_key(self, provider: str) -> str | None:
         if provider not in KEYED_PROVIDERS:
@@ -195,7 +187,7 @@ class ModelService:
             source = self.key_source(p)
             keys[p] = {"set": source is not None, "source": source, "env": API_KEY_ENV[p]}
         for secret, env in DICTATION_KEY_ENV.items():
-            source = self._secret_source(secret)  # type: ignore[arg-type]
+            source = self.key_source(secret)  # type: ignore[arg-type]
             keys[secret] = {"set": source is not None, "source": source, "env": env}
         return {
             "models": settings.models.model_dump(mode="json", by_alias=True),
