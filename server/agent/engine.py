@@ -194,37 +194,33 @@ def build_subscription_model(
     """
     limits = limits or ModelCallSettings()
     refused = refused_sentence(resolved.provider)
+    headers: dict[str, str]
     if resolved.provider == "chatgpt":
         url = api_bases["chatgpt_api"]
-        headers = {"chatgpt-account-id": auth.account_id} if auth.account_id else {}
-        sdk = _OpenAIClient(
-            base_url=url,
-            api_key=auth.access_token,
-            http_client=guarded_client(limits),
-            max_retries=0,
-            default_headers={**headers, "originator": "learning_harness"},
-        )
-        model: Model = OpenAIResponsesModel(
+        account = {"chatgpt-account-id": auth.account_id} if auth.account_id else {}
+        headers = {**account, "originator": "learning_harness"}
+    elif resolved.provider == "github-copilot-subscription":
+        url = auth.base_url or COPILOT_DEFAULT_API
+        headers = {**COPILOT_HEADERS, "Openai-Intent": "conversation-panel"}
+    elif resolved.provider == "xai-subscription":
+        url = api_bases["xai_api"]
+        headers = {}
+    else:
+        raise ValueError(f"{resolved.provider} is not a subscription provider")
+    sdk = _OpenAIClient(
+        base_url=url,
+        api_key=auth.access_token,
+        http_client=guarded_client(limits),
+        max_retries=0,
+        default_headers=headers,
+    )
+    model: Model
+    if resolved.provider == "chatgpt":
+        model = OpenAIResponsesModel(
             resolved.model,
             provider=OpenAIProvider(openai_client=sdk),
             settings=OpenAIResponsesModelSettings(openai_store=False),
         )
-        return GuardedModel(model, _where(url), [auth.access_token], auth_sentence=refused)
-    if resolved.provider == "github-copilot-subscription":
-        url = auth.base_url or COPILOT_DEFAULT_API
-        sdk = _OpenAIClient(
-            base_url=url,
-            api_key=auth.access_token,
-            http_client=guarded_client(limits),
-            max_retries=0,
-            default_headers={**COPILOT_HEADERS, "Openai-Intent": "conversation-panel"},
-        )
-    elif resolved.provider == "xai-subscription":
-        url = api_bases["xai_api"]
-        sdk = _OpenAIClient(
-            base_url=url, api_key=auth.access_token, http_client=guarded_client(limits), max_retries=0
-        )
     else:
-        raise ValueError(f"{resolved.provider} is not a subscription provider")
-    chat = OpenAIChatModel(resolved.model, provider=OpenAIProvider(openai_client=sdk))
-    return GuardedModel(chat, _where(url), [auth.access_token], auth_sentence=refused)
+        model = OpenAIChatModel(resolved.model, provider=OpenAIProvider(openai_client=sdk))
+    return GuardedModel(model, _where(url), [auth.access_token], auth_sentence=refused)
