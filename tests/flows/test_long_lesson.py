@@ -163,3 +163,24 @@ def test_a_failing_summary_call_leaves_turns_running_on_a_shorter_view_that_says
         assert "Question 2" in str(script.seen[-1][-1].parts[-1].content)  # type: ignore[union-attr]
         saved = live.record(chat_id)["messages"]
         assert len(saved) == 2_006 and saved[:2_000] == lesson(2_000)
+
+
+def test_consecutive_turns_reuse_the_role_agent_built_once(live: Live, monkeypatch) -> None:
+    """Issue 15, turn overhead: an agent is stateless between runs, so a lesson's turns share the
+    one built for (role, model, tools); the lesson still reads each turn's new message."""
+    import server.services.turn as turn_module
+
+    built: list[str] = []
+    real = turn_module.build_prober
+
+    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        built.append("prober")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(turn_module, "build_prober", counting)
+    chat_id = live.new_chat()
+    for n in range(3):
+        response = live.client.post("/api/chat", json=turn_body(chat_id, f"Question {n}", f"m-q{n}"))
+        assert response.status_code == 200, response.text
+        assert f"Question {n}" in str(live.script.seen[-1][-1].parts[-1].content)  # type: ignore[union-attr]
+    assert built == ["prober"]
