@@ -5,7 +5,9 @@ chain becomes an implication node (id = its `arg_` id, name `⟹`, statement = t
 arrows premise → implication → conclusion, so two independent arguments for one conclusion stay
 two diamonds. A chain with a member that no longer exists is dropped from the view. Clusters are
 the birth-session partition of the propositions (a proposition's birth session is its first
-source); implication nodes are not clustered.
+source); implication nodes are not clustered. Notes clusters group by folder first
+(`core.folders`): each cluster row names its folder (`folder`, or null at top level: lessons and
+single files), and the view lists the folders (issue 17 item 2, decision 0022).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 import orjson
 
 from server.core.contracts.graph import Chain, Proposition
+from server.core.folders import folder_rows, folder_tree
 
 IMPLIES = "⟹"
 AND = "∧"
@@ -43,25 +46,52 @@ def birth_partition(nodes: Mapping[str, Proposition]) -> list[tuple[str, list[st
 
 
 def clusters(
-    nodes: Mapping[str, Proposition], labels: Mapping[str, tuple[str, str | None]]
+    nodes: Mapping[str, Proposition],
+    labels: Mapping[str, tuple[str, str | None]],
+    paths: Mapping[str, str | None] | None = None,
 ) -> list[dict[str, Any]]:
-    """`GET /api/graph/clusters` rows: `{key, kind, label, nodeIds, nodeCount}`.
+    """`GET /api/graph/clusters` rows: `{key, kind, label, nodeIds, nodeCount, folder}`.
 
     Args:
         nodes: the propositions.
         labels: session id -> (kind "chat" | "notes", label); a session missing here (its naming
             record is gone) keeps `label: null` and its kind from its id shape.
+        paths: notes source id -> its path as imported (`core.folders`); `folder` is the key of
+            the folder holding it, null for a session without a folder.
     """
-    return _cluster_rows(birth_partition(nodes), labels)
+    partition = birth_partition(nodes)
+    return _cluster_rows(partition, labels, _folders(partition, paths)[0])
+
+
+def _folders(
+    partition: list[tuple[str, list[str]]], paths: Mapping[str, str | None] | None
+) -> tuple[dict[str, str], list[dict[str, object]]]:
+    """(session -> folder key, the view's `folders` rows) for the sessions that have nodes."""
+    if not paths:
+        return {}, []
+    sizes = {key: len(ids) for key, ids in partition}
+    of, folders = folder_tree({key: paths[key] for key in sizes if key in paths})
+    return of, folder_rows(folders, sizes)
 
 
 def _cluster_rows(
-    partition: list[tuple[str, list[str]]], labels: Mapping[str, tuple[str, str | None]]
+    partition: list[tuple[str, list[str]]],
+    labels: Mapping[str, tuple[str, str | None]],
+    folder_of: Mapping[str, str],
 ) -> list[dict[str, Any]]:
     out = []
     for key, ids in partition:
         kind, label = labels.get(key, ("notes" if key.startswith("src_") else "chat", None))
-        out.append({"key": key, "kind": kind, "label": label, "nodeIds": ids, "nodeCount": len(ids)})
+        out.append(
+            {
+                "key": key,
+                "kind": kind,
+                "label": label,
+                "nodeIds": ids,
+                "nodeCount": len(ids),
+                "folder": folder_of.get(key),
+            }
+        )
     return out
 
 
@@ -70,20 +100,29 @@ def derive_view(
     chains: Mapping[str, Chain],
     positions: Mapping[str, tuple[float, float]],
     labels: Mapping[str, tuple[str, str | None]],
+    paths: Mapping[str, str | None] | None = None,
 ) -> dict[str, Any]:
-    """The home view: `{nodes, links, clusters}`.
+    """The home view: `{nodes, links, clusters, folders}`.
 
     nodes: `{id, kind: "proposition"|"implication", name, statement, cluster|null, sources,
     createdAt, x?, y?}`; links: `{source, target}` (premise → implication → conclusion);
-    clusters: as `clusters()`.
+    clusters: as `clusters()`; folders: `core.folders.folder_rows` (`{key, label, path, parent,
+    clusters, nodeCount}`, parents before children), from `paths` (notes source id -> path).
     """
-    cluster_of = {nid: key for key, ids in birth_partition(nodes) for nid in ids}
+    partition = birth_partition(nodes)
+    cluster_of = {nid: key for key, ids in partition for nid in ids}
     out_nodes = [_node_row(node, cluster_of.get(node.id), positions) for node in nodes.values()]
     links: list[dict[str, str]] = []
     for chain in live_chains(nodes, chains):
         out_nodes.append(_chain_row(chain, nodes, positions))
         links.extend(_chain_links(chain))
-    return {"nodes": out_nodes, "links": links, "clusters": clusters(nodes, labels)}
+    folder_of, folders = _folders(partition, paths)
+    return {
+        "nodes": out_nodes,
+        "links": links,
+        "clusters": _cluster_rows(partition, labels, folder_of),
+        "folders": folders,
+    }
 
 
 def _node_row(
@@ -154,6 +193,7 @@ def view_bytes(
     positions: Mapping[str, tuple[float, float]],
     labels: Mapping[str, tuple[str, str | None]],
     previous: ViewRows | None = None,
+    paths: Mapping[str, str | None] | None = None,
 ) -> tuple[bytes, ViewRows]:
     """`orjson.dumps(derive_view(...))`, byte for byte, re-deriving and re-serialising only the
     rows whose inputs changed since `previous` (issue 17, item 5: after a merge, the view is
@@ -172,6 +212,7 @@ def view_bytes(
     old_nodes, old_chains = old.nodes, old.chains
     partition = birth_partition(nodes)
     cluster_of = {nid: key for key, ids in partition for nid in ids}
+    folder_of, folders = _folders(partition, paths)
     memo = ViewRows()
     new_nodes, new_chains = memo.nodes, memo.chains
     parts: list[bytes] = []
@@ -213,7 +254,9 @@ def view_bytes(
             b'],"links":[',
             b",".join(link_parts),
             b'],"clusters":',
-            orjson.dumps(_cluster_rows(partition, labels)),
+            orjson.dumps(_cluster_rows(partition, labels, folder_of)),
+            b',"folders":',
+            orjson.dumps(folders),
             b"}",
         ]
     )

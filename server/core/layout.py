@@ -10,6 +10,13 @@ Existing positions never move. New nodes are placed in one bounded pass:
    else to the graph's centroid. The search marches 16 rays out of the target, jumping past each
    disc in its way in one step, and remembers per target how far along each ray nothing fits, so a
    batch of thousands of new sessions never re-walks the filled middle.
+   Folders first (issue 17 item 2, decision 0022): when sessions belong to folders (notes
+   imported from a folder), a new folder's sessions are packed together around its own origin
+   (largest first, the same free-spot search), then the whole pack is put as one disc (padded by
+   `FOLDER_PAD`) at the nearest free spot among the other folders and the folderless sessions; a
+   new session of a folder already placed takes the nearest free spot to that folder's centre
+   among every session disc. So files of one folder sit together and folders are `GAP + 2 ×
+   FOLDER_PAD` apart, files within a folder `GAP`.
 2. Initial guesses. A new member of a session takes the next free spot of its disc's sunflower
    (Vogel spiral: even density, the outer rings once the inner ones are taken); a node without a
    session (an implication node) starts at the centroid of its placed or guessed neighbours, else
@@ -49,6 +56,8 @@ PER_CELL = 16
 CHUNK = 2048
 """Moving nodes per vectorised repulsion block (bounds the transient memory)."""
 STEP = LINK_LENGTH
+FOLDER_PAD = LINK_LENGTH
+"""Extra clear space around a folder's disc (units): folders sit GAP + 2 × FOLDER_PAD apart."""
 """Spacing of the candidate spots searched for a new session's disc."""
 DISC_CELL = 4 * LINK_LENGTH
 """Side of a cell of the disc index."""
@@ -105,6 +114,7 @@ def settle(
     links: Iterable[tuple[str, str]],
     iterations: int = ITERATIONS,
     groups: Mapping[str, str] | None = None,
+    folders: Mapping[str, str] | None = None,
 ) -> dict[str, tuple[float, float]]:
     """Positions for the nodes that have none (existing positions are returned unchanged).
 
@@ -115,6 +125,8 @@ def settle(
         links: (source, target) pairs of the view; pairs naming an id outside `node_ids` are ignored.
         iterations: force rounds for the new nodes (≥ 0; 0 keeps the initial guesses).
         groups: node id -> birth session; nodes absent (implication nodes) have no region.
+        folders: session -> its folder's key (`core.folders`); sessions absent (lessons, single
+            files) sit at top level, beside the folders.
 
     Returns:
         A complete positions map (existing + new), new coordinates rounded to 0.01.
@@ -163,7 +175,9 @@ def settle(
     center = fixed.mean(axis=0) if len(fixed) else np.zeros(2)
     spread = float(np.abs(fixed - center).max()) + LINK_LENGTH if len(fixed) else LINK_LENGTH
 
-    regions = _regions(fixed_ids, fixed, new, groups, hubs, direct, (float(center[0]), float(center[1])))
+    regions = _regions(
+        fixed_ids, fixed, new, groups, hubs, direct, (float(center[0]), float(center[1])), folders or {}
+    )
     moving = _initial(new, groups, regions, neighbours, out, center, spread)
     region_of = [regions.get(groups[n]) if n in groups else None for n in new]
     held = np.array([r is not None for r in region_of])
@@ -220,9 +234,11 @@ def _regions(
     hubs: Mapping[str, set[str]],
     direct: list[tuple[str, str]],
     center: tuple[float, float],
+    folders: Mapping[str, str],
 ) -> dict[str, _Region]:
     """Every session's disc: the sessions with placed members around their centroid; the new ones
-    at the nearest free spot to their related sessions (placed largest first, ties by id)."""
+    at the nearest free spot to their related sessions (placed largest first, ties by id), a new
+    folder's sessions packed together first (module docstring, step 1)."""
     new_count: dict[str, int] = {}
     for node in new:
         if node in groups:
@@ -235,7 +251,8 @@ def _regions(
     )
     names = list(codes)
     regions: dict[str, _Region] = {}
-    discs = _Discs()
+    discs = _Discs()  # top level: folders (padded) and the sessions without a folder
+    every = _Discs()  # every session's disc: where a new session of a placed folder looks
     if len(names):
         mask = member >= 0
         code, pts = member[mask], fixed[mask]
@@ -252,7 +269,12 @@ def _regions(
             base = region_radius(total)
             radius = max(base, min(float(p90[g]), 3 * base))
             regions[name] = _Region(float(cx[g]), float(cy[g]), radius, placed, total)
-            discs.add(float(cx[g]), float(cy[g]), radius)
+            every.add(float(cx[g]), float(cy[g]), radius)
+            if name not in folders:
+                discs.add(float(cx[g]), float(cy[g]), radius)
+    placed_folders = _placed_folders(regions, folders)
+    for fx, fy, frad in placed_folders.values():
+        discs.add(fx, fy, frad + FOLDER_PAD)
     fresh = sorted((g for g in new_count if g not in regions), key=lambda g: (-new_count[g], g))
     if not fresh:
         return regions
@@ -273,21 +295,89 @@ def _regions(
             for i, a in enumerate(ordered):
                 for b in ordered[i + 1 :]:
                     relate(a, b)
+
+    def target_of(names: Iterable[str]) -> tuple[float, float]:
+        """The weighted centroid of the placed sessions related to `names` (outside them)."""
+        inside = set(names)
+        weights: dict[str, int] = {}
+        for name in inside:
+            for o, w in related.get(name, {}).items():
+                if o in regions and o not in inside:
+                    weights[o] = weights.get(o, 0) + w
+        if not weights:
+            return center
+        total_w = sum(weights.values())
+        ordered = sorted(weights.items())
+        return (
+            sum(regions[o].x * w for o, w in ordered) / total_w,
+            sum(regions[o].y * w for o, w in ordered) / total_w,
+        )
+
+    packs: dict[str, list[str]] = {}  # a new folder -> its new sessions (largest first)
+    top: list[tuple[int, str, list[str]]] = []  # (-nodes, key, sessions) placed at top level
     for name in fresh:
-        weights = [(regions[o], w) for o, w in sorted(related.get(name, {}).items()) if o in regions]
-        if weights:
-            total_w = sum(w for _, w in weights)
-            target = (
-                sum(r.x * w for r, w in weights) / total_w,
-                sum(r.y * w for r, w in weights) / total_w,
-            )
+        folder = folders.get(name)
+        if folder is None:
+            top.append((-new_count[name], name, [name]))
+        elif folder in placed_folders:  # a new file of a placed folder: beside its files
+            fx, fy, _ = placed_folders[folder]
+            radius = region_radius(new_count[name])
+            x, y = every.free_spot((fx, fy), radius)
+            every.add(x, y, radius)
+            discs.add(x, y, radius)
+            regions[name] = _Region(x, y, radius, 0, new_count[name])
         else:
-            target = center
-        radius = region_radius(new_count[name])
-        x, y = discs.free_spot(target, radius)
-        discs.add(x, y, radius)
-        regions[name] = _Region(x, y, radius, 0, new_count[name])
+            packs.setdefault(folder, []).append(name)
+    top.extend((-sum(new_count[n] for n in ns), f, ns) for f, ns in packs.items())
+    for _, key, names_in in sorted(top):
+        if key not in packs:  # a session without a folder
+            radius = region_radius(new_count[key])
+            x, y = discs.free_spot(target_of([key]), radius)
+            discs.add(x, y, radius)
+            every.add(x, y, radius)
+            regions[key] = _Region(x, y, radius, 0, new_count[key])
+            continue
+        local = _pack([(n, region_radius(new_count[n])) for n in names_in])
+        fr = max(math.hypot(lx, ly) + r for lx, ly, r in local.values())
+        x, y = discs.free_spot(target_of(names_in), fr + FOLDER_PAD)
+        discs.add(x, y, fr + FOLDER_PAD)
+        for n, (lx, ly, r) in local.items():
+            every.add(x + lx, y + ly, r)
+            regions[n] = _Region(x + lx, y + ly, r, 0, new_count[n])
     return regions
+
+
+def _placed_folders(
+    regions: Mapping[str, _Region], folders: Mapping[str, str]
+) -> dict[str, tuple[float, float, float]]:
+    """Each folder with placed sessions: (centre, radius) of the disc around its sessions' discs
+    (centre weighted by their node counts)."""
+    members: dict[str, list[_Region]] = {}
+    for name, region in regions.items():
+        if name in folders:
+            members.setdefault(folders[name], []).append(region)
+    out: dict[str, tuple[float, float, float]] = {}
+    for folder, rs in sorted(members.items()):
+        weight = sum(r.placed for r in rs) or len(rs)
+        cx = sum(r.x * (r.placed or 1) for r in rs) / max(weight, 1)
+        cy = sum(r.y * (r.placed or 1) for r in rs) / max(weight, 1)
+        out[folder] = (cx, cy, max(math.hypot(r.x - cx, r.y - cy) + r.radius for r in rs))
+    return out
+
+
+def _pack(sessions: list[tuple[str, float]]) -> dict[str, tuple[float, float, float]]:
+    """Sessions' discs packed together (in the given order, each at the nearest free spot to the
+    origin), re-centred on the area-weighted centre: name -> (x, y, radius)."""
+    local = _Discs()
+    spots: dict[str, tuple[float, float, float]] = {}
+    for name, radius in sessions:
+        x, y = local.free_spot((0.0, 0.0), radius)
+        local.add(x, y, radius)
+        spots[name] = (x, y, radius)
+    area = sum(r * r for _, _, r in spots.values())
+    mx = sum(x * r * r for x, _, r in spots.values()) / area
+    my = sum(y * r * r for _, y, r in spots.values()) / area
+    return {n: (x - mx, y - my, r) for n, (x, y, r) in spots.items()}
 
 
 class _Discs:

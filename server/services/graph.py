@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from server.core.folders import folder_tree
 from server.core.graph_view import ViewRows, clusters, deletion, derive_view, live_chains, view_bytes
 from server.core.layout import sanitize_positions, settle
 from server.core.ports import ChatStore, GraphStore
@@ -28,10 +29,12 @@ RENDER_KEYS: dict[str, type | tuple[type, ...]] = {
 }
 
 
-def _view_key(signature: object, labels: dict[str, tuple[str, str | None]]) -> bytes:
-    """What a derived view depends on, as one line of bytes: the files its rows derive from and
-    the cluster labels."""
-    return orjson.dumps([signature, sorted(labels.items())])
+def _view_key(
+    signature: object, labels: dict[str, tuple[str, str | None]], paths: dict[str, str | None] | None = None
+) -> bytes:
+    """What a derived view depends on, as one line of bytes: the files its rows derive from, the
+    cluster labels and the notes paths (folder clusters)."""
+    return orjson.dumps([signature, sorted(labels.items()), sorted((paths or {}).items())])
 
 
 class GraphService:
@@ -68,9 +71,15 @@ class GraphService:
                     labels[source.id] = ("chat", record.title)
         return labels
 
+    def _paths(self) -> dict[str, str | None]:
+        """Notes source id -> its path as imported: the folder clusters (`core.folders`)."""
+        return {s.id: s.path for s in self.graph.sources().values() if s.kind == "notes"}
+
     def view(self) -> dict[str, Any]:
         """`GET /api/graph`: a pure read (never writes)."""
-        return derive_view(self.graph.nodes(), self.graph.chains(), self.graph.positions(), self._labels())
+        return derive_view(
+            self.graph.nodes(), self.graph.chains(), self.graph.positions(), self._labels(), self._paths()
+        )
 
     def view_json(self) -> bytes:
         """The view as JSON bytes, derived again only when the graph files or a label changed.
@@ -78,27 +87,39 @@ class GraphService:
         A pure read: kept in memory, else served from the snapshot the last settle wrote when it
         was derived from the files as they stand with these labels (a cold start then folds no
         ledger), else derived here."""
-        labels = self._labels()
-        key = _view_key(self.graph.rows_signature(), labels)
+        labels, paths = self._labels(), self._paths()
+        key = _view_key(self.graph.rows_signature(), labels, paths)
         if self._view_cache is None or self._view_cache[0] != key:
             body = self.graph.view_snapshot(key)
             if body is None:
-                body = self._derive(self.graph.nodes(), self.graph.chains(), labels)
+                body = self._derive(self.graph.nodes(), self.graph.chains(), labels, paths)
             self._view_cache = (key, body)
         return self._view_cache[1]
 
-    def _derive(self, nodes: Any, chains: Any, labels: dict[str, tuple[str, str | None]]) -> bytes:
+    def _derive(
+        self,
+        nodes: Any,
+        chains: Any,
+        labels: dict[str, tuple[str, str | None]],
+        paths: dict[str, str | None] | None = None,
+    ) -> bytes:
         """The view's JSON bytes, patching the last derived rows (`view_bytes`)."""
-        body, self._rows = view_bytes(nodes, chains, self.graph.positions(), labels, self._rows)
+        body, self._rows = view_bytes(nodes, chains, self.graph.positions(), labels, self._rows, paths)
         return body
 
-    def _snapshot(self, nodes: Any, chains: Any, labels: dict[str, tuple[str, str | None]]) -> None:
+    def _snapshot(
+        self,
+        nodes: Any,
+        chains: Any,
+        labels: dict[str, tuple[str, str | None]],
+        paths: dict[str, str | None] | None = None,
+    ) -> None:
         """Derive the view from the graph as it stands and save it as the snapshot (worker thread,
         after a settle): the next read, or the first after a restart, is served from it. The key
         is taken before the positions are read, so a drag landing meanwhile makes it stale, never
         wrong. A failed write is logged: the snapshot is derived data."""
-        key = _view_key(self.graph.rows_signature(), labels)
-        body = self._derive(nodes, chains, labels)
+        key = _view_key(self.graph.rows_signature(), labels, paths)
+        body = self._derive(nodes, chains, labels, paths)
         self._view_cache = (key, body)
         try:
             self.graph.save_view_snapshot(key, body)
@@ -106,7 +127,7 @@ class GraphService:
             log.warning("the view snapshot could not be written; reads derive the view", exc_info=True)
 
     def clusters(self) -> list[dict[str, Any]]:
-        return clusters(self.graph.nodes(), self._labels())
+        return clusters(self.graph.nodes(), self._labels(), self._paths())
 
     async def settle_layout(self) -> int:
         """Give every node without a position one (existing nodes keep theirs; seed §6), each
@@ -124,19 +145,27 @@ class GraphService:
         ids = [*nodes, *(c.id for c in live)]
         links = [(p, c.id) for c in live for p in c.premises] + [(c.id, c.conclusion) for c in live]
         groups = {nid: node.sources[0] if node.sources else "" for nid, node in nodes.items()}
-        labels = self._labels()
+        labels, paths = self._labels(), self._paths()
+        folders, _ = folder_tree(paths)
 
         def settle_then_snapshot() -> int:
-            placed = self._settle_and_save(ids, links, groups)
-            self._snapshot(nodes, chains, labels)
+            placed = self._settle_and_save(ids, links, groups, folders)
+            self._snapshot(nodes, chains, labels, paths)
             return placed
 
         return await asyncio.to_thread(settle_then_snapshot)
 
-    def _settle_and_save(self, ids: list[str], links: list[tuple[str, str]], groups: dict[str, str]) -> int:
-        """The worker-thread half of `settle_layout`: how many nodes were placed."""
+    def _settle_and_save(
+        self,
+        ids: list[str],
+        links: list[tuple[str, str]],
+        groups: dict[str, str],
+        folders: dict[str, str] | None = None,
+    ) -> int:
+        """The worker-thread half of `settle_layout`: how many nodes were placed (files of one
+        folder together, `folders`: session -> folder key)."""
         current = self.graph.positions()
-        settled = settle(current, ids, links, groups=groups)
+        settled = settle(current, ids, links, groups=groups, folders=folders)
         fresh = {k: v for k, v in settled.items() if k not in current or current[k] != v}
         if not fresh:
             return 0

@@ -164,3 +164,34 @@ def test_a_cold_start_serves_the_snapshot_the_settle_wrote(library: Library) -> 
         (root / "view.snapshot").write_bytes(junk)
         view = GraphService(FileGraphStore(root), _NoChats(), None).view_json()  # type: ignore[arg-type]
         assert view == library.client.get("/api/graph").content
+
+
+def test_notes_imported_from_folders_group_by_folder(library: Library) -> None:  # noqa: F811
+    """Issue 17 item 2: each file's cluster names its folder, the view lists the folders (name,
+    full path, parent), files of one folder are placed together and folders apart."""
+    files = {
+        "vault/algorithms/dijkstra.md": "algorithms-graph-dijkstra.en.md",
+        "vault/algorithms/knapsack.md": "algorithms-sets-knapsack-problem.en.md",
+        "vault/algorithms/bits.md": "algorithms-math-bits.en.md",
+        "vault/math/analysis.md": "analysis-1-definitions.de.md",
+        "vault/math/rank.md": "rank-factorization.de.md",
+        "vault/heap.md": "data-structures-heap.en.md",
+    }
+    library.upload(*(NOTES / f for f in files.values()), names=list(files))
+    library.settle()
+    view = library.client.get("/api/graph").json()
+    folders = {f["path"]: f for f in view["folders"]}
+    assert set(folders) == {"vault", "vault/algorithms", "vault/math"}
+    assert (
+        folders["vault/math"]["label"] == "math"
+        and folders["vault/math"]["parent"] == folders["vault"]["key"]
+    )
+    of = {c["label"]: c["folder"] for c in view["clusters"]}
+    assert of["dijkstra.md"] == of["bits.md"] == folders["vault/algorithms"]["key"]
+    assert of["heap.md"] == folders["vault"]["key"]
+    assert library.client.get("/api/graph/clusters").json()["clusters"] == view["clusters"]
+    props = [n for n in view["nodes"] if n["kind"] == "proposition"]
+    folder_of = {c["key"]: c["folder"] for c in view["clusters"]}
+    positions = {n["id"]: (n["x"], n["y"]) for n in props}
+    metrics = region_metrics(positions, {n["id"]: folder_of[n["cluster"]] for n in props}, pad=20.0)
+    assert metrics.sessions == 3 and metrics.own_share >= 0.9 and metrics.overlap <= 0.1, metrics

@@ -139,11 +139,13 @@ def test_a_patched_view_equals_a_fresh_derivation(
     data: st.DataObject,
 ) -> None:
     """Whatever changed between two derivations (propositions copied with a new alias or source,
-    added, removed; chains added or removed; positions moved, added, dropped; labels), the patched
-    view equals `derive_view` of the new inputs, and untouched rows are reused, not rebuilt."""
+    added, removed; chains added or removed; positions moved, added, dropped; labels; folder
+    paths), the patched view equals `derive_view` of the new inputs, and untouched rows are
+    reused, not rebuilt."""
     nodes, chains, positions = before
     labels = {"src_a": ("notes", "a.md")}
-    _, rows = view_bytes(nodes, chains, positions, labels)
+    folder_paths = [None, {"src_a": "v/a.md", "src_b": "v/sub/b.md"}, {"src_b": "w/b.md"}]
+    _, rows = view_bytes(nodes, chains, positions, labels, None, data.draw(st.sampled_from(folder_paths)))
     nodes, chains, positions = dict(nodes), dict(chains), dict(positions)
     touched: set[str] = set()
     for nid in data.draw(st.sets(st.sampled_from(IDS))):
@@ -166,8 +168,9 @@ def test_a_patched_view_equals_a_fresh_derivation(
     for k in data.draw(st.sets(st.sampled_from(sorted(positions) or ["none"]))):
         positions.pop(k, None)
     labels = data.draw(st.sampled_from([labels, {"src_b": ("notes", "b.md")}]))
-    patched, memo = view_bytes(nodes, chains, positions, labels, rows)
-    assert patched == orjson.dumps(derive_view(nodes, chains, positions, labels))
+    paths = data.draw(st.sampled_from(folder_paths))  # folder clusters (issue 17 item 2)
+    patched, memo = view_bytes(nodes, chains, positions, labels, rows, paths)
+    assert patched == orjson.dumps(derive_view(nodes, chains, positions, labels, paths))
     for nid in touched & set(nodes):  # a touched proposition's row was serialised again
         assert memo.nodes[nid][3] is not rows.nodes.get(nid, (None, None, None, b""))[3]
 
