@@ -12,7 +12,11 @@ of them reaching a nearby session. Cases:
   into 100,000 existing ones; the existing layout is built with 5 force rounds (its quality does
   not change the cost of placing new nodes);
 - 10,000 propositions with no saved positions placed at once;
-- the region metrics of the 10,000 placed at once, and after 1,000 more.
+- the region metrics of the 10,000 placed at once, and after 1,000 more;
+- folders (issue 17 item 2): a synthetic vault of 30 folders × 40 notes (~2.3 propositions per
+  note) placed at once, then 5 folders × 40 notes more: the same metrics over folders (the share
+  of notes' nodes whose nearest folder centroid is their own folder's; folder-hull overlap) beside
+  the sessions' (files').
 
 Time is measured without tracemalloc (best of `--repeat`), the peak Python heap in a separate
 traced run (tracemalloc, numpy arrays included).
@@ -27,7 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from server.core.layout import region_metrics, settle
-from tests.synthetic_layout import SyntheticGraph, synthetic_graph
+from tests.synthetic_layout import SyntheticGraph, synthetic_graph, synthetic_vault
 
 
 def measure(fn: Callable[[], Any], repeat: int) -> tuple[float, float, Any]:
@@ -86,6 +90,35 @@ def main() -> None:
         for pad in (0.0, 20.0):
             m = region_metrics(positions, groups_of, pad=pad)
             print(f"{label:36} {m.sessions:>8} {pad:>4.0f} {m.own_share:>19.3f} {m.overlap:>13.4f}")
+    vault, folders = synthetic_vault(30, 40, seed=7)
+    secs, _, placed = measure(
+        lambda: settle({}, vault.ids, vault.links, groups=vault.groups, folders=folders), args.repeat
+    )
+    more, more_folders = synthetic_vault(5, 40, seed=9, prefix="n")
+    all_groups, all_folders = {**vault.groups, **more.groups}, {**folders, **more_folders}
+    grown_vault = settle(
+        placed, vault.ids + more.ids, vault.links + more.links, groups=all_groups, folders=all_folders
+    )
+    print()
+    print(f"vault 30 folders x 40 notes, {len(vault.ids):,} nodes placed at once in {secs:.2f} s")
+    print(
+        f"{'regions (synthetic vault)':36} {'level':>8} {'groups':>7} {'pad':>4} {'own-centroid share':>19}"
+        f" {'hull overlap':>13}"
+    )
+    for label, positions, groups_of, folders_of in (
+        ("30x40 at once", placed, vault.groups, folders),
+        ("30x40 + 5x40 later", grown_vault, all_groups, all_folders),
+    ):
+        for pad in (0.0, 20.0):
+            for level, by in (
+                ("folder", {n: folders_of[s] for n, s in groups_of.items()}),
+                ("file", groups_of),
+            ):
+                m = region_metrics(positions, by, pad=pad)
+                print(
+                    f"{label:36} {level:>8} {m.sessions:>7} {pad:>4.0f} {m.own_share:>19.3f}"
+                    f" {m.overlap:>13.4f}"
+                )
 
 
 if __name__ == "__main__":

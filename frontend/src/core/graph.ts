@@ -32,12 +32,30 @@ export interface GraphCluster {
   label: string | null;
   nodeIds: string[];
   nodeCount: number;
+  /** The key of the folder holding this notes file (issue 17 item 2); null/absent at top level. */
+  folder?: string | null;
+}
+
+/** A folder of imported notes: a cluster of file clusters (server `core/folders.py`). */
+export interface GraphFolder {
+  key: string;
+  /** The folder's name. */
+  label: string;
+  /** Its full path as imported (a tooltip). */
+  path: string;
+  /** The nearest ancestor folder's key, or null. */
+  parent: string | null;
+  /** Keys of its file clusters. */
+  clusters: string[];
+  nodeCount: number;
 }
 
 export interface GraphData {
   nodes: GraphNode[];
   links: GraphLink[];
   clusters: GraphCluster[];
+  /** Folders of imported notes, parents before children (absent: none). */
+  folders?: GraphFolder[];
 }
 
 /** A stored reasoning chain: premises that jointly entail a conclusion. */
@@ -109,9 +127,25 @@ export function normalizeGraph(raw: unknown): GraphData {
       label: typeof c.label === 'string' && c.label.trim() ? c.label : null,
       nodeIds,
       nodeCount: typeof c.nodeCount === 'number' ? c.nodeCount : nodeIds.length,
+      ...(typeof c.folder === 'string' && c.folder ? { folder: c.folder } : {}),
     });
   }
-  return { nodes, links, clusters };
+  const folders: GraphFolder[] = [];
+  const folderKeys = new Set<string>();
+  for (const f of Array.isArray(raw.folders) ? raw.folders : []) {
+    if (!isRecord(f) || typeof f.key !== 'string' || !f.key || folderKeys.has(f.key)) continue;
+    folderKeys.add(f.key);
+    const path = typeof f.path === 'string' ? f.path : '';
+    folders.push({
+      key: f.key,
+      label: typeof f.label === 'string' && f.label ? f.label : path || 'Folder',
+      path,
+      parent: typeof f.parent === 'string' && f.parent ? f.parent : null,
+      clusters: strings(f.clusters),
+      nodeCount: typeof f.nodeCount === 'number' ? f.nodeCount : 0,
+    });
+  }
+  return folders.length ? { nodes, links, clusters, folders } : { nodes, links, clusters };
 }
 
 /** The stored chains behind the implication nodes (members that are not propositions drop the chain). */

@@ -5,6 +5,7 @@
 import type { ZoomTransform } from 'd3-zoom';
 import type { RenderSettings } from '../core/graph';
 import { boundsOf, hullLabelAnchor, labelAlpha, paddedHull, shorten, withAlpha, type Bounds, type Point } from '../core/graphMath';
+import { clusterShown, orderHullSpots, type HullSpot } from './folderLevels';
 import { LabelGrid, onViewport, type LabelRect } from './labelCull';
 import { PointCloud, pointCloudSupported } from './pointCloud';
 import type { RenderCluster, RenderLink, RenderNode } from './renderer';
@@ -32,6 +33,11 @@ export interface DrawInput {
 
 export interface DrawStats {
   hullLabels: string[];
+  /** The folder labels drawn, and the labels of files inside folders (issue 17 item 2). */
+  folderLabels: string[];
+  fileLabels: string[];
+  /** Each folder label's screen box (CSS px) with the folder's full path (the tooltip). */
+  folderBoxes: readonly (LabelRect & { path: string })[];
   labels: number;
   /** Nodes on screen, and how the scene was drawn: directly, or through the cached layer. */
   onScreen: number;
@@ -140,14 +146,16 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
   ctx.setTransform(dpr * k, 0, 0, dpr * k, dpr * tx, dpr * ty);
 
   // -- cluster hulls (geometry and label spots) -------------------------------
-  const hullSpots: { label: string; color: string; x: number; y: number }[] = [];
-  const hulls = settings.hulls ? collectHulls(input.clusters as HullCluster[], settings.nodeSize, { x0: vx0, y0: vy0, x1: vx1, y1: vy1 }) : [];
+  // Folders first (folderLevels.ts): a file inside a folder shows only once large on screen.
+  const spots: HullSpot[] = [];
+  const hulls = settings.hulls ? collectHulls(input.clusters as HullCluster[], settings.nodeSize, { x0: vx0, y0: vy0, x1: vx1, y1: vy1 }, k, { width, height }) : [];
   for (const c of hulls) {
     if (Math.max(c.box!.x1 - c.box!.x0, c.box!.y1 - c.box!.y0) * k >= 56) {
       const anchor = hullLabelAnchor(c.hull!);
-      if (anchor) hullSpots.push({ label: c.label, color: c.color, x: anchor[0], y: anchor[1] });
+      if (anchor) spots.push({ label: c.label, color: c.color, x: anchor[0], y: anchor[1], level: c.level ?? 'top', size: c.nodes.length, path: c.path });
     }
   }
+  const hullSpots = orderHullSpots(spots);
 
   // -- hulls, links, arrows and nodes ---------------------------------------------
   const r = settings.nodeSize * (k < 1 ? 1 / Math.sqrt(k) : 1); // see GraphRenderer.radius
@@ -196,6 +204,9 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   const grid = new LabelGrid();
   const hullLabels: string[] = [];
+  const folderLabels: string[] = [];
+  const fileLabels: string[] = [];
+  const folderBoxes: (LabelRect & { path: string })[] = [];
   ctx.lineJoin = 'round';
   ctx.lineWidth = 3.5;
   ctx.strokeStyle = colors.halo;
@@ -241,6 +252,10 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
       ctx.fillStyle = spot.color;
       ctx.fillText(text, sx, sy);
       hullLabels.push(spot.label);
+      if (spot.level === 'folder') {
+        folderLabels.push(spot.label);
+        folderBoxes.push({ ...box, path: spot.path ?? spot.label });
+      } else if (spot.level === 'file') fileLabels.push(spot.label);
     }
     ctx.font = LABEL_FONT;
     ctx.textAlign = 'left';
@@ -266,7 +281,7 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
     }
     ctx.globalAlpha = 1;
   }
-  return { hullLabels, labels: drawn, onScreen, mode, labelBoxes: grid.taken };
+  return { hullLabels, folderLabels, fileLabels, folderBoxes, labels: drawn, onScreen, mode, labelBoxes: grid.taken };
 }
 
 /** How much sooner labels may show when few propositions are on screen (1 from 150 on, up to 2.5). */
@@ -403,8 +418,9 @@ function drawNear(ctx: CanvasRenderingContext2D, input: DrawInput, v: View & { r
   flush(colors.implication, outline ? colors.outline : null, 1 / k);
 }
 
-/** Hulls (recomputed when their nodes moved) of the clusters that reach into `area`. */
-function collectHulls(clusters: HullCluster[], nodeSize: number, area: Bounds): HullCluster[] {
+/** Hulls (recomputed when their nodes moved) of the clusters that reach into `area` and show at
+ * zoom `k` (`clusterShown`: files inside folders only when large enough on screen). */
+function collectHulls(clusters: HullCluster[], nodeSize: number, area: Bounds, k: number, viewport: { width: number; height: number }): HullCluster[] {
   const pad = nodeSize * 2.4 + 8;
   const out: HullCluster[] = [];
   for (const c of clusters) {
@@ -422,6 +438,7 @@ function collectHulls(clusters: HullCluster[], nodeSize: number, area: Bounds): 
     const box = c.box;
     if (!box || c.hull.length < 3) continue;
     if (box.x1 < area.x0 || box.x0 > area.x1 || box.y1 < area.y0 || box.y0 > area.y1) continue;
+    if (!clusterShown(c.level ?? 'top', Math.max(box.x1 - box.x0, box.y1 - box.y0), k, viewport)) continue;
     out.push(c);
   }
   return out;
@@ -557,7 +574,7 @@ export class SceneLayer {
     g.setTransform(1, 0, 0, 1, 0, 0);
     g.clearRect(0, 0, W, H);
     g.setTransform(s, 0, 0, s, -region.x0 * s, -region.y0 * s);
-    if (settings.hulls) paintHulls(g, collectHulls(input.clusters as HullCluster[], settings.nodeSize, region), v.k);
+    if (settings.hulls) paintHulls(g, collectHulls(input.clusters as HullCluster[], settings.nodeSize, region, v.k, input), v.k);
     if (v.mode === 'vector') {
       const inside = (x: number, y: number) => x >= region.x0 && x <= region.x1 && y >= region.y0 && y <= region.y1;
       drawNear(g, input, { k: v.k, r: v.r, rr: v.rr, vx0: region.x0, vy0: region.y0, vx1: region.x1, vy1: region.y1, visible: inside });

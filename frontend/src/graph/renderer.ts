@@ -12,6 +12,7 @@ import { MAX_ZOOM, MIN_ZOOM, NO_CLUSTER_COLOR, boundsOf, fitCamera, hashString, 
 import { plainMath } from '../core/math';
 import { onThemeChange } from '../theme';
 import { SceneLayer, drawScene, graphColorsFromCss, setGraphColors, type DrawStats } from './draw';
+import { folderOfCluster, type ClusterLevel } from './folderLevels';
 
 export interface RenderNode extends SimulationNodeDatum {
   id: string;
@@ -43,6 +44,10 @@ export interface RenderCluster {
   nodes: RenderNode[];
   hull: Point[] | null;
   hullDirty: boolean;
+  /** A folder, a file inside a folder, or a top-level cluster (folderLevels.ts); absent: top. */
+  level?: ClusterLevel;
+  /** A folder's full path (the tooltip over its label). */
+  path?: string;
 }
 
 export interface RendererEvents {
@@ -67,8 +72,11 @@ export interface GraphStats {
   /** The simulation is idle. */
   settled: boolean;
   zoom: number;
-  /** Cluster labels drawn in the last frame, and how many node labels were drawn. */
+  /** Cluster labels drawn in the last frame (folders' too), and how many node labels were drawn. */
   hullLabels: string[];
+  /** The folder labels among them, and the file-inside-a-folder labels (issue 17 item 2). */
+  folderLabels: string[];
+  fileLabels: string[];
   labels: number;
   frames: number;
   /** Nodes on screen in the last frame, and how they were drawn (see draw.ts). */
@@ -82,6 +90,8 @@ export interface GraphStats {
 export const LARGE_GRAPH = 3000;
 const CAMERA_KEY = 'lh.graph.camera.v1';
 const DRAG_THRESHOLD = 4;
+/** Folder hulls' colour: neutral, so the files inside keep their own colours. */
+const FOLDER_COLOR = '#5b6573';
 /** Room around a fitted graph: the title and tools on top, labels to the right of nodes. */
 const FIT_INSETS = { top: 90, right: 170, bottom: 50, left: 60 };
 
@@ -103,6 +113,11 @@ export class GraphRenderer {
   private labelOrder: RenderNode[] = [];
   private clusters: RenderCluster[] = [];
   private clusterOf = new Map<string, RenderCluster>();
+  /** Folder clusters, and file cluster key -> its folder. */
+  private folderClusters: RenderCluster[] = [];
+  private folderOf = new Map<string, RenderCluster>();
+  /** What the hulls are drawn from: the folders, then the sessions. */
+  private hullClusters: RenderCluster[] = [];
   private settings: RenderSettings = DEFAULT_RENDER;
 
   private transform: ZoomTransform = zoomIdentity;
@@ -130,7 +145,7 @@ export class GraphRenderer {
   private drawTimes: number[] = [];
   private lastFrameAt = 0;
   private frames = 0;
-  private lastDraw: DrawStats = { hullLabels: [], labels: 0, onScreen: 0, mode: 'direct', labelBoxes: [] };
+  private lastDraw: DrawStats = { hullLabels: [], folderLabels: [], fileLabels: [], folderBoxes: [], labels: 0, onScreen: 0, mode: 'direct', labelBoxes: [] };
   private destroyed = false;
   private readonly stopThemeFollow: () => void;
 
@@ -277,6 +292,7 @@ export class GraphRenderer {
       if (!list) clusterNodes.set(n.cluster, (list = []));
       list.push(n);
     }
+    const inFolder = folderOfCluster(data.folders ?? []);
     this.clusters = [...clusterNodes].map(([key, members]) => ({
       key,
       label: plainMath(labels.get(key) ?? key), // a canvas label cannot typeset: no raw `$`
@@ -284,8 +300,21 @@ export class GraphRenderer {
       nodes: members,
       hull: null,
       hullDirty: true,
+      level: inFolder.has(key) ? 'file' : 'top',
     }));
     this.clusterOf = new Map(this.clusters.map((c) => [c.key, c]));
+    // Folders (issue 17 item 2): one hull around the nodes of its files, drawn first.
+    this.folderOf = new Map();
+    const folders: RenderCluster[] = [];
+    for (const f of data.folders ?? []) {
+      const members = f.clusters.flatMap((c) => this.clusterOf.get(c)?.nodes ?? []);
+      if (!members.length) continue;
+      const folder: RenderCluster = { key: f.key, label: plainMath(f.label), color: FOLDER_COLOR, nodes: members, hull: null, hullDirty: true, level: 'folder', path: f.path };
+      folders.push(folder);
+      for (const c of f.clusters) if (!this.folderOf.has(c)) this.folderOf.set(c, folder);
+    }
+    this.folderClusters = folders;
+    this.hullClusters = folders.length ? [...folders, ...this.clusters] : this.clusters;
 
     if (this.hoverId && !byId.has(this.hoverId)) this.hoverId = null;
     if (this.selectedId && !byId.has(this.selectedId)) this.selectedId = null;
@@ -338,6 +367,7 @@ export class GraphRenderer {
     if (sizeChanged) {
       (this.sim.force('collide') as ReturnType<typeof forceCollide<RenderNode>>).radius((d) => this.baseRadius(d) + 3);
       this.clusters.forEach((c) => (c.hullDirty = true));
+      this.folderClusters.forEach((c) => (c.hullDirty = true));
     }
     this.markDirty();
   }
@@ -502,6 +532,7 @@ export class GraphRenderer {
   private positionsChanged(): void {
     this.posVersion++;
     for (const c of this.clusters) c.hullDirty = true;
+    for (const c of this.folderClusters) c.hullDirty = true;
   }
 
   private draw(): void {
@@ -515,7 +546,7 @@ export class GraphRenderer {
       groups: this.groups,
       implications: this.implications,
       labelOrder: this.labelOrder,
-      clusters: this.clusters,
+      clusters: this.hullClusters,
       hoverId: this.hoverId,
       selectedId: this.selectedId,
       highlight: this.highlight,
@@ -596,6 +627,8 @@ export class GraphRenderer {
       this.posVersion++;
       const cluster = n.cluster ? this.clusterOf.get(n.cluster) : undefined;
       if (cluster) cluster.hullDirty = true;
+      const folder = n.cluster ? this.folderOf.get(n.cluster) : undefined;
+      if (folder) folder.hullDirty = true;
       if (this.nodes.length <= LARGE_GRAPH) this.reheat(0.08, 0.04);
       this.markDirty();
       return;
@@ -603,6 +636,13 @@ export class GraphRenderer {
     if (e.buttons) return; // panning: no hover work
     const hit = this.hitClient(e.clientX, e.clientY);
     const id = hit?.id ?? null;
+    // A folder label shows its full path as the canvas's tooltip.
+    const rect = this.canvas.getBoundingClientRect();
+    const px = e.clientX - rect.left;
+    const py = e.clientY - rect.top;
+    const over = hit ? undefined : this.lastDraw.folderBoxes.find((f) => px >= f.x0 && px <= f.x1 && py >= f.y0 && py <= f.y1);
+    const title = over ? over.path : '';
+    if (this.canvas.title !== title) this.canvas.title = title;
     if (id !== this.hoverId) {
       this.hoverId = id;
       this.canvas.style.cursor = hit ? 'pointer' : '';
@@ -688,6 +728,8 @@ export class GraphRenderer {
       settled: !this.simRunning && !this.drag,
       zoom: this.transform.k,
       hullLabels: [...this.lastDraw.hullLabels],
+      folderLabels: [...this.lastDraw.folderLabels],
+      fileLabels: [...this.lastDraw.fileLabels],
       labels: this.lastDraw.labels,
       frames: this.frames,
       onScreen: this.lastDraw.onScreen,
