@@ -10,6 +10,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -146,6 +148,27 @@ def start_on_stub(data_dir: Path, stub_url: str) -> ServerProcess:
     """`python -m server` on a fresh data dir whose strong slot is the scripted stub."""
     write_settings(data_dir, scripted_slot(stub_url))
     return start_server(data_dir)
+
+
+@contextmanager
+def server_on_stub(
+    data_dir: Path, reply: Any = None, delay_s: float = 0.0, env: dict[str, str] | None = None
+) -> Iterator[ServerProcess]:
+    """`python -m server` (extra `env`) on `data_dir` whose strong slot is the scripted model
+    `create_stub(reply, delay_s)` (tests/stub_openai.py; `reply` None: its default reply), served
+    on loopback for the block; afterwards the server is stopped and must exit 0."""
+    # Imported here: the frozen-server smoke script imports this module for its ready-line reader.
+    from tests.livehttp import serve
+    from tests.stub_openai import create_stub
+
+    stub = create_stub(delay_s=delay_s) if reply is None else create_stub(reply, delay_s=delay_s)
+    with serve(stub) as stub_url:
+        write_settings(data_dir, scripted_slot(stub_url))
+        proc = start_server(data_dir, env=env)
+        try:
+            yield proc
+        finally:
+            assert proc.stop() == 0
 
 
 def learner_turn(chat_id: str, text: str, message_id: str = "u1") -> dict:

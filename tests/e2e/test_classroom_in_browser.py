@@ -15,7 +15,7 @@ from playwright.sync_api import Page, expect
 from server.core.questions import display_order
 from server.store.chats import read_record_data
 from tests.livehttp import serve
-from tests.procs import ServerProcess, start_on_stub
+from tests.procs import ServerProcess, server_on_stub, start_on_stub
 from tests.stub_lesson import lesson_reply
 from tests.stub_openai import create_stub, default_reply
 
@@ -24,10 +24,8 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture
 def lesson_server(data_dir: Path) -> Iterator[ServerProcess]:
-    with serve(create_stub(lesson_reply, delay_s=0.02)) as stub_url:
-        server = start_on_stub(data_dir, stub_url)
+    with server_on_stub(data_dir, lesson_reply, delay_s=0.02) as server:
         yield server
-        assert server.stop() == 0
 
 
 def shown_order(page: Page) -> list[int]:

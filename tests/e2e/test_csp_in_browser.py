@@ -30,9 +30,9 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from server.agent.workbench.headless import CHROMIUM_ARGS
 from tests.livehttp import serve
-from tests.procs import ServerProcess, scripted_slot, start_server, write_settings
+from tests.procs import ServerProcess, server_on_stub
 from tests.stub_lesson import lesson_reply
-from tests.stub_openai import Reply, create_stub
+from tests.stub_openai import Reply
 from tests.stub_practice import practice_reply
 
 pytestmark = pytest.mark.e2e
@@ -145,15 +145,9 @@ def deepgram() -> Iterator[tuple[FakeDeepgramSocket, str]]:
 @pytest.fixture
 def server(data_dir: Path, deepgram: tuple[FakeDeepgramSocket, str]) -> Iterator[ServerProcess]:
     _, deepgram_url = deepgram
-    with serve(create_stub(reply, delay_s=0.01)) as stub_url:
-        write_settings(data_dir, scripted_slot(stub_url))
-        proc = start_server(
-            data_dir, env={"LH_DEEPGRAM_API_BASE": deepgram_url, "LH_DEEPGRAM_API_KEY": DEEPGRAM_KEY}
-        )
-        try:
-            yield proc
-        finally:
-            assert proc.stop() == 0
+    env = {"LH_DEEPGRAM_API_BASE": deepgram_url, "LH_DEEPGRAM_API_KEY": DEEPGRAM_KEY}
+    with server_on_stub(data_dir, reply, delay_s=0.01, env=env) as proc:
+        yield proc
 
 
 def watched_page(browser: Browser, console: list[str]) -> Page:

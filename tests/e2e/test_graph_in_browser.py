@@ -21,10 +21,9 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.livehttp import serve
-from tests.procs import ServerProcess, start_on_stub
+from tests.procs import ServerProcess, server_on_stub
 from tests.shared import NOTES as SHARED_NOTES
-from tests.stub_openai import Reply, create_stub, last_user_text
+from tests.stub_openai import Reply, last_user_text
 
 pytestmark = pytest.mark.e2e
 
@@ -88,12 +87,8 @@ def graph_reply(body: dict[str, Any]) -> Reply:
 # -- helpers -------------------------------------------------------------------------------------
 @pytest.fixture
 def graph_server(data_dir: Path) -> Iterator[ServerProcess]:
-    with serve(create_stub(graph_reply, delay_s=0.0)) as stub_url:
-        server = start_on_stub(data_dir, stub_url)
-        try:
-            yield server
-        finally:
-            assert server.stop() == 0
+    with server_on_stub(data_dir, graph_reply) as server:
+        yield server
 
 
 def import_notes(server: ServerProcess, names: list[str]) -> None:

@@ -22,11 +22,10 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from server.core.questions import display_order
-from tests.livehttp import serve
-from tests.procs import ServerProcess, start_on_stub
+from tests.procs import ServerProcess, server_on_stub
 from tests.stub_graph import graph_reply
 from tests.stub_lesson import lesson_reply
-from tests.stub_openai import Reply, create_stub
+from tests.stub_openai import Reply
 
 pytestmark = pytest.mark.e2e
 
@@ -81,12 +80,8 @@ def reply(body: dict[str, Any]) -> Reply:
 def server(data_dir: Path) -> Iterator[ServerProcess]:
     if not AXE.is_file():
         pytest.fail(f"axe-core is missing ({AXE}): run `npm install` in frontend/ (make test does)")
-    with serve(create_stub(reply, delay_s=0.01)) as stub_url:
-        proc = start_on_stub(data_dir, stub_url)
-        try:
-            yield proc
-        finally:
-            assert proc.stop() == 0
+    with server_on_stub(data_dir, reply, delay_s=0.01) as proc:
+        yield proc
 
 
 def shot(page: Page, name: str) -> None:

@@ -18,10 +18,9 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.flows.lesson_script import ASSESSMENT
-from tests.livehttp import serve
-from tests.procs import ServerProcess, start_on_stub
+from tests.procs import ServerProcess, server_on_stub
 from tests.stub_graph import graph_reply
-from tests.stub_openai import Reply, create_stub
+from tests.stub_openai import Reply
 
 pytestmark = pytest.mark.e2e
 
@@ -43,12 +42,8 @@ def reply(body: dict[str, Any]) -> Reply:
 
 @pytest.fixture
 def server(data_dir: Path) -> Iterator[ServerProcess]:
-    with serve(create_stub(reply, delay_s=0.0)) as stub_url:
-        proc = start_on_stub(data_dir, stub_url)
-        try:
-            yield proc
-        finally:
-            assert proc.stop() == 0
+    with server_on_stub(data_dir, reply) as proc:
+        yield proc
 
 
 def test_a_short_lesson_then_add_to_my_graph_now_puts_it_on_the_home_page(

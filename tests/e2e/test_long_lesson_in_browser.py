@@ -20,9 +20,7 @@ import pytest
 from playwright.sync_api import Page, Request, Response, expect
 
 from server.store.chats import read_record_data
-from tests.livehttp import serve
-from tests.procs import ServerProcess, start_on_stub
-from tests.stub_openai import create_stub
+from tests.procs import ServerProcess, server_on_stub
 
 pytestmark = pytest.mark.e2e
 
@@ -49,12 +47,8 @@ def seeded_messages(n: int) -> list[dict[str, Any]]:
 
 @pytest.fixture
 def server(data_dir: Path) -> Iterator[ServerProcess]:
-    with serve(create_stub(delay_s=0.0)) as stub_url:
-        proc = start_on_stub(data_dir, stub_url)
-        try:
-            yield proc
-        finally:
-            assert proc.stop() == 0
+    with server_on_stub(data_dir) as proc:
+        yield proc
 
 
 def seed_lesson(server: ServerProcess, n: int) -> Path:

@@ -14,9 +14,7 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.livehttp import serve
-from tests.procs import ServerProcess, start_on_stub
-from tests.stub_openai import create_stub
+from tests.procs import ServerProcess, server_on_stub
 from tests.stub_practice import practice_reply
 
 pytestmark = pytest.mark.e2e
@@ -26,12 +24,8 @@ NOTE = "# Binary heap\n# Heap order\n# Root is the minimum\n"
 
 @pytest.fixture
 def server(data_dir: Path) -> Iterator[ServerProcess]:
-    with serve(create_stub(practice_reply, delay_s=0.0)) as stub_url:
-        proc = start_on_stub(data_dir, stub_url)
-        try:
-            yield proc
-        finally:
-            assert proc.stop() == 0
+    with server_on_stub(data_dir, practice_reply) as proc:
+        yield proc
 
 
 def test_select_generate_answer_reveal_and_grade(page: Page, server: ServerProcess) -> None:

@@ -18,7 +18,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.test_classroom_in_browser import answer_quiz
 from tests.livehttp import serve
-from tests.procs import ServerProcess, start_on_stub
+from tests.procs import ServerProcess, server_on_stub, start_on_stub
 from tests.stub_lesson import lesson_reply
 from tests.stub_openai import Reply, create_stub
 
@@ -39,12 +39,8 @@ def reply(body: dict[str, Any]) -> Reply | str:
 @pytest.fixture
 def server(data_dir: Path) -> Iterator[ServerProcess]:
     FAILING["on"] = False
-    with serve(create_stub(reply, delay_s=0.01)) as stub_url:
-        proc = start_on_stub(data_dir, stub_url)
-        try:
-            yield proc
-        finally:
-            assert proc.stop() == 0
+    with server_on_stub(data_dir, reply, delay_s=0.01) as proc:
+        yield proc
 
 
 def test_a_503_after_an_answer_leaves_a_retry_that_continues_the_lesson(

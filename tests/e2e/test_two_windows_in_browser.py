@@ -19,11 +19,10 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.flows.lesson_script import ASSESSMENT
-from tests.livehttp import serve
-from tests.procs import ServerProcess, start_on_stub
+from tests.procs import ServerProcess, server_on_stub
 from tests.shared import NOTES
 from tests.stub_graph import graph_reply
-from tests.stub_openai import Reply, create_stub
+from tests.stub_openai import Reply
 
 pytestmark = pytest.mark.e2e
 
@@ -49,12 +48,8 @@ def reply(body: dict[str, Any]) -> Reply:
 
 @pytest.fixture
 def server(data_dir: Path) -> Iterator[ServerProcess]:
-    with serve(create_stub(reply, delay_s=0.08)) as stub_url:
-        proc = start_on_stub(data_dir, stub_url)
-        try:
-            yield proc
-        finally:
-            assert proc.stop() == 0
+    with server_on_stub(data_dir, reply, delay_s=0.08) as proc:
+        yield proc
 
 
 def window(browser: Browser, url: str) -> Page:
