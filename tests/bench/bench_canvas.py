@@ -33,9 +33,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from server.core.contracts.graph import ChainLine, NodeLine, Provenance, RunLine, SourceLine
+from server.core.contracts.graph import ChainLine, NodeLine, Provenance, SourceLine
 from server.core.graph import chain_id
 from server.store.ledger import append_ledger
+from tests.bench.common import run_line
 from tests.e2e.conftest import CHROMIUM_ARGS
 from tests.procs import start_server
 
@@ -112,17 +113,7 @@ def write_graph(data_dir: Path, size: int, seed: int = 7) -> tuple[int, int]:
     append_ledger(root / "nodes.jsonl", nodes)
     append_ledger(root / "chains.jsonl", list(chains.values()))
     # the commit point: without a run line no line of job_bench counts (the page would stay empty)
-    run = RunLine(
-        source="src_bench",
-        job="job_bench",
-        label="bench",
-        addedNodes=n_props,
-        linkedNodes=0,
-        addedChains=len(chains),
-        droppedChains=0,
-        at="2026-11-30T00:00:00Z",
-    )
-    append_ledger(root / "sessions.jsonl", [run])
+    append_ledger(root / "sessions.jsonl", [run_line("src_bench", "job_bench", n_props, len(chains))])
     (root / "positions.json").write_text(json.dumps(positions))
     return n_props, len(chains)
 

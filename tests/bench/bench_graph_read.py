@@ -19,12 +19,8 @@ import orjson
 
 from server.core.contracts.graph import (
     ChainLine,
-    FindingChain,
-    FindingProposition,
-    Findings,
     NodeLine,
     Provenance,
-    RunLine,
     Verdicts,
 )
 from server.core.graph import chain_id, plan_merge
@@ -32,7 +28,7 @@ from server.core.graph_view import derive_view
 from server.services.graph import GraphService
 from server.store.graph import FileGraphStore
 from server.store.ledger import append_ledger
-from tests.bench.common import timed
+from tests.bench.common import extraction_job, run_line, timed
 
 
 def write_graph(root: Path, size: int, seed: int = 3) -> None:
@@ -71,17 +67,7 @@ def write_graph(root: Path, size: int, seed: int = 3) -> None:
     append_ledger(root / "nodes.jsonl", nodes)
     append_ledger(root / "chains.jsonl", chains)
     # the commit point: without a run line no line of job_0 counts (the view would be empty)
-    run = RunLine(
-        source="src_bench",
-        job="job_0",
-        label="bench",
-        addedNodes=size,
-        linkedNodes=0,
-        addedChains=size,
-        droppedChains=0,
-        at="2026-11-30T00:00:00Z",
-    )
-    append_ledger(root / "sessions.jsonl", [run])
+    append_ledger(root / "sessions.jsonl", [run_line("src_bench", "job_0", size, size)])
 
 
 class _NoChats:
@@ -108,34 +94,23 @@ def merge_one(store: FileGraphStore, number: int) -> None:
     `ExtractionService` does (plan with the store's kept chain index)."""
     rng = random.Random(number)
     nodes = store.nodes()
-    start = rng.randrange(0, max(1, len(nodes) - 100)) // 100 * 100
-    existing = list(nodes)[start : start + 100]
-    props = [FindingProposition(id=f"p{i}", name=f"New {i}", statement=f"New claim {i}.") for i in range(20)]
-    chains = [
-        FindingChain(
-            premises=sorted({rng.choice(existing) for _ in range(rng.randint(1, 3))}),
-            conclusion=f"p{rng.randrange(20)}",
-        )
-        for _ in range(30)
-    ]
     prov = Provenance(source="src_job", job=f"job_m{number}")
     plan = plan_merge(
         nodes,
         store.chains(),
-        Findings(propositions=props, chains=chains),
+        extraction_job(nodes, rng),
         Verdicts(links=[]),
         prov,
         "2026-12-03T00:00:00Z",
         index=store.chain_index(),
     )
-    run = RunLine(
-        source="src_job",
-        job=prov.job,
+    run = run_line(
+        "src_job",
+        prov.job,
+        plan.added_nodes,
+        plan.added_chains,
+        len(plan.dropped_chains),
         label="merge",
-        addedNodes=plan.added_nodes,
-        linkedNodes=0,
-        addedChains=plan.added_chains,
-        droppedChains=len(plan.dropped_chains),
         at="2026-12-03T00:00:00Z",
     )
     store.commit_merge(plan, [], run)

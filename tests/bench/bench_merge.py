@@ -31,18 +31,14 @@ from pathlib import Path
 from server.core.contracts.graph import (
     Chain,
     ChainLine,
-    FindingChain,
-    FindingProposition,
-    Findings,
     NodeLine,
     Provenance,
-    RunLine,
     Verdicts,
 )
 from server.core.graph import ChainIndex, chain_id, fold_nodes, plan_merge, simplify
 from server.store.graph import FileGraphStore
 from server.store.ledger import append_ledger
-from tests.bench.common import timed
+from tests.bench.common import extraction_job, run_line, timed
 
 
 def build_graph(n_chains: int, seed: int = 7) -> tuple[dict, dict[str, Chain]]:
@@ -77,18 +73,6 @@ def build_graph(n_chains: int, seed: int = 7) -> tuple[dict, dict[str, Chain]]:
     return nodes, chains
 
 
-def job(nodes: dict, rng: random.Random) -> Findings:
-    start = rng.randrange(0, max(1, len(nodes) - 100)) // 100 * 100
-    existing = list(nodes)[start : start + 100]
-    props = [FindingProposition(id=f"p{i}", name=f"New {i}", statement=f"New claim {i}.") for i in range(20)]
-    chains = []
-    for _ in range(30):
-        conclusion = f"p{rng.randrange(20)}"
-        premises = {rng.choice(existing) for _ in range(rng.randint(1, 3))}
-        chains.append(FindingChain(premises=sorted(premises), conclusion=conclusion))
-    return Findings(propositions=props, chains=chains)
-
-
 def main() -> None:
     print(
         f"{'chains':>8} {'merge+simplify ms (median, min-max)':>38} {'with kept index ms':>26}"
@@ -97,7 +81,7 @@ def main() -> None:
     for size in (1_000, 10_000, 100_000):
         nodes, chains = build_graph(size)
         rng = random.Random(size)
-        findings = job(nodes, rng)
+        findings = extraction_job(nodes, rng)
         prov = Provenance(source="src_job", job="job_1")
         merge = timed(partial(plan_merge, nodes, chains, findings, Verdicts(links=[]), prov, "t9"), 7)
         index = ChainIndex(chains.values())
@@ -128,21 +112,8 @@ def write_store(root: Path, nodes: dict, chains: dict[str, Chain]) -> FileGraphS
             for c in chains.values()
         ],
     )
-    append_ledger(root / "sessions.jsonl", [run_line("job_0", 0, 0, 0)])
+    append_ledger(root / "sessions.jsonl", [run_line("src_bench", "job_0", 0, 0, at="t9")])
     return FileGraphStore(root)
-
-
-def run_line(job: str, added_nodes: int, added_chains: int, dropped: int) -> RunLine:
-    return RunLine(
-        source="src_bench",
-        job=job,
-        label="bench",
-        addedNodes=added_nodes,
-        linkedNodes=0,
-        addedChains=added_chains,
-        droppedChains=dropped,
-        at="t9",
-    )
 
 
 def store_merges(size: int, repeat: int = 7) -> dict[str, list[float]]:
@@ -159,13 +130,15 @@ def store_merges(size: int, repeat: int = 7) -> dict[str, list[float]]:
             nodes, chains = store.nodes(), store.chains()
             t1 = time.perf_counter()
             prov = Provenance(source="src_job", job=f"job_{number + 1}")
-            findings = job(nodes, rng)
+            findings = extraction_job(nodes, rng)
             t2 = time.perf_counter()
             plan = plan_merge(
                 nodes, chains, findings, Verdicts(links=[]), prov, "t9", index=store.chain_index()
             )
             t3 = time.perf_counter()
-            run = run_line(prov.job, plan.added_nodes, plan.added_chains, len(plan.dropped_chains))
+            run = run_line(
+                "src_bench", prov.job, plan.added_nodes, plan.added_chains, len(plan.dropped_chains), at="t9"
+            )
             store.commit_merge(plan, [], run)
             t4 = time.perf_counter()
             out["first plan" if number == 0 else "plan"].append((t3 - t2) * 1000)
