@@ -15,8 +15,9 @@ Existing positions never move. New nodes are placed in one bounded pass:
    (largest first, the same free-spot search), then the whole pack is put as one disc (padded by
    `FOLDER_PAD`) at the nearest free spot among the other folders and the folderless sessions; a
    new session of a folder already placed takes the nearest free spot to that folder's centre
-   among every session disc. So files of one folder sit together and folders are `GAP + 2 ×
-   FOLDER_PAD` apart, files within a folder `GAP`.
+   among every session disc (GAP from its folder's files, GAP + 2 × FOLDER_PAD from the
+   others). So files of one folder sit together and folders are `GAP + 2 × FOLDER_PAD` apart,
+   files within a folder `GAP`.
 2. Initial guesses. A new member of a session takes the next free spot of its disc's sunflower
    (Vogel spiral: even density, the outer rings once the inner ones are taken); a node without a
    session (an implication node) starts at the centroid of its placed or guessed neighbours, else
@@ -269,7 +270,7 @@ def _regions(
             base = region_radius(total)
             radius = max(base, min(float(p90[g]), 3 * base))
             regions[name] = _Region(float(cx[g]), float(cy[g]), radius, placed, total)
-            every.add(float(cx[g]), float(cy[g]), radius)
+            every.add(float(cx[g]), float(cy[g]), radius, folders.get(name))
             if name not in folders:
                 discs.add(float(cx[g]), float(cy[g]), radius)
     placed_folders = _placed_folders(regions, folders)
@@ -322,9 +323,9 @@ def _regions(
         elif folder in placed_folders:  # a new file of a placed folder: beside its files
             fx, fy, _ = placed_folders[folder]
             radius = region_radius(new_count[name])
-            x, y = every.free_spot((fx, fy), radius)
-            every.add(x, y, radius)
-            discs.add(x, y, radius)
+            x, y = every.free_spot((fx, fy), radius, folder, 2 * FOLDER_PAD)  # other folders' files
+            every.add(x, y, radius, folder)  # stay GAP + 2 × FOLDER_PAD away
+            discs.add(x, y, radius + FOLDER_PAD)
             regions[name] = _Region(x, y, radius, 0, new_count[name])
         else:
             packs.setdefault(folder, []).append(name)
@@ -342,7 +343,7 @@ def _regions(
         x, y = discs.free_spot(target_of(names_in), fr + FOLDER_PAD)
         discs.add(x, y, fr + FOLDER_PAD)
         for n, (lx, ly, r) in local.items():
-            every.add(x + lx, y + ly, r)
+            every.add(x + lx, y + ly, r, key)
             regions[n] = _Region(x + lx, y + ly, r, 0, new_count[n])
     return regions
 
@@ -386,7 +387,7 @@ class _Discs:
     RAYS = 16
 
     def __init__(self) -> None:
-        self.cells: dict[tuple[int, int], list[tuple[float, float, float]]] = {}
+        self.cells: dict[tuple[int, int], list[tuple[float, float, float, str | None]]] = {}
         self.reach: dict[tuple[int, int], list[float]] = {}  # target cell -> per ray, a lower bound
         self.smallest = region_radius(1)
 
@@ -395,19 +396,30 @@ class _Discs:
         y0, y1 = math.floor((y - reach) / DISC_CELL), math.floor((y + reach) / DISC_CELL)
         return ((i, j) for i in range(x0, x1 + 1) for j in range(y0, y1 + 1))
 
-    def add(self, x: float, y: float, radius: float) -> None:
+    def add(self, x: float, y: float, radius: float, tag: str | None = None) -> None:
         for cell in self._span(x, y, radius + GAP / 2):
-            self.cells.setdefault(cell, []).append((x, y, radius))
+            self.cells.setdefault(cell, []).append((x, y, radius, tag))
 
-    def _march(self, tx: float, ty: float, ux: float, uy: float, s: float, radius: float) -> float:
+    def _march(
+        self,
+        tx: float,
+        ty: float,
+        ux: float,
+        uy: float,
+        s: float,
+        radius: float,
+        tag: str | None = None,
+        apart: float = 0.0,
+    ) -> float:
         """The first distance ≥ s along the ray t + s·u where a disc of `radius` is clear of every
-        disc by GAP: each conflicting disc is jumped past in one step (its far crossing)."""
+        disc by GAP (by GAP + `apart` from discs whose tag is not `tag`, when `tag` is given):
+        each conflicting disc is jumped past in one step (its far crossing)."""
         while True:
             x, y = tx + s * ux, ty + s * uy
             exit_at = s
-            for cell in self._span(x, y, radius + GAP / 2):
-                for ox, oy, orad in self.cells.get(cell, ()):
-                    need = radius + orad + GAP
+            for cell in self._span(x, y, radius + GAP / 2 + apart):
+                for ox, oy, orad, otag in self.cells.get(cell, ()):
+                    need = radius + orad + GAP + (apart if tag is not None and otag != tag else 0.0)
                     dx, dy = ox - tx, oy - ty
                     if (x - ox) ** 2 + (y - oy) ** 2 < need * need:
                         proj = dx * ux + dy * uy
@@ -417,11 +429,14 @@ class _Discs:
                 return s
             s = exit_at
 
-    def free_spot(self, target: tuple[float, float], radius: float) -> tuple[float, float]:
-        """The nearest clear spot to `target` (snapped to the STEP grid) along RAYS directions.
-        Per target, each ray remembers how far no session fits (discs are only added, so that
-        bound only grows): a batch of sessions aimed at one target never re-walks the filled
-        middle."""
+    def free_spot(
+        self, target: tuple[float, float], radius: float, tag: str | None = None, apart: float = 0.0
+    ) -> tuple[float, float]:
+        """The nearest clear spot to `target` (snapped to the STEP grid) along RAYS directions
+        (`tag`, `apart`: as `_march`). Per target, each ray remembers how far no session fits
+        (discs are only added, so that bound only grows; it is taken with no tag, the least
+        clearance, so it bounds every query): a batch of sessions aimed at one target never
+        re-walks the filled middle."""
         key = (round(target[0] / STEP), round(target[1] / STEP))
         tx, ty = key[0] * STEP, key[1] * STEP
         reach = self.reach.setdefault(key, [0.0] * self.RAYS)
@@ -430,7 +445,11 @@ class _Discs:
             angle = ray / self.RAYS * 2 * math.pi
             ux, uy = math.cos(angle), math.sin(angle)
             reach[ray] = self._march(tx, ty, ux, uy, reach[ray], self.smallest)
-            s = self._march(tx, ty, ux, uy, reach[ray], radius) if radius > self.smallest else reach[ray]
+            s = (
+                self._march(tx, ty, ux, uy, reach[ray], radius, tag, apart)
+                if radius > self.smallest or tag is not None
+                else reach[ray]
+            )
             if best is None or s < best[0]:
                 best = (s, tx + s * ux, ty + s * uy)
         assert best is not None

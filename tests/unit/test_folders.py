@@ -72,3 +72,21 @@ def test_a_synthetic_vault_reads_as_folders_and_stays_stable() -> None:
     assert all(after[k] == v for k, v in pos.items())  # existing nodes never jump
     f2 = region_metrics(after, {n: all_folders[s] for n, s in groups.items()}, pad=20.0)
     assert f2.own_share >= 0.9 and f2.overlap <= 0.1, f2
+
+
+def test_files_arriving_one_merge_at_a_time_still_group_by_folder() -> None:
+    """A folder import merges file after file: each later file of a placed folder lands beside its
+    folder's files and clear of the other folders'."""
+    g, folders = synthetic_vault(6, 8, seed=5)
+    pos: dict[str, tuple[float, float]] = {}
+    sessions = sorted({s for s in g.groups.values()}, key=lambda s: (int(s[1:]) % 8, int(s[1:])))
+    shown: set[str] = set()
+    for session in sessions:  # round robin over the folders, one file per settle
+        shown |= {n for n, s in g.groups.items() if s == session}
+        ids = [i for i in g.ids if i in shown]
+        groups = {n: g.groups[n] for n in ids}
+        before = dict(pos)
+        pos = settle(pos, ids, [], groups=groups, folders=folders)
+        assert all(pos[k] == v for k, v in before.items())
+    m = region_metrics(pos, {n: folders[s] for n, s in g.groups.items()}, pad=20.0)
+    assert m.own_share >= 0.9 and m.overlap <= 0.1, m

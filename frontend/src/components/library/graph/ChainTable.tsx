@@ -1,4 +1,4 @@
-import { Fragment, useDeferredValue, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import { Fragment, useDeferredValue, useEffect, useMemo, useRef, useState, type CSSProperties, type ReactNode } from 'react';
 import {
   buildTable,
   chainSearch,
@@ -11,6 +11,7 @@ import {
   type SortKey,
   type TableChain,
 } from '../../../core/chainTable';
+import { groupByFolder } from '../../../core/chainFolders';
 import { chainsOf, plural, type GraphData } from '../../../core/graph';
 import { chainsForSelection, selectionSummary } from '../../../core/practice';
 import { formatFull, formatRelative } from '../../../core/time';
@@ -52,11 +53,14 @@ export default function ChainTable({ data, selection, onSelectionChange, onGener
   const [query, setQuery] = useState('');
   const deferredQuery = useDeferredValue(query);
   const [openClusters, setOpenClusters] = useState<ReadonlySet<string>>(new Set());
+  /** Folders the learner collapsed (folders start open; a search opens every one). */
+  const [closedFolders, setClosedFolders] = useState<ReadonlySet<string>>(new Set());
   const [openChains, setOpenChains] = useState<ReadonlySet<string>>(new Set());
   const searchRef = useRef<HTMLInputElement>(null);
 
   const matches = useMemo(() => search(deferredQuery), [search, deferredQuery]);
   const rows = useMemo(() => filterTable(sortTable(model.clusters, sort.key, sort.dir), matches), [model, sort, matches]);
+  const grouped = useMemo(() => groupByFolder(rows, data.folders), [rows, data.folders]);
   const searching = matches !== null;
   const practice = useMemo(() => chainsForSelection(selection, chains), [selection, chains]);
   const { counts } = model;
@@ -86,10 +90,16 @@ export default function ChainTable({ data, selection, onSelectionChange, onGener
   let budget = MAX_ROWS;
   let hidden = 0;
   const body: ReactNode[] = [];
-  for (const cluster of rows) {
+  const pushCluster = (cluster: (typeof rows)[number], depth: number | null) => {
     const open = searching || openClusters.has(cluster.key);
     body.push(
-      <tr key={`c:${cluster.key}`} className="row-cluster" data-testid="table-cluster" data-cluster-key={cluster.key}>
+      <tr
+        key={`c:${cluster.key}`}
+        className={depth === null ? 'row-cluster' : 'row-cluster row-in-folder'}
+        style={depth === null ? undefined : ({ '--folder-depth': depth + 1 } as CSSProperties)}
+        data-testid="table-cluster"
+        data-cluster-key={cluster.key}
+      >
         <td className="col-check">
           <Check state={checkState(cluster.members, selection)} label={`Select ${cluster.label}`} testId="select-cluster" onChange={() => onSelectionChange(toggleMembers(selection, cluster.members))} />
         </td>
@@ -118,7 +128,7 @@ export default function ChainTable({ data, selection, onSelectionChange, onGener
         <td className="col-actions" />
       </tr>,
     );
-    if (!open) continue;
+    if (!open) return;
     for (const chain of cluster.chains) {
       if (budget <= 0) {
         hidden++;
@@ -140,7 +150,43 @@ export default function ChainTable({ data, selection, onSelectionChange, onGener
         />,
       );
     }
+  };
+  // Folders first (issue 17 item 2): each folder row, then its files' rows when it is open.
+  for (const group of grouped.groups) {
+    const { folder } = group;
+    const open = searching || !closedFolders.has(folder.key);
+    body.push(
+      <tr key={`f:${folder.key}`} className="row-folder" style={{ '--folder-depth': group.depth } as CSSProperties} data-testid="table-folder" data-folder-key={folder.key}>
+        <td className="col-check">
+          <Check state={checkState(group.members, selection)} label={`Select folder ${folder.label}`} testId="select-folder" onChange={() => onSelectionChange(toggleMembers(selection, group.members))} />
+        </td>
+        <td className="col-name">
+          <button
+            type="button"
+            className="row-toggle row-toggle-folder"
+            data-testid="toggle-folder"
+            aria-expanded={open}
+            disabled={searching}
+            title={folder.path}
+            onClick={() => setClosedFolders((s) => toggle(s, folder.key))}
+          >
+            <Caret open={open} />
+            <span className="source-kind source-folder">Folder</span>
+            <span className="cluster-name">{folder.label}</span>
+            <span className="muted small">
+              {' '}
+              · {plural(group.clusters.length, 'file')} · {plural(group.props, 'proposition')}
+            </span>
+          </button>
+        </td>
+        <td className="col-props">{group.props}</td>
+        <td className="col-created" />
+        <td className="col-actions" />
+      </tr>,
+    );
+    if (open) for (const cluster of group.clusters) pushCluster(cluster, group.depth);
   }
+  for (const cluster of grouped.loose) pushCluster(cluster, null);
 
   return (
     <div className="chain-table-overlay" data-testid="chain-table" role="dialog" aria-modal="false" aria-label="Reasoning chains">
