@@ -11,6 +11,7 @@ views. Tokens are estimated as ceil(characters / 4).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -65,10 +66,16 @@ def message_views(messages: list[dict[str, Any]], memo: ViewMemo | None = None) 
     same = 0
     if memo is not None:
         limit = min(len(memo.messages), len(messages))
+        same = limit
         if not all(map(operator.is_, messages, memo.messages)):  # at C speed: usually all the same
-            same = next(i for i in range(limit) if messages[i] is not memo.messages[i])
-        else:
-            same = limit
+            # a turn replaces the last message or two (a reply, an answer): checked at C speed too
+            tail = (k for k in (limit - 1, limit - 2) if k >= 0 and _same_prefix(messages, memo.messages, k))
+            found = next(tail, None)
+            same = (
+                found
+                if found is not None
+                else next(i for i in range(limit) if messages[i] is not memo.messages[i])
+            )
     views = memo.views[: memo.counts[same]] if memo is not None else []
     counts = memo.counts[: same + 1] if memo is not None else [0]
     flags = memo.teacher[: same + 1] if memo is not None else [False]
@@ -91,6 +98,11 @@ def message_views(messages: list[dict[str, Any]], memo: ViewMemo | None = None) 
     if memo is not None:
         memo.messages, memo.counts, memo.teacher, memo.views = list(messages), counts, flags, list(views)
     return views
+
+
+def _same_prefix(a: list[Any], b: list[Any], k: int) -> bool:
+    """Whether the first `k` items of `a` and `b` are the very same objects."""
+    return all(map(operator.is_, itertools.islice(a, k), itertools.islice(b, k)))
 
 
 def uncovered(views: Iterable[MessageView], covered: Mapping[str, set[str]]) -> list[MessageView]:

@@ -62,6 +62,7 @@ class ContextService:
         self.cheap_model = cheap_model
         self.permits = permits
         self._sizes: dict[str, tuple[list[str], list[int]]] = {}
+        self._plans: dict[str, tuple[str | None, int, dict[str, Any] | None]] = {}
         self.refreshing: dict[str, asyncio.Task[SummaryCover | None]] = {}
 
     def budget(self, offline: bool) -> int:
@@ -85,12 +86,29 @@ class ContextService:
         sizes.extend(message_tokens(m) for m in messages[keep:])
         return sizes
 
+    def plan(self, chat_id: str, messages: list[dict[str, Any]]) -> str | None:
+        """`plan_text` of the transcript, read once per message: a lesson without a plan (yet)
+        is scanned from where the last scan ended (less its last two messages, which a reply or
+        an answer replaces), while the message there is still the one scanned."""
+        found, scanned, last = self._plans.get(chat_id, (None, 0, None))
+        if found is not None and scanned <= len(messages) and messages[scanned - 1] is last:
+            return found
+        start = max(scanned - 2, 0) if 0 < scanned <= len(messages) and messages[scanned - 1] is last else 0
+        if found is not None:
+            start = 0
+        text = plan_text(messages[start:])
+        at = len(messages)
+        if text is not None:  # remembered with the message that holds it
+            at = next(i for i in range(start, len(messages)) if plan_text([messages[i]]) is not None) + 1
+        self._plans[chat_id] = (text, at, messages[at - 1] if at else None)
+        return text
+
     def view(self, chat_id: str, messages: list[dict[str, Any]], *, offline: bool = False) -> ModelView:
         """What the model reads of this transcript now."""
         return model_view(
             messages,
             budget=self.budget(offline),
-            plan=plan_text(messages),
+            plan=self.plan(chat_id, messages),
             summary=self._cached(chat_id),
             sizes=self.sizes(chat_id, messages),
         )
@@ -156,6 +174,7 @@ class ContextService:
 
     def forget(self, chat_id: str) -> None:
         self._sizes.pop(chat_id, None)
+        self._plans.pop(chat_id, None)
         task = self.refreshing.pop(chat_id, None)
         if task is not None:
             task.cancel()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import logging
 import operator
 import os
@@ -621,24 +622,33 @@ class LibraryService:
         return self._open(record)[0]
 
     def _open(self, record: ChatRecord) -> tuple[list[MessageView], int]:
-        """The lesson's uncovered views and their estimated tokens. After a turn that only added
-        messages, and while the lesson's coverage lines are the very same, only the new views are
-        diffed (issue 15); anything else (an edit, a merge, a new coverage line naming a new
-        view's message) diffs them all."""
+        """The lesson's uncovered views and their estimated tokens. After a turn that added
+        messages or replaced its last ones (a reply, an answered question), while the lesson's
+        coverage lines are the very same and name none of the views that changed, only the new
+        views are diffed (issue 15); anything else (an edit further back, a merge, a retirement)
+        diffs them all."""
         views = message_views(record.messages, self._view_memo(record.id))
         coverage = self.graph.coverage(record.id)
         last = self._open_memos.get(record.id)
+        kept = _kept_views(views, last.views) if last is not None else None
         if (
             last is not None
-            and len(views) >= len(last.views)
+            and kept is not None
             and len(coverage) == len(last.coverage)
-            and all(map(operator.is_, views, last.views))
             and all(map(operator.is_, coverage, last.coverage))
-            and not any(v.message_id in last.named for v in views[len(last.views) :])
+            and not any(v.message_id in last.named for v in views[kept:])
+            and not any(v.message_id in last.named for v in last.views[kept:])
         ):
-            added = uncovered(views[len(last.views) :], last.covered)
-            tokens = last.tokens + sum(v.tokens for v in added)
-            memo = _OpenMemo(views, coverage, last.named, last.covered, [*last.open, *added], tokens)
+            # the views after `kept` were replaced or added (a reply, an answered question): the
+            # open ones among those gone are at the end of the open list, in order
+            gone = {id(v) for v in last.views[kept:]}
+            still = list(last.open)
+            tokens = last.tokens
+            while still and id(still[-1]) in gone:
+                tokens -= still.pop().tokens
+            added = uncovered(views[kept:], last.covered)
+            tokens += sum(v.tokens for v in added)
+            memo = _OpenMemo(views, coverage, last.named, last.covered, [*still, *added], tokens)
         else:
             covered = covered_by(coverage, version_jobs(coverage, _version(views)))
             found = uncovered(views, covered)
@@ -780,6 +790,18 @@ class _OpenMemo:
     covered: dict[str, set[str]]
     open: list[MessageView]
     tokens: int
+
+
+def _kept_views(views: list[MessageView], before: list[MessageView]) -> int | None:
+    """How many leading views are the very objects of `before`, when that is all of `before` or
+    all but its last one or two (a turn changes the tail); None otherwise."""
+    m = min(len(views), len(before))
+    for kept in (m, m - 1, m - 2):
+        if kept < len(before) - 2 or kept < 0:
+            break
+        if all(map(operator.is_, itertools.islice(views, kept), itertools.islice(before, kept))):
+            return kept
+    return None
 
 
 def _version(views: list[MessageView]) -> dict[str, str]:

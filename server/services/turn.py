@@ -222,6 +222,7 @@ class TurnService:
                 messages = self._answers_or_continuation(
                     record.messages, incoming.model_dump(mode="json", exclude_none=True)
                 )
+                self._index(record.id).moved(record.messages, messages)  # the last one replaced
                 continued = messages[-1]
             role = role_for(phase_of(messages))
         except BaseException:

@@ -250,3 +250,19 @@ def test_teacher_prose_views_are_remade_only_for_new_or_replaced_messages() -> N
     }  # same id, new object
     views = message_views(edited, memo)
     assert views == message_views(edited) and any(v.text == "An edited reply." for v in views)
+
+
+def test_the_plan_is_read_once_per_message_and_found_when_it_comes_late() -> None:
+    context = service(FakeSummaryCache(), Summarizer())
+    messages = lesson(300)[2:]  # no plan yet
+    assert context.plan("c", messages) is None
+    planned = lesson(2)[1]
+    steps = [
+        [*messages, {"id": "n1", "role": "user", "parts": [{"type": "text", "text": "go"}]}],
+        [*messages, {**planned, "id": "n1"}],  # the last message replaced by one that holds the plan
+        [*messages, {**planned, "id": "n1"}, *lesson(10)[2:]],
+        messages,  # cut back: no plan
+    ]
+    for step in steps:
+        assert context.plan("c", step) == plan_text(step)
+    assert plan_text(steps[2]) is not None
