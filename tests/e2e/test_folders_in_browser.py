@@ -33,6 +33,7 @@ FILES = {
     "vault/structures/heap.md": "data-structures-heap.en.md",
 }
 FOLDERS = {"algorithms", "math", "structures"}
+SHOTS = Path("/tmp/graph-shots")  # screenshots for a look; not committed
 
 
 @pytest.fixture
@@ -78,6 +79,8 @@ def test_folders_read_at_fit_and_files_when_zoomed(page: Page, graph_server: Ser
     stats = page.evaluate("window.__lhGraph.stats()")
     assert set(stats["folderLabels"]) == FOLDERS, stats["hullLabels"]
     assert stats["fileLabels"] == [] and not set(stats["hullLabels"]) & files, stats["hullLabels"]
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "e2e-folders-fit.png"))
     boxes = stats["labelBoxes"]
     for i, a in enumerate(boxes):  # no two labels overlap
         for b in boxes[i + 1 :]:
@@ -93,6 +96,7 @@ def test_folders_read_at_fit_and_files_when_zoomed(page: Page, graph_server: Ser
     page.evaluate("id => window.__lhGraph.focus(id, 2.5)", middle["id"])
     page.wait_for_function("() => window.__lhGraph.stats().fileLabels.length > 0", timeout=10_000)
     zoomed = page.evaluate("window.__lhGraph.stats()")
+    page.screenshot(path=str(SHOTS / "e2e-folders-zoomed.png"))
     in_algorithms = {"dijkstra.md", "knapsack.md", "bits.md"}
     shown = set(zoomed["fileLabels"])
     assert shown <= files and shown & in_algorithms, zoomed["hullLabels"]
