@@ -2,7 +2,10 @@ import { defineConfig } from 'vitest/config';
 import react from '@vitejs/plugin-react';
 
 // The FastAPI backend (../server) serves the built files from ../server/static
-// and answers /api/*. In dev, `npm run dev` proxies /api to a locally running backend.
+// and answers /api/*. In dev, `npm run dev` proxies /api to a locally running backend:
+// LH_DEV_SERVER names it (default http://127.0.0.1:8765, the backend's own default).
+const devServer = process.env.LH_DEV_SERVER || 'http://127.0.0.1:8765';
+
 export default defineConfig({
   plugins: [react()],
   build: {
@@ -28,7 +31,7 @@ export default defineConfig({
   server: {
     proxy: {
       '/api': {
-        target: 'http://127.0.0.1:8765',
+        target: devServer,
         changeOrigin: false,
       },
     },

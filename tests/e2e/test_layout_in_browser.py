@@ -207,6 +207,21 @@ def test_a_lesson_on_every_screen(
         assert box(page, "composer-input")["width"] >= 280
         lefts = {round(options.nth(i).bounding_box()["x"]) for i in range(4)}  # type: ignore[index]
         assert len(lefts) == 1, f"options in more than one column: {lefts}"
+        if width <= 400:  # a phone: the transcript keeps at least 40 % of the height
+            assert box(page, "transcript")["height"] >= 0.4 * height, box(page, "transcript")
+        # every option is visible or reachable by scrolling inside the dock, with Check in view
+        scroller = dock.locator(".dock-scroll")
+        for i in range(4):
+            options.nth(i).scroll_into_view_if_needed()
+            area = scroller.bounding_box()
+            option = options.nth(i).bounding_box()
+            assert area is not None and option is not None
+            assert (
+                option["y"] >= area["y"] - 4
+                and option["y"] + option["height"] <= area["y"] + area["height"] + 4
+            ), f"option {i} is clipped: {option} outside {area}"
+            assert in_window(page, "dock-submit"), f"Check is out of view with option {i} shown"
+        scroller.evaluate("el => { el.scrollTop = 0; }")
         # the question shows once: the transcript only points at the dock
         expect(page.get_by_test_id("quiz-pending")).to_be_visible()
         expect(page.get_by_test_id("quiz-pending")).not_to_contain_text("secant")

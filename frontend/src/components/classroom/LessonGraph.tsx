@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useRef, useState, type ReactNode } from 'react';
 import * as api from '../../api';
 import { useActivity } from '../../activityState';
 import { describeError } from '../../core/errors';
@@ -15,6 +15,8 @@ export function CoverageRing({ coverage, error }: { coverage: LessonCoverage | n
     const timer = window.setInterval(() => setNow(Date.now()), 15_000);
     return () => window.clearInterval(timer);
   }, []);
+  // nothing taught yet: no ring (a bare "graph: —" explains nothing)
+  if (coverage && coverage.totalTokens === 0 && !coverage.running && coverage.jobs.length === 0) return null;
   if (!coverage) {
     return error ? (
       <span className="coverage-ring coverage-unknown" data-testid="coverage-ring" title={`Could not read what is in your graph: ${error}`}>
@@ -53,6 +55,8 @@ export function CoverageRing({ coverage, error }: { coverage: LessonCoverage | n
 }
 
 interface MenuProps {
+  /** Extra content for the popover (on a phone: the phases, the model and the usage). */
+  children?: ReactNode;
   chatId: string;
   coverage: LessonCoverage | null;
   busy: boolean;
@@ -60,7 +64,7 @@ interface MenuProps {
 }
 
 /** The session menu (⋯): "Add to my graph now", with what is and is not in the graph yet. */
-export function SessionMenu({ chatId, coverage, busy, onCoverage }: MenuProps) {
+export function SessionMenu({ children, chatId, coverage, busy, onCoverage }: MenuProps) {
   const [open, setOpen] = useState(false);
   const [sending, setSending] = useState(false);
   const [notice, setNotice] = useState<{ text: string; error: boolean } | null>(null);
@@ -147,6 +151,7 @@ export function SessionMenu({ chatId, coverage, busy, onCoverage }: MenuProps) {
           <p className="session-menu-help small muted" data-testid="coverage-words">
             {coverage ? coverageWords(coverage, Date.now()) : why}
           </p>
+          {children}
         </div>
       )}
       {notice && notice.text && (

@@ -155,8 +155,8 @@ export default function CreateSetDialog({ custom, onClose, onCreated }: Props) {
           </section>
 
           <section className="practice-levels" aria-label="Levels">
-            <LevelSlider axis="rung" label="Ladder rung" table={levels.rungs} value={params.rung} onChange={(rung) => change({ rung })} testId="rung-slider" />
-            <LevelSlider axis="cue" label="Cue distance" table={levels.cues} value={params.cue} onChange={(cue) => change({ cue })} testId="cue-slider" />
+            <LevelSlider axis="rung" label="Difficulty step" help="How much of the solution you build yourself: from a worked example to an open problem." table={levels.rungs} value={params.rung} onChange={(rung) => change({ rung })} testId="rung-slider" />
+            <LevelSlider axis="cue" label="How much the problem hints" help="How close the problem stays to the lesson's own wording and examples." table={levels.cues} value={params.cue} onChange={(cue) => change({ cue })} testId="cue-slider" />
             <PresentationToggle levels={levels} value={params.presentation} onChange={(presentation) => change({ presentation })} />
           </section>
 
@@ -256,6 +256,7 @@ function ClusterPicker({
 export function LevelSlider({
   axis,
   label,
+  help,
   table,
   value,
   onChange,
@@ -263,6 +264,8 @@ export function LevelSlider({
 }: {
   axis: Exclude<LevelAxis, 'presentation'>;
   label: string;
+  /** One plain line under the label: what the slider changes. */
+  help?: string;
   table: readonly Level<number>[];
   value: number;
   onChange: (value: number) => void;
@@ -275,8 +278,14 @@ export function LevelSlider({
       <label htmlFor={id} className="practice-field-label">
         {label}
       </label>
+      {help && (
+        <p className="level-help muted small" id={`${id}-help`}>
+          {help}
+        </p>
+      )}
       <input
         id={id}
+        aria-describedby={help ? `${id}-help` : undefined}
         type="range"
         className="level-slider"
         min={0}

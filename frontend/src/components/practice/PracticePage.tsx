@@ -88,7 +88,7 @@ export default function PracticePage() {
       {sets === null && !error && <p className="muted small">Loading…</p>}
       {sets && sets.length === 0 && (
         <p className="muted practice-empty" data-testid="practice-empty">
-          No problem sets yet. Make one with New, or select nodes in the graph&apos;s chain table and choose Generate problem set.
+          No problem sets yet. Make one with New problem set above, or open Home → Chains, select the ideas you want to practise and choose Generate problem set.
         </p>
       )}
       {sets && sets.length > 0 && (

@@ -1,11 +1,15 @@
 import { Link } from 'react-router-dom';
 import { useAppState } from '../../appState';
 import { bannerFor } from '../../core/settings';
+import { useNarrow } from './useNarrow';
+import './offlineBanner.css';
 
 /** Shown on every page when lessons would run on the offline demo model, or cannot run at all. */
 export default function OfflineBanner() {
   const { settings, settingsError } = useAppState();
   const banner = bannerFor(settings);
+  // On a phone the demo-model notice is a one-line chip that opens on demand, so the page keeps its room.
+  const narrow = useNarrow();
 
   if (!settings && settingsError) {
     return (
@@ -29,6 +33,15 @@ export default function OfflineBanner() {
         <strong>The offline demo model failed during your last turn:</strong> {banner.crash}. It was restarted: send
         your message again, or add your own API key in <Link to="/settings">Settings</Link>.
       </div>
+    );
+  }
+  if (banner.kind === 'offline' && narrow) {
+    return (
+      <details className="banner banner-info banner-chip" data-testid="offline-banner">
+        <summary>Offline demo model: weak answers</summary>
+        You are using a tiny offline demo model ({banner.model}). Add your own API key in <Link to="/settings">Settings</Link>{' '}
+        for real lessons.
+      </details>
     );
   }
   if (banner.kind === 'offline') {
