@@ -101,6 +101,15 @@ def test_folders_read_at_fit_and_files_when_zoomed(page: Page, graph_server: Ser
     shown = set(zoomed["fileLabels"])
     assert shown <= files and shown & in_algorithms, zoomed["hullLabels"]
 
+    # a folder of one file: the file's label goes under its hull (the folder's takes the top)
+    heap = next(
+        n for n in view["nodes"] if n["kind"] == "proposition" and n["cluster"] in _keys(view, "structures")
+    )
+    page.evaluate("id => window.__lhGraph.focus(id, 2.5)", heap["id"])
+    page.wait_for_function("() => window.__lhGraph.stats().fileLabels.includes('heap.md')", timeout=10_000)
+    alone = page.evaluate("window.__lhGraph.stats()")
+    assert "structures" in alone["folderLabels"], alone["hullLabels"]
+
     # the chain table: one row per folder, files under it, collapsible from the keyboard
     page.get_by_test_id("open-chain-table").click()
     folders = page.get_by_test_id("table-folder")

@@ -152,7 +152,10 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
   for (const c of hulls) {
     if (Math.max(c.box!.x1 - c.box!.x0, c.box!.y1 - c.box!.y0) * k >= 56) {
       const anchor = hullLabelAnchor(c.hull!);
-      if (anchor) spots.push({ label: c.label, color: c.color, x: anchor[0], y: anchor[1], level: c.level ?? 'top', size: c.nodes.length, path: c.path });
+      if (anchor) {
+        const below = c.level === 'file' ? c.box!.y1 : undefined;
+        spots.push({ label: c.label, color: c.color, x: anchor[0], y: anchor[1], level: c.level ?? 'top', size: c.nodes.length, path: c.path, below });
+      }
     }
   }
   const hullSpots = orderHullSpots(spots);
@@ -244,10 +247,17 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
     for (const spot of hullSpots) {
       const text = shorten(spot.label, 44);
       const sx = spot.x * k + tx;
-      const sy = spot.y * k + ty - 5;
+      let sy = spot.y * k + ty - 5;
       const w = ctx.measureText(text).width;
-      const box = { x0: sx - w / 2 - 2, y0: sy - 15, x1: sx + w / 2 + 2, y1: sy };
-      if (!onViewport(box, width, height) || !grid.place(box)) continue;
+      let box = { x0: sx - w / 2 - 2, y0: sy - 15, x1: sx + w / 2 + 2, y1: sy };
+      if (!onViewport(box, width, height) || !grid.free(box)) {
+        // a file's label taken by its folder's (a folder of one file): under the hull instead
+        if (spot.below === undefined) continue;
+        sy = spot.below * k + ty + 20;
+        box = { x0: box.x0, y0: sy - 15, x1: box.x1, y1: sy };
+        if (!onViewport(box, width, height) || !grid.free(box)) continue;
+      }
+      if (!grid.place(box)) continue;
       ctx.strokeText(text, sx, sy);
       ctx.fillStyle = spot.color;
       ctx.fillText(text, sx, sy);

@@ -40,6 +40,8 @@ export interface HullSpot {
   size: number;
   /** A folder's full path (its tooltip). */
   path?: string;
+  /** A file's hull bottom (world y): its label's second place, under the hull. */
+  below?: number;
 }
 
 const LEVEL_WEIGHT: Record<ClusterLevel, number> = { folder: 2e9, top: 1e9, file: 0 };
