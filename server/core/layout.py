@@ -330,6 +330,8 @@ def _regions(
         else:
             packs.setdefault(folder, []).append(name)
     top.extend((-sum(new_count[n] for n in ns), f, ns) for f, ns in packs.items())
+    if top and all(key in packs for _, key, _ in top):  # only folders to place: each query is
+        discs.smallest = region_radius(1) + FOLDER_PAD  # at least this wide (the rays' memo)
     for _, key, names_in in sorted(top):
         if key not in packs:  # a session without a folder
             radius = region_radius(new_count[key])
