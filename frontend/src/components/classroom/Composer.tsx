@@ -1,7 +1,7 @@
 import './composer.css';
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { appendWords } from '../../dictation';
-import DictationBar, { useFocusWithin } from '../shell/DictationBar';
+import DictationBar, { useDictationAvailable, useFocusWithin } from '../shell/DictationBar';
 
 interface Props {
   busy: boolean;
@@ -17,6 +17,9 @@ export default function Composer({ busy, onSend, onStop, questionPending = false
   const [text, setText] = useState('');
   const ref = useRef<HTMLTextAreaElement>(null);
   const focus = useFocusWithin();
+  // With a Deepgram key a mic shows even before focus, so the learner knows dictation exists.
+  const dictation = useDictationAvailable();
+  const [startSignal, setStartSignal] = useState(0);
 
   useEffect(() => {
     if (!questionPending) ref.current?.focus();
@@ -59,7 +62,25 @@ export default function Composer({ busy, onSend, onStop, questionPending = false
       onFocus={focus.onFocus}
       onBlur={focus.onBlur}
     >
-      <DictationBar active={focus.focused} onWords={(words) => setText((t) => appendWords(t, words))} fieldName="message" variant="floating" />
+      <DictationBar active={focus.focused} onWords={(words) => setText((t) => appendWords(t, words))} fieldName="message" variant="floating" startSignal={startSignal} />
+      {dictation && !focus.focused && (
+        <button
+          type="button"
+          className="icon-btn composer-mic"
+          data-testid="composer-mic"
+          aria-label="Dictate your message"
+          title="Dictate with Deepgram"
+          onClick={() => {
+            setStartSignal((n) => n + 1);
+            ref.current?.focus();
+          }}
+        >
+          <svg viewBox="0 0 24 24" width="16" height="16" aria-hidden="true" focusable="false">
+            <path d="M12 15a3 3 0 0 0 3-3V6a3 3 0 0 0-6 0v6a3 3 0 0 0 3 3Z" fill="currentColor" />
+            <path d="M6 11a6 6 0 0 0 12 0M12 17v4M9 21h6" fill="none" stroke="currentColor" strokeWidth="2" strokeLinecap="round" />
+          </svg>
+        </button>
+      )}
       <textarea
         ref={ref}
         className="composer-input"

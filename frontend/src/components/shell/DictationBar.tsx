@@ -60,6 +60,9 @@ interface Props {
   /** `floating` sits above the field (the composer); `inline` takes its own line (a problem). */
   variant: 'floating' | 'inline';
   testId?: string;
+  /** Bumped by a mic button outside the bar (the composer's, shown before focus): start a dictation
+   * once the field has focus. */
+  startSignal?: number;
 }
 
 const STATUS: Record<DictationState, string> = {
@@ -75,7 +78,7 @@ const STATUS: Record<DictationState, string> = {
  * stream) and what is being heard (interim words greyed; final words go into the field). Shown
  * only while its field has focus, and only when a Deepgram key is set.
  */
-export default function DictationBar({ active, onWords, fieldName, variant, testId = 'dictation-bar' }: Props) {
+export default function DictationBar({ active, onWords, fieldName, variant, testId = 'dictation-bar', startSignal = 0 }: Props) {
   const available = useDictationAvailable();
   const [state, setState] = useState<DictationState>('idle');
   const [message, setMessage] = useState<string | null>(null);
@@ -110,6 +113,15 @@ export default function DictationBar({ active, onWords, fieldName, variant, test
   }, []);
 
   const stop = useCallback(() => session.current?.stop(), []);
+
+  // The outside mic button: start once, when the field has the focus and dictation is offered.
+  const handled = useRef(0);
+  useEffect(() => {
+    if (startSignal > handled.current && active && available && !running) {
+      handled.current = startSignal;
+      start();
+    }
+  }, [startSignal, active, available, running, start]);
 
   // Leaving the field stops the dictation; leaving the page (unmount) too.
   useEffect(() => {
