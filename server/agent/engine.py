@@ -61,13 +61,36 @@ class WholeResponseModel(WrapperModel):
         )
 
 
+def llama_tool_choice(choice: Any, tools: list[Any]) -> Any:
+    """The `tool_choice` llama-cpp-python's `chatml-function-calling` handler accepts for `choice`.
+
+    That handler takes only "auto", "none" or one named function
+    (`{"type": "function", "function": {"name": ...}}`); anything else fails its
+    `assert tool_choice == "auto"` and the server answers HTTP 500 on every attempt (issue 20,
+    item 1: every note import failed). pydantic-ai sends "required" for structured output (the
+    extraction, auditor, practice, naming and summary calls' output tools) and OpenAI's
+    `allowed_tools` form for a forced choice among several. With exactly one tool offered, "must call
+    a tool" is that tool, named; otherwise "auto" (the model may answer in text, which the agent
+    retries as for any model). Pure: `choice` and `tools` as on the wire; returns the wire value.
+    """
+    if choice in ("auto", "none") or (isinstance(choice, dict) and choice.get("type") == "function"):
+        return choice
+    if isinstance(choice, dict) and choice.get("type") == "allowed_tools":
+        tools = choice.get("allowed_tools", {}).get("tools") or []
+    names = [t.get("function", {}).get("name") for t in tools if isinstance(t, dict)]
+    if len(names) == 1 and names[0]:
+        return {"type": "function", "function": {"name": names[0]}}
+    return "auto"
+
+
 class LlamaCppCompatTransport(GuardedTransport):
     """Rewrites chat-completion requests into the shape llama-cpp-python's server accepts.
 
     Its request schema requires an assistant message's `content` to be a string, while the
     OpenAI wire (and pydantic-ai) sends `null` for a message that only calls tools; the server
-    then answers 500 and the turn dies on its first tool retry. `null` becomes `""`. Deadlines and
-    retries are the guarded transport's.
+    then answers 500 and the turn dies on its first tool retry. `null` becomes `""`. A `tool_choice`
+    its chat format rejects becomes one it accepts (`llama_tool_choice`). Deadlines and retries are
+    the guarded transport's.
     """
 
     def prepare(self, request: httpx2.Request) -> httpx2.Request:
@@ -76,6 +99,8 @@ class LlamaCppCompatTransport(GuardedTransport):
             for message in body.get("messages", []):
                 if message.get("role") == "assistant" and message.get("content") is None:
                     message["content"] = ""
+            if "tool_choice" in body:
+                body["tool_choice"] = llama_tool_choice(body["tool_choice"], body.get("tools") or [])
             content = orjson.dumps(body)
             headers = dict(request.headers)
             headers["content-length"] = str(len(content))
