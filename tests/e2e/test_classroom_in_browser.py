@@ -56,7 +56,16 @@ def test_a_scripted_lesson_end_to_end(page: Page, lesson_server: ServerProcess) 
 
     # the goal question
     expect(dock).to_contain_text("What do you want to learn?", timeout=20_000)
+    # a suggested answer is picked, not sent: like a quiz, the learner sends it (issue 18)
+    suggestion = dock.locator('[data-testid="dock-option"][data-authored-index="0"]')
+    suggestion.click()
+    expect(suggestion).to_have_attribute("aria-checked", "true")
+    page.wait_for_timeout(300)
+    expect(dock).to_contain_text("What do you want to learn?")
+    expect(dock.get_by_test_id("dock-send-answer")).to_be_enabled()
+    # writing an answer of one's own replaces the pick
     dock.get_by_test_id("dock-answer-input").fill("Derivatives, for my exam")
+    expect(suggestion).to_have_attribute("aria-checked", "false")
     dock.get_by_test_id("dock-send-answer").click()
 
     # probe_done -> the teacher's plan with statuses, and a tagged teaching quiz

@@ -313,36 +313,89 @@ function AskQuestion({
     setTextState(value);
     keepDraft(toolCallId, { text: value });
   };
+  // A suggested answer is picked first and then sent (Answer or Enter), like a quiz option: a
+  // click never sends an answer the learner did not mean.
+  const [chosen, setChosenState] = useState<number | null>(() => draftOf(toolCallId).chosen ?? null);
+  const setChosen = (value: number | null) => {
+    setChosenState(value);
+    keepDraft(toolCallId, { chosen: value });
+  };
   const ref = useRef<HTMLTextAreaElement>(null);
+  const group = useRef<HTMLDivElement>(null);
 
   useEffect(() => {
     ref.current?.focus({ preventScroll: true });
   }, []);
 
-  function sendText() {
+  const usable = ask.options.map((o, i) => ({ o, i })).filter(({ o }) => o.trim());
+
+  function send() {
+    if (busy) return;
     const answer = text.trim();
-    if (!answer || busy) return;
-    onSend({ kind: 'answer', answer, chosen: null });
+    if (answer) onSend({ kind: 'answer', answer, chosen: null });
+    else if (chosen !== null && ask.options[chosen]?.trim()) onSend({ kind: 'answer', answer: ask.options[chosen].trim(), chosen });
   }
 
+  function choosePosition(position: number) {
+    const n = usable.length;
+    if (!n) return;
+    const p = ((position % n) + n) % n;
+    setChosen(usable[p].i);
+    if (text) setText('');
+    group.current?.querySelectorAll<HTMLElement>('[role="radio"]')[p]?.focus();
+  }
+
+  const focusedPosition = chosen === null ? 0 : Math.max(0, usable.findIndex((u) => u.i === chosen));
+  function onOptionKey(e: KeyboardEvent<HTMLDivElement>) {
+    if ((e.target as HTMLElement).getAttribute('role') !== 'radio') return;
+    if (e.key === 'ArrowDown' || e.key === 'ArrowRight') {
+      e.preventDefault();
+      choosePosition(chosen === null ? 0 : focusedPosition + 1);
+    } else if (e.key === 'ArrowUp' || e.key === 'ArrowLeft') {
+      e.preventDefault();
+      choosePosition(chosen === null ? usable.length - 1 : focusedPosition - 1);
+    } else if (e.key === 'Home') {
+      e.preventDefault();
+      choosePosition(0);
+    } else if (e.key === 'End') {
+      e.preventDefault();
+      choosePosition(usable.length - 1);
+    } else if (e.key === 'Enter') {
+      // Enter on a suggestion picks it, and sends it once it is picked
+      e.preventDefault();
+      const position = Number((e.target as HTMLElement).dataset.position);
+      if (usable[position]?.i === chosen) send();
+      else choosePosition(position);
+    }
+  }
+
+  const questionId = `dock-ask-${toolCallId}`;
   return (
     <div className="dock-question" data-testid="dock-ask">
       <div className="dock-scroll">
         <div className="dock-kind">Question</div>
-        <div className="dock-prompt">
+        <div className="dock-prompt" id={questionId}>
           <Markdown text={ask.question} />
         </div>
-        {ask.options.length > 0 && (
-          <div className="dock-suggestions">
-            {ask.options.map((option, i) => (
+        {usable.length > 0 && (
+          <div className="dock-suggestions" role="radiogroup" aria-labelledby={questionId} ref={group} onKeyDown={onOptionKey}>
+            {usable.map(({ o: option, i }, position) => (
               <button
                 key={i}
                 type="button"
-                className="dock-option suggestion"
+                role="radio"
+                aria-checked={chosen === i}
+                aria-label={plainMath(option)}
+                tabIndex={position === focusedPosition ? 0 : -1}
+                className={chosen === i ? 'dock-option suggestion selected' : 'dock-option suggestion'}
                 data-testid="dock-option"
                 data-authored-index={i}
-                disabled={busy || !option.trim()}
-                onClick={() => onSend({ kind: 'answer', answer: option.trim(), chosen: i })}
+                data-position={position}
+                disabled={busy}
+                onClick={() => {
+                  setChosen(i);
+                  if (text) setText('');
+                }}
               >
                 <Markdown text={option} inline />
               </button>
@@ -354,7 +407,7 @@ function AskQuestion({
         className="dock-answer"
         onSubmit={(e) => {
           e.preventDefault();
-          sendText();
+          send();
         }}
       >
         <textarea
@@ -364,15 +417,19 @@ function AskQuestion({
           aria-label="Your answer"
           placeholder={ask.options.length ? 'Or write your own answer…' : 'Your answer…'}
           value={text}
-          onChange={(e) => setText(e.target.value)}
+          onChange={(e) => {
+            setText(e.target.value);
+            // writing your own answer replaces a picked suggestion
+            if (e.target.value.trim() && chosen !== null) setChosen(null);
+          }}
           onKeyDown={(e) => {
             if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
               e.preventDefault();
-              sendText();
+              send();
             }
           }}
         />
-        <button type="submit" className="btn btn-primary" data-testid="dock-send-answer" disabled={busy || !text.trim()}>
+        <button type="submit" className="btn btn-primary" data-testid="dock-send-answer" disabled={busy || (!text.trim() && chosen === null)}>
           Answer
         </button>
       </form>

@@ -42,12 +42,12 @@ function EmptyStart() {
     <div className="page graph-empty" data-testid="graph-empty">
       <div className="graph-empty-card">
         <svg className="graph-empty-art" width="132" height="84" viewBox="0 0 132 84" aria-hidden="true">
-          <path d="M22 56 54 26M54 26l34 10M88 36l24 30M54 26l8 40M62 66l26-30" stroke="#b8c3d4" strokeWidth="1.6" fill="none" />
+          <path d="M22 56 54 26M54 26l34 10M88 36l24 30M54 26l8 40M62 66l26-30" className="art-edges" strokeWidth="1.6" fill="none" />
           <circle cx="22" cy="56" r="7" fill="#4a7bd0" />
           <circle cx="54" cy="26" r="8" fill="#4f9d69" />
           <circle cx="88" cy="36" r="7" fill="#d9823b" />
           <circle cx="112" cy="66" r="6" fill="#8467b8" />
-          <path d="M62 59l7 7-7 7-7-7z" fill="#5b6573" />
+          <path className="art-diamond" d="M62 59l7 7-7 7-7-7z" />
         </svg>
         <h1>Your knowledge graph starts here</h1>
         <p className="lead">
