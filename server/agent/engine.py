@@ -184,7 +184,9 @@ def build_model(
     if resolved.offline:
         client = guarded_client(limits, LlamaCppCompatTransport(limits))
         provider = OpenAIProvider(openai_client=_openai_client(compatible_url, KEYLESS_PLACEHOLDER, client))
-        guarded = GuardedModel(OpenAIChatModel(resolved.model, provider=provider), _where(compatible_url))
+        guarded = GuardedModel(
+            OpenAIChatModel(resolved.model, provider=provider), _where(compatible_url), offline=True
+        )
         return WholeResponseModel(guarded)
     sdk = _openai_client(compatible_url, api_key or KEYLESS_PLACEHOLDER, guarded_client(limits))
     model = OpenAIChatModel(resolved.model, provider=OpenAIProvider(openai_client=sdk))

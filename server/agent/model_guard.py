@@ -45,6 +45,10 @@ KEY_PATTERN = re.compile(r"(sk-[A-Za-z0-9_\-]{8,}|Bearer\s+[A-Za-z0-9_\-.]{8,})"
 """Things that look like keys in a provider's error text."""
 
 
+ATTEMPTS_HEADER = "x-lh-attempts"
+"""Set by the guarded transport on a failed response it returns: how many times it was sent."""
+
+
 class ModelDeadline(Exception):
     """A deadline of `ModelCallSettings` passed. `kind` says which; `limit_s` is its length."""
 
@@ -189,6 +193,8 @@ class GuardedTransport(httpx2.AsyncHTTPTransport):
                              wait if wait is not None else _backoff(attempt))  # fmt: skip
                     await self.sleep(wait if wait is not None else _backoff(attempt))
                     continue
+            if response.status_code >= 400:  # how often it failed, for the sentence (issue 20)
+                response.headers[ATTEMPTS_HEADER] = str(attempt + 1)
             if response.status_code < 400:
                 streamed = "text/event-stream" in response.headers.get("content-type", "")
                 assert isinstance(response.stream, httpx2.AsyncByteStream)
@@ -238,11 +244,12 @@ def model_failure_of(exc: BaseException) -> ModelFailure | None:
 
 
 def classify(
-    exc: BaseException, model: str, where: str | None = None, *, whole: bool = False
+    exc: BaseException, model: str, where: str | None = None, *, whole: bool = False, offline: bool = False
 ) -> ModelFailure | None:
     """The plain-words failure for an exception raised by a model request, or None when the
     exception is not a model failure (it is then re-raised unchanged). `whole`: the request asked
-    for a whole (non-streamed) answer, so nothing of a cut-short one is kept."""
+    for a whole (non-streamed) answer, so nothing of a cut-short one is kept. `offline`: the model
+    is the app's offline model (the sentence names it, not a provider)."""
     chain = _chain(exc)
     status: int | None = None
     retry_after: float | None = None
@@ -298,7 +305,8 @@ def classify(
     if kind is FailureKind.RATE_LIMITED and retry_after is None:
         retry_after = _header_retry_after(exc)
     sentence = failure_sentence(kind, model=model, status=status, retry_after_s=retry_after, limit_s=limit,
-                                where=where, kept=not whole)  # fmt: skip
+                                where=where, kept=not whole, offline=offline,
+                                attempts=_attempts(exc))  # fmt: skip
     return ModelFailure(kind, sentence, model, status, retry_after, limit)
 
 
@@ -312,6 +320,15 @@ def _by_status(status: int | None) -> FailureKind:
     if status is not None and status >= 500:
         return FailureKind.SERVER_ERROR
     return FailureKind.REJECTED
+
+
+def _attempts(exc: BaseException) -> int:
+    """How many times the failed request was sent (`ATTEMPTS_HEADER`), 1 when unknown."""
+    for link in _chain(exc):
+        headers = getattr(getattr(link, "response", None), "headers", None)
+        if headers is not None and str(headers.get(ATTEMPTS_HEADER, "")).isdigit():
+            return int(headers[ATTEMPTS_HEADER])
+    return 1
 
 
 def _header_retry_after(exc: BaseException) -> float | None:
@@ -333,6 +350,7 @@ class GuardedModel(WrapperModel):
         secrets: the API key(s) to redact from anything logged.
         auth_sentence: what a refused credential (HTTP 401/403) says instead of "check the key"
             (subscription routes have no key: "connect it again in Settings", issue 19).
+        offline: the wrapped model is the app's offline model (failures name it, issue 20).
     """
 
     def __init__(
@@ -341,14 +359,16 @@ class GuardedModel(WrapperModel):
         where: str | None = None,
         secrets: Iterable[str | None] = (),
         auth_sentence: str | None = None,
+        offline: bool = False,
     ) -> None:
         super().__init__(wrapped)
         self.where = where
         self.secrets = tuple(secrets)
         self.auth_sentence = auth_sentence
+        self.offline = offline
 
     def _failure(self, exc: BaseException, whole: bool = False) -> ModelFailure | None:
-        failure = classify(exc, self.wrapped.model_name, self.where, whole=whole)
+        failure = classify(exc, self.wrapped.model_name, self.where, whole=whole, offline=self.offline)
         if failure is not None and failure.kind is FailureKind.AUTH and self.auth_sentence:
             failure = ModelFailure(
                 failure.kind, self.auth_sentence, failure.model_name, failure.status, failure.retry_after_s

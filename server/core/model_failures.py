@@ -88,6 +88,8 @@ def failure_sentence(
     limit_s: float | None = None,
     where: str | None = None,
     kept: bool = True,
+    offline: bool = False,
+    attempts: int = 1,
 ) -> str:
     """One sentence, no trailing period, saying what failed and what to do.
 
@@ -101,6 +103,9 @@ def failure_sentence(
         kept: whether what arrived before a failure mid-answer is kept (a streamed reply is); False
             for a whole answer that is used only complete (extraction, practice): the sentence
             then says to try again instead.
+        offline: the model is the app's own offline model (no provider is involved, issue 20).
+        attempts: how many times the request was sent and failed this way (retries included); a
+            failure that repeated on every attempt promises nothing from trying again.
     """
     then = "what arrived is kept" if kept else "try again"
     code = f" (HTTP {status})" if status else ""
@@ -122,7 +127,15 @@ def failure_sentence(
     if kind is FailureKind.REJECTED:
         return f"the provider refused the request to {model}{code}; try again, or choose another model"
     if kind is FailureKind.SERVER_ERROR:
-        return f"the provider's server failed{code}; try again in a moment"
+        who = "the offline model failed on this request" if offline else "the provider's server failed"
+        if attempts <= 1:
+            return f"{who}{code}; try again in a moment"
+        if offline:
+            return (
+                f"{who}{code} on all {attempts} attempts, so trying again will not help; "
+                "an API key in Settings runs a stronger model"
+            )
+        return f"{who}{code} on all {attempts} attempts; try again later, or choose another model"
     if kind is FailureKind.FIRST_TOKEN_TIMEOUT:
         limit = f" within {_seconds(limit_s)}" if limit_s else ""
         return f"the model did not start answering{limit}; try again, or choose another model in Settings"

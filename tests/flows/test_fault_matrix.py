@@ -115,7 +115,14 @@ BEFORE_CONTENT = [
         "3600",
         id="429-long",
     ),
-    pytest.param("500", "the provider's server failed (HTTP 500)", 2, "model_unreachable", None, id="500"),
+    pytest.param(
+        "500",
+        "the provider's server failed (HTTP 500) on all 2 attempts",
+        2,
+        "model_unreachable",
+        None,
+        id="500",
+    ),
     pytest.param("401", "refused the API key (HTTP 401); check the key", 1, "auth_refused", None, id="401"),
     pytest.param("404", "does not know the model '404' (HTTP 404)", 1, "model_not_found", None, id="404"),
     pytest.param(
@@ -285,7 +292,7 @@ def test_a_hung_turn_is_stopped_within_a_second(faulty: Faulty) -> None:
 
 WHOLE_ANSWER = [
     pytest.param("429", "rate limiting requests to 429 (HTTP 429); try again in 1 s", 2, id="429"),
-    pytest.param("500", "the provider's server failed (HTTP 500)", 2, id="500"),
+    pytest.param("500", "the provider's server failed (HTTP 500) on all 2 attempts", 2, id="500"),
     pytest.param("hang-before", "did not start answering within 2 s", 1, id="timeout-before-response"),
     pytest.param(
         "hang-after", "stopped sending for 1 s in the middle of its answer; try again", 1, id="slow-body"

@@ -66,3 +66,22 @@ def test_a_refused_turn_names_its_failure() -> None:
     assert refusal_code("quota_exhausted") == "quota_exhausted"
     for other in ("server_error", "first_token_timeout", "connection_failed", None, "", "no-such-kind"):
         assert refusal_code(other) == "model_unreachable", other
+
+
+def test_the_offline_model_is_named_and_a_repeated_failure_promises_nothing() -> None:
+    """Issue 20 item 2: no provider is involved offline, and "try again" is false advice when the
+    request failed the same way on every attempt."""
+    once = failure_sentence(FailureKind.SERVER_ERROR, model="m", status=500, offline=True)
+    assert once == "the offline model failed on this request (HTTP 500); try again in a moment"
+    again = failure_sentence(FailureKind.SERVER_ERROR, model="m", status=500, offline=True, attempts=3)
+    assert again.startswith("the offline model failed on this request (HTTP 500) on all 3 attempts")
+    assert "try again" not in again and "provider" not in again
+    hosted = failure_sentence(FailureKind.SERVER_ERROR, model="m", status=502, attempts=3)
+    assert (
+        hosted
+        == "the provider's server failed (HTTP 502) on all 3 attempts; try again later, or choose another "
+        "model"
+    )
+    assert failure_sentence(FailureKind.SERVER_ERROR, model="m", status=500) == (
+        "the provider's server failed (HTTP 500); try again in a moment"
+    )
