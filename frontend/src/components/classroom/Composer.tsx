@@ -20,6 +20,7 @@ export default function Composer({ busy, onSend, onStop, questionPending = false
   // With a Deepgram key a mic shows even before focus, so the learner knows dictation exists.
   const dictation = useDictationAvailable();
   const [startSignal, setStartSignal] = useState(0);
+  const [micFocused, setMicFocused] = useState(false);
 
   useEffect(() => {
     if (!questionPending) ref.current?.focus();
@@ -63,14 +64,17 @@ export default function Composer({ busy, onSend, onStop, questionPending = false
       onBlur={focus.onBlur}
     >
       <DictationBar active={focus.focused} onWords={(words) => setText((t) => appendWords(t, words))} fieldName="message" variant="floating" startSignal={startSignal} />
-      {dictation && !focus.focused && (
+      {dictation && (!focus.focused || micFocused) && (
         <button
           type="button"
           className="icon-btn composer-mic"
           data-testid="composer-mic"
           aria-label="Dictate your message"
           title="Dictate with Deepgram"
+          onFocus={() => setMicFocused(true)}
+          onBlur={() => setMicFocused(false)}
           onClick={() => {
+            setMicFocused(false);
             setStartSignal((n) => n + 1);
             ref.current?.focus();
           }}
