@@ -100,9 +100,9 @@ export const FALLBACK_LEVELS: PracticeLevels = {
   rungs: [
     { value: 0, name: 'Worked example', definition: 'A fully solved problem to study, with its reasoning laid out step by step.' },
     { value: 1, name: 'Completion', definition: 'A solution with a decisive step left out, for you to supply and justify.' },
-    { value: 2, name: 'Direct exercise', definition: 'A problem the propositions solve directly, once you see which ones apply.' },
-    { value: 3, name: 'Composition', definition: 'A problem that needs several propositions combined in the right order.' },
-    { value: 4, name: 'Path-finding', definition: 'An open problem where finding the route through the propositions is the work.' },
+    { value: 2, name: 'Direct exercise', definition: 'A problem the ideas solve directly, once you see which ones apply.' },
+    { value: 3, name: 'Composition', definition: 'A problem that needs several ideas combined in the right order.' },
+    { value: 4, name: 'Path-finding', definition: 'An open problem where finding the route through the ideas is the work.' },
   ],
   cues: [
     { value: 0, name: 'Lesson context', definition: "The textbook shape, in the teaching's own framing and examples." },

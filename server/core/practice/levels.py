@@ -20,9 +20,9 @@ class Level:
 RUNGS: tuple[Level, ...] = (
     Level(0, "Worked example", "A fully solved problem to study, with its reasoning laid out step by step."),
     Level(1, "Completion", "A solution with a decisive step left out, for you to supply and justify."),
-    Level(2, "Direct exercise", "A problem the propositions solve directly, once you see which ones apply."),
-    Level(3, "Composition", "A problem that needs several propositions combined in the right order."),
-    Level(4, "Path-finding", "An open problem where finding the route through the propositions is the work."),
+    Level(2, "Direct exercise", "A problem the ideas solve directly, once you see which ones apply."),
+    Level(3, "Composition", "A problem that needs several ideas combined in the right order."),
+    Level(4, "Path-finding", "An open problem where finding the route through the ideas is the work."),
 )
 """The ladder rung, the main axis: it names the CLASS of problem the generator builds."""
 

@@ -51,7 +51,7 @@ function EmptyStart() {
         </svg>
         <h1>Your knowledge graph starts here</h1>
         <p className="lead">
-          What you learn in lessons and what your notes state becomes propositions, linked by the reasoning that connects them. Begin a lesson or
+          What you learn in lessons and what your notes state becomes ideas (short facts), linked by the reasoning that connects them. Begin a lesson or
           import some notes, and the graph grows on this page.
         </p>
         <div className="graph-empty-actions">
