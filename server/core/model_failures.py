@@ -9,6 +9,7 @@ own body is never part of the sentence (it is logged server-side, keys redacted)
 from __future__ import annotations
 
 import email.utils
+import json
 import math
 import re
 from datetime import UTC, datetime
@@ -152,3 +153,42 @@ def failure_sentence(
     if kind is FailureKind.ENDED_EARLY:
         return f"the model's answer ended before it was finished; {then}"
     return "the model's server sent an answer that could not be read; try again, or choose another model"
+
+
+_TOOL_WHAT = {
+    "ask_user_question": "a question",
+    "quiz": "a quiz",
+    "plan_init": "a lesson plan",
+    "plan_teach": "a lesson step",
+    "probe_done": "an assessment",
+}
+
+
+def tool_error_sentence(tool: str | None, raw: str) -> str:
+    """A failed tool call's error in plain words (issue 20 item 2), no trailing period.
+
+    pydantic-ai reports a tool call whose arguments failed validation as the JSON list of
+    pydantic's errors (`[{"type": "json_invalid", "loc": [...], "msg": ..., "input": ...}]`), which
+    reached the learner raw. That list becomes one sentence naming what the answer should have been
+    (`tool`: the tool's name, None when unknown); any other `raw` (a tool's own refusal, already
+    words) is returned unchanged. Pure.
+    """
+    try:
+        errors = json.loads(raw)
+    except ValueError:
+        return raw
+    if (
+        not isinstance(errors, list)
+        or not errors
+        or not all(isinstance(e, dict) and "type" in e for e in errors)
+    ):
+        return raw
+    what = _TOOL_WHAT.get(tool or "", "a tool call")
+    kinds = [str(e["type"]) for e in errors]
+    if "json_invalid" in kinds:
+        return f"its answer could not be read as {what} (invalid JSON)"
+    fields = sorted({str(e["loc"][-1]) for e in errors if e.get("loc") and e["type"] == "missing"})
+    if fields and len(fields) == len(errors):
+        return f"its answer as {what} left out {', '.join(fields)}"
+    count = f"{len(errors)} problems" if len(errors) > 1 else "1 problem"
+    return f"its answer did not fit {what} ({count})"

@@ -31,7 +31,7 @@ from server.agent.ui_messages import UsableMemo, message_problem, usable_for_mod
 from server.core.contracts.chat import ChatRecord, ChatRequest, TurnUsage
 from server.core.contracts.jobs import ARTIFACT_PART, JobKind
 from server.core.contracts.models import ResolvedModel
-from server.core.model_failures import refusal_code
+from server.core.model_failures import refusal_code, tool_error_sentence
 from server.core.phases import Role, phase_of, role_for
 from server.core.ports import ChatStore, GraphReader
 from server.core.transcript import apply_answers, awaits_continuation, for_model, probe_assessment
@@ -117,6 +117,24 @@ def learner_facing(chunk: dict[str, Any], offline: bool = False) -> dict[str, An
             else "Send your message again, or choose another model in Settings."
         )
         text = f"The model kept making invalid tool calls{tool} and gave up on this turn. {advice}"
+    return {**chunk, "errorText": text}
+
+
+def plain_tool_error(chunk: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+    """A `tool-input-error` / `tool-output-error` chunk whose errorText is pydantic's raw error list
+    made one plain sentence (`tool_error_sentence`, issue 20 item 2); the raw text goes to the log.
+    `names` maps tool call ids to tool names, learned from the turn's earlier chunks (updated here).
+    Any other chunk is returned unchanged."""
+    call_id = str(chunk.get("toolCallId", ""))
+    if chunk.get("toolName"):
+        names[call_id] = str(chunk["toolName"])
+    if chunk.get("type") not in ("tool-input-error", "tool-output-error"):
+        return chunk
+    raw = str(chunk.get("errorText") or "")
+    text = tool_error_sentence(names.get(call_id), raw)
+    if text == raw:
+        return chunk
+    log.info("tool call %s failed: %s", call_id, raw[:2000])
     return {**chunk, "errorText": text}
 
 
@@ -545,8 +563,10 @@ class TurnService:
         try:
             for chunk in preamble:
                 turn.publish(sse(chunk))
+            tool_names: dict[str, str] = {}
             try:
                 async for chunk in chunks:
+                    chunk = plain_tool_error(chunk, tool_names)
                     if chunk.get("type") == "error" and state.offline:
                         crash = await self.models.offline_failure(state.started, chunk.get("failure"))
                         if crash:

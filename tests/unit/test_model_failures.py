@@ -85,3 +85,27 @@ def test_the_offline_model_is_named_and_a_repeated_failure_promises_nothing() ->
     assert failure_sentence(FailureKind.SERVER_ERROR, model="m", status=500) == (
         "the provider's server failed (HTTP 500); try again in a moment"
     )
+
+
+def test_a_tool_calls_raw_validation_errors_become_one_plain_sentence() -> None:
+    """Issue 20 item 2: pydantic's error list reached the learner as orange JSON."""
+    from server.core.model_failures import tool_error_sentence
+    from server.services.turn import plain_tool_error
+
+    raw = '[{"type":"json_invalid","loc":[],"msg":"Invalid JSON: EOF","input":"{ \\"question\\""}]'
+    assert (
+        tool_error_sentence("ask_user_question", raw)
+        == "its answer could not be read as a question (invalid JSON)"
+    )
+    missing = '[{"type":"missing","loc":["explanation"],"msg":"Field required","input":{}}]'
+    assert tool_error_sentence("quiz", missing) == "its answer as a quiz left out explanation"
+    other = (
+        '[{"type":"too_short","loc":["options"],"msg":"x"},{"type":"int_type","loc":["correct"],"msg":"y"}]'
+    )
+    assert tool_error_sentence(None, other) == "its answer did not fit a tool call (2 problems)"
+    assert tool_error_sentence("plan_init", "the plan names no node") == "the plan names no node"
+    names: dict[str, str] = {}
+    plain_tool_error({"type": "tool-input-start", "toolCallId": "c1", "toolName": "quiz"}, names)
+    out = plain_tool_error({"type": "tool-output-error", "toolCallId": "c1", "errorText": raw}, names)
+    assert out["errorText"] == "its answer could not be read as a quiz (invalid JSON)"
+    assert "{" not in out["errorText"] and "json_invalid" not in out["errorText"]
