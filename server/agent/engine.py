@@ -5,6 +5,7 @@ Every provider, the offline model included, goes through the same OpenAI-compati
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from functools import cached_property
@@ -15,7 +16,7 @@ import orjson
 from openai import AsyncOpenAI
 from openai.resources.chat import AsyncChat
 from openai.resources.chat.completions import AsyncCompletions
-from pydantic_ai.messages import ModelMessage
+from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models import CompletedStreamedResponse, Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel, OpenAIResponsesModelSettings
 from pydantic_ai.models.openrouter import OpenRouterModel
@@ -29,6 +30,7 @@ from server.agent.model_guard import GuardedModel, GuardedTransport, guarded_cli
 from server.agent.subscription_clients import COPILOT_HEADERS
 from server.config import PROVIDER_BASE_URLS
 from server.core.contracts.models import ModelCallSettings, ResolvedModel
+from server.core.latex_escapes import heal_json_escapes, heal_latex_in
 from server.core.subscriptions import ScopedAuth, refused_sentence
 
 COPILOT_DEFAULT_API = "https://api.githubcopilot.com"
@@ -47,6 +49,16 @@ class WholeResponseModel(WrapperModel):
     carries its text and tool calls as chunks. (docs/decisions/0005-offline-model-whole-responses.md)
     """
 
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        return healed_tool_args(
+            await self.wrapped.request(messages, model_settings, model_request_parameters)
+        )
+
     @asynccontextmanager
     async def request_stream(
         self,
@@ -55,7 +67,9 @@ class WholeResponseModel(WrapperModel):
         model_request_parameters: ModelRequestParameters,
         run_context: RunContext[Any] | None = None,
     ) -> AsyncIterator[StreamedResponse]:
-        response = await self.wrapped.request(messages, model_settings, model_request_parameters)
+        response = healed_tool_args(
+            await self.wrapped.request(messages, model_settings, model_request_parameters)
+        )
         yield CompletedStreamedResponse(
             response, model_request_parameters=model_request_parameters, replay_events=True
         )
@@ -81,6 +95,24 @@ def llama_tool_choice(choice: Any, tools: list[Any]) -> Any:
     if len(names) == 1 and names[0]:
         return {"type": "function", "function": {"name": names[0]}}
     return "auto"
+
+
+def healed_tool_args(response: ModelResponse) -> ModelResponse:
+    """The offline model's response with LaTeX in its tool-call arguments healed
+    (`server.core.latex_escapes`, issue 20 item 2): invalid escapes (`\\infty`) doubled so the JSON
+    parses, and control characters decoded from `\\frac`, `\\text` put back. Arguments that still do
+    not parse are left for the agent to report."""
+    parts: list[Any] = []
+    for part in response.parts:
+        if isinstance(part, ToolCallPart) and isinstance(part.args, str):
+            try:
+                args = orjson.loads(heal_json_escapes(part.args))
+            except orjson.JSONDecodeError:
+                args = None
+            if isinstance(args, dict):
+                part = dataclasses.replace(part, args=orjson.dumps(heal_latex_in(args)).decode())
+        parts.append(part)
+    return dataclasses.replace(response, parts=parts)
 
 
 class LlamaCppCompatTransport(GuardedTransport):
