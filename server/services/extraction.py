@@ -28,6 +28,7 @@ import functools
 import hashlib
 import inspect
 import logging
+import os
 import sys
 import uuid
 from collections import deque
@@ -49,6 +50,7 @@ from server.agent.extraction import (
     run_auditor,
     run_extractor,
 )
+from server.agent.model_guard import model_failure_of
 from server.agent.pricing import usage_cost
 from server.core.candidates import AuditCandidates, audit_candidates
 from server.core.contracts.graph import (
@@ -238,6 +240,31 @@ def release_memory() -> None:
     except (OSError, AttributeError):  # musl or another libc: nothing to call
         return
     trim(0)
+
+
+M_ARENA_MAX = -8
+"""glibc's `mallopt` parameter number for the arena cap (malloc.h)."""
+MALLOC_ARENAS = 2
+"""Arenas glibc may create (its default is 8 per core): each worker thread that mallocs (the merge
+commits, the layout settle) would otherwise get its own arena, whose freed pages stay mapped."""
+
+
+def cap_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
+    """Cap glibc's malloc arenas (`mallopt(M_ARENA_MAX, arenas)`), once at start, before threads
+    are made. Returns True if set; False off Linux, on another libc (musl has no `mallopt`
+    parameter for it), when `MALLOC_ARENA_MAX` is set in the environment (the user's choice wins),
+    or if glibc refuses. Never raises: a start does not fail over it."""
+    if not sys.platform.startswith("linux") or "MALLOC_ARENA_MAX" in os.environ:
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.gnu_get_libc_version  # noqa: B018 - glibc only: musl lacks it
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt.restype = ctypes.c_int
+    return bool(mallopt(M_ARENA_MAX, arenas))
 
 
 ModelProvider = Callable[[], "asyncio.Future[tuple[ResolvedModel, Model]] | Any"]
@@ -630,6 +657,7 @@ class ExtractionService:
         `pending`: the job's lines count only once its version completes; until then this run
         (and no other reader) sees them (`GraphStore.graph_with`)."""
         usage = RunUsage()
+        failed_calls = 0  # requests sent that failed (pydantic-ai counts only answered ones)
         resolved: ResolvedModel | None = None
 
         def mine() -> set[str]:
@@ -731,12 +759,16 @@ class ExtractionService:
         except Exception as exc:
             log.warning("extraction job %s failed: %s", row.id, exc)
             row.phase, row.error = "error", _honest(exc)
+            failed = model_failure_of(exc)
+            failed_calls = failed.attempts if failed is not None else 0
             return False
         finally:
+            # requests that failed were still made: counted, with no tokens reported (a failed
+            # job's usage is not "no model calls"; absence is not zero, issue 20 item 4)
             row.ended_at = self.clock()
             row.input_tokens = usage.input_tokens if usage.requests else None
             row.output_tokens = usage.output_tokens if usage.requests else None
-            row.requests = usage.requests
+            row.requests = usage.requests + failed_calls
             row.cost_usd = usage_cost(usage, resolved) if resolved else None
             try:
                 self.graph.record_usage(  # on the loop: the run ends with its usage recorded
