@@ -167,24 +167,42 @@ def _chain_links(chain: Chain) -> list[dict[str, str]]:
     ]
 
 
-_NodeMemo = tuple[Proposition, "tuple[float, float] | None", "str | None", bytes]
-_ChainMemo = tuple[Chain, "tuple[float, float] | None", bytes, bytes]
+_NodeMemo = tuple[Proposition, "tuple[float, float] | None", "str | None", int, int]
+_ChainMemo = tuple[Chain, "tuple[float, float] | None", int, int, int, int]
+_NODES_OPEN = b'{"nodes":['
+_LINKS_OPEN = b'],"links":['
 
 
 @dataclass(frozen=True)
 class ViewRows:
-    """A derived view's rows as JSON bytes, each with what it was derived from, so the next
-    derivation reuses every row whose inputs are unchanged (`view_bytes`). Never mutated: each
-    derivation returns a new one (safe to share between the loop and a worker thread).
+    """A derived view's rows, each with what it was derived from, so the next derivation reuses
+    every row whose inputs are unchanged (`view_bytes`). A row's JSON is not kept apart: it is
+    the span `body[start:end]` of the view's JSON (keeping each row's bytes too held the view
+    twice, issue 16's RSS after an import). Never mutated: each derivation returns a new one
+    (safe to share between the loop and a worker thread).
 
     Attributes:
-        nodes: proposition id -> (its Proposition, position, cluster, the row's JSON).
-        chains: chain id -> (its Chain, position, the row's JSON, its links' JSON joined by
-            commas).
+        body: the view's JSON these rows are spans of.
+        nodes: proposition id -> (its Proposition, position, cluster, its row's start, end).
+        chains: chain id -> (its Chain, position, its row's start, end, its links' start, end:
+            the links' JSON objects joined by commas).
+        rebuilt: the ids whose rows this derivation serialised (not reused).
     """
 
+    body: bytes = b""
     nodes: dict[str, _NodeMemo] = field(default_factory=dict)
     chains: dict[str, _ChainMemo] = field(default_factory=dict)
+    rebuilt: frozenset[str] = frozenset()
+
+
+def _spans(start: int, parts: list[bytes | memoryview]) -> tuple[list[int], int]:
+    """The offsets of `parts` joined by commas from `start`, and where the joined run ends."""
+    offsets = []
+    at = start
+    for part in parts:
+        offsets.append(at)
+        at += len(part) + 1
+    return offsets, (at - 1 if parts else start)
 
 
 def view_bytes(
@@ -197,7 +215,7 @@ def view_bytes(
 ) -> tuple[bytes, ViewRows]:
     """`orjson.dumps(derive_view(...))`, byte for byte, re-deriving and re-serialising only the
     rows whose inputs changed since `previous` (issue 17, item 5: after a merge, the view is
-    patched where the merge touched it).
+    patched where the merge touched it); a reused row is copied from `previous.body`.
 
     A proposition row is reused when its Proposition is the same object (the store's folds copy
     exactly the propositions a merge touched, so identity means unchanged; folds are read-only by
@@ -210,25 +228,31 @@ def view_bytes(
     """
     old = previous or ViewRows()
     old_nodes, old_chains = old.nodes, old.chains
+    was_body = memoryview(old.body)
     partition = birth_partition(nodes)
     cluster_of = {nid: key for key, ids in partition for nid in ids}
     folder_of, folders = _folders(partition, paths)
-    memo = ViewRows()
-    new_nodes, new_chains = memo.nodes, memo.chains
-    parts: list[bytes] = []
+    parts: list[bytes | memoryview] = []
+    node_keys: list[tuple[str, Proposition, tuple[float, float] | None, str | None]] = []
     renamed: set[str] = set()  # propositions whose object changed or is new: their chains re-derive
+    rebuilt: set[str] = set()
     for nid, node in nodes.items():
         place = positions.get(nid)
         cluster = cluster_of.get(nid)
         hit = old_nodes.get(nid)
         if hit is None or hit[0] is not node:
             renamed.add(nid)
-            hit = (node, place, cluster, orjson.dumps(_node_row(node, cluster, positions)))
+            hit = None
         elif hit[1] != place or hit[2] != cluster:
-            hit = (node, place, cluster, orjson.dumps(_node_row(node, cluster, positions)))
-        new_nodes[nid] = hit
-        parts.append(hit[3])
-    link_parts: list[bytes] = []
+            hit = None
+        if hit is None:
+            rebuilt.add(nid)
+            parts.append(orjson.dumps(_node_row(node, cluster, positions)))
+        else:
+            parts.append(was_body[hit[3] : hit[4]])
+        node_keys.append((nid, node, place, cluster))
+    link_parts: list[bytes | memoryview] = []
+    chain_keys: list[tuple[str, Chain, tuple[float, float] | None]] = []
     for cid, chain in chains.items():
         conclusion, premises = chain.conclusion, chain.premises
         if conclusion not in nodes or not all(map(nodes.__contains__, premises)):
@@ -242,16 +266,20 @@ def view_bytes(
             or conclusion in renamed
             or not renamed.isdisjoint(premises)
         ):
-            row = orjson.dumps(_chain_row(chain, nodes, positions))
-            was = (chain, place, row, orjson.dumps(_chain_links(chain))[1:-1])
-        new_chains[cid] = was
-        parts.append(was[2])
-        link_parts.append(was[3])
+            rebuilt.add(cid)
+            parts.append(orjson.dumps(_chain_row(chain, nodes, positions)))
+            link_parts.append(orjson.dumps(_chain_links(chain))[1:-1])
+        else:
+            parts.append(was_body[was[2] : was[3]])
+            link_parts.append(was_body[was[4] : was[5]])
+        chain_keys.append((cid, chain, place))
+    starts, rows_end = _spans(len(_NODES_OPEN), parts)
+    link_starts, _ = _spans(rows_end + len(_LINKS_OPEN), link_parts)
     body = b"".join(
         [
-            b'{"nodes":[',
+            _NODES_OPEN,
             b",".join(parts),
-            b'],"links":[',
+            _LINKS_OPEN,
             b",".join(link_parts),
             b'],"clusters":',
             orjson.dumps(_cluster_rows(partition, labels, folder_of)),
@@ -260,6 +288,20 @@ def view_bytes(
             b"}",
         ]
     )
+    memo = ViewRows(body=body, rebuilt=frozenset(rebuilt))
+    for (nid, node, place, cluster), start, part in zip(node_keys, starts, parts, strict=False):
+        memo.nodes[nid] = (node, place, cluster, start, start + len(part))
+    shift = len(node_keys)
+    for i, (cid, chain, place) in enumerate(chain_keys):
+        start, link_start = starts[shift + i], link_starts[i]
+        memo.chains[cid] = (
+            chain,
+            place,
+            start,
+            start + len(parts[shift + i]),
+            link_start,
+            link_start + len(link_parts[i]),
+        )
     return body, memo
 
 

@@ -172,7 +172,14 @@ def test_a_patched_view_equals_a_fresh_derivation(
     patched, memo = view_bytes(nodes, chains, positions, labels, rows, paths)
     assert patched == orjson.dumps(derive_view(nodes, chains, positions, labels, paths))
     for nid in touched & set(nodes):  # a touched proposition's row was serialised again
-        assert memo.nodes[nid][3] is not rows.nodes.get(nid, (None, None, None, b""))[3]
+        assert nid in memo.rebuilt
+    for nid, (_, _, _, start, end) in memo.nodes.items():  # the memo's spans are the view's rows
+        assert orjson.loads(patched[start:end])["id"] == nid
+    for cid, (_, _, start, end, link_start, link_end) in memo.chains.items():
+        assert orjson.loads(patched[start:end])["id"] == cid
+        assert cid in {
+            link[k] for link in orjson.loads(b"[" + patched[link_start:link_end] + b"]") for k in link
+        }
 
 
 def test_a_merge_rebuilds_only_the_rows_it_touched() -> None:
@@ -184,12 +191,13 @@ def test_a_merge_rebuilds_only_the_rows_it_touched() -> None:
     c2 = chain(["b"], "c")
     after = {**nodes, "b": linked, "d": node("d", "src_b")}
     patched, memo = view_bytes(after, {c1.id: c1, c2.id: c2}, {"a": (1.0, 2.0)}, {}, rows)
-    assert memo.nodes["a"][3] is rows.nodes["a"][3] and memo.nodes["c"][3] is rows.nodes["c"][3]  # reused
+    assert "a" not in memo.rebuilt and "c" not in memo.rebuilt  # reused
     assert (
-        memo.nodes["b"][3] is not rows.nodes["b"][3] and b'"sources":["src_a","src_b"]' in memo.nodes["b"][3]
+        "b" in memo.rebuilt
+        and b'"sources":["src_a","src_b"]' in patched[memo.nodes["b"][3] : memo.nodes["b"][4]]
     )
-    assert memo.chains[c1.id][2] is not rows.chains[c1.id][2]  # its conclusion's proposition was copied
+    assert c1.id in memo.rebuilt  # its conclusion's proposition was copied
     assert patched == orjson.dumps(derive_view(after, {c1.id: c1, c2.id: c2}, {"a": (1.0, 2.0)}, {}))
     moved, again = view_bytes(after, {c1.id: c1, c2.id: c2}, {"a": (3.0, 2.0)}, {}, memo)  # a drag
-    assert again.nodes["a"][3] is not memo.nodes["a"][3] and again.nodes["b"][3] is memo.nodes["b"][3]
+    assert "a" in again.rebuilt and "b" not in again.rebuilt
     assert moved == orjson.dumps(derive_view(after, {c1.id: c1, c2.id: c2}, {"a": (3.0, 2.0)}, {}))
