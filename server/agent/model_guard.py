@@ -70,6 +70,8 @@ class ModelFailure(pe.ModelAPIError):
         status: the HTTP status when one came back.
         retry_after_s: when the provider said to retry.
         limit_s: the deadline that passed, in seconds, for the deadline kinds (else None).
+        attempts: how many times the request was sent (retries included) before it failed; usage
+            counts them as model calls that reported no tokens (issue 20 item 4).
     """
 
     def __init__(
@@ -80,12 +82,14 @@ class ModelFailure(pe.ModelAPIError):
         status: int | None,
         retry_after_s: float | None,
         limit_s: float | None = None,
+        attempts: int = 1,
     ) -> None:
         super().__init__(model_name=model, message=sentence)
         self.kind = kind
         self.status = status
         self.retry_after_s = retry_after_s
         self.limit_s = limit_s
+        self.attempts = attempts
 
     def __str__(self) -> str:
         return self.message
@@ -304,10 +308,10 @@ def classify(
         return None
     if kind is FailureKind.RATE_LIMITED and retry_after is None:
         retry_after = _header_retry_after(exc)
+    attempts = _attempts(exc)
     sentence = failure_sentence(kind, model=model, status=status, retry_after_s=retry_after, limit_s=limit,
-                                where=where, kept=not whole, offline=offline,
-                                attempts=_attempts(exc))  # fmt: skip
-    return ModelFailure(kind, sentence, model, status, retry_after, limit)
+                                where=where, kept=not whole, offline=offline, attempts=attempts)  # fmt: skip
+    return ModelFailure(kind, sentence, model, status, retry_after, limit, attempts)
 
 
 def _by_status(status: int | None) -> FailureKind:
@@ -371,7 +375,12 @@ class GuardedModel(WrapperModel):
         failure = classify(exc, self.wrapped.model_name, self.where, whole=whole, offline=self.offline)
         if failure is not None and failure.kind is FailureKind.AUTH and self.auth_sentence:
             failure = ModelFailure(
-                failure.kind, self.auth_sentence, failure.model_name, failure.status, failure.retry_after_s
+                failure.kind,
+                self.auth_sentence,
+                failure.model_name,
+                failure.status,
+                failure.retry_after_s,
+                attempts=failure.attempts,
             )
         if failure is not None and failure is not exc:
             log.warning(
