@@ -176,6 +176,29 @@ class ImportTally:
     shown: deque[JobRow] = field(default_factory=deque)
     """Its newest ended rows, still in the feed (at most `KEEP_ENDED_ROWS`)."""
 
+    def ended_phase(self) -> str:
+        """An ended import's phase, honestly (issue 20 item 4): `error` when files failed and none
+        was read (done or unchanged), `aborted` when all were stopped, else `done` (`failures`
+        then says how many failed)."""
+        read = self.counts["done"] + self.counts["unchanged"]
+        if self.counts["failed"] and not read:
+            return "error"
+        if self.counts["aborted"] and not read and not self.counts["failed"]:
+            return "aborted"
+        return "done"
+
+    def failures(self, files: int) -> str | None:
+        """ "2 of 5 files failed" (with "N refused" when some were), or None when none failed."""
+        failed, refused = self.counts["failed"], self.counts["refused"]
+        if not failed and not refused:
+            return None
+        words = []
+        if failed:
+            words.append(f"{failed:,} of {files:,} file{'' if files == 1 else 's'} failed")
+        if refused:
+            words.append(f"{refused:,} {'was' if refused == 1 else 'were'} refused")
+        return "; ".join(words)
+
     def absorb(self, row: JobRow) -> None:
         """Add an ended row's usage and stats."""
         self.input_tokens += row.input_tokens or 0
@@ -194,8 +217,8 @@ class ImportTally:
             "source": self.id,
             "kind": "import",
             "label": f"{self.label} · {files:,} file{'' if files == 1 else 's'}",
-            "phase": "running" if busy else "done",
-            "error": None,
+            "phase": "running" if busy else self.ended_phase(),
+            "error": None if busy else self.failures(files),
             "usage": {
                 "inputTokens": self.input_tokens if self.requests else None,
                 "outputTokens": self.output_tokens if self.requests else None,

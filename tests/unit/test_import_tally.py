@@ -1,0 +1,31 @@
+"""An ended import's summary row says honestly how it went (issue 20 item 4): a batch whose files
+all failed is not "done"."""
+
+from __future__ import annotations
+
+from server.services.extraction import ImportTally
+
+
+def tally(**counts: int) -> ImportTally:
+    t = ImportTally(id="imp_1", label="notes", queued_at="2026-12-03T13:00:00Z")
+    t.counts.update(counts)
+    return t
+
+
+def test_a_batch_whose_only_file_failed_is_failed() -> None:
+    view = tally(failed=1).view()
+    assert view["phase"] == "error" and view["error"] == "1 of 1 file failed"
+
+
+def test_a_batch_with_some_failures_is_done_and_says_how_many_failed() -> None:
+    view = tally(done=3, failed=2, refused=1).view()
+    assert view["phase"] == "done" and view["error"] == "2 of 6 files failed; 1 was refused"
+
+
+def test_a_clean_batch_is_done_without_error_and_a_running_one_says_nothing_yet() -> None:
+    view = tally(done=2, unchanged=1).view()
+    assert view["phase"] == "done" and view["error"] is None
+    busy = tally(failed=1)
+    busy.running = 1
+    assert busy.view()["phase"] == "running" and busy.view()["error"] is None
+    assert tally(aborted=2).view()["phase"] == "aborted"
