@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { importCountsWords, normalizeActivityRow, phaseWords, type ActivityRow } from './activity';
 import {
+  earlierImportBadge,
   batchBySize,
   entryPath,
   fileProgress,
@@ -293,3 +294,16 @@ describe('the per-file limit at pick time (issue 18)', () => {
   });
 });
 
+
+describe('earlierImportBadge (issue 20 item 4)', () => {
+  it('never shows a failed batch as finished', () => {
+    expect(earlierImportBadge({ phase: 'error', counts: { failed: 1 } })).toEqual({ state: 'failed', text: 'Failed' });
+    expect(earlierImportBadge({ phase: 'done', counts: { done: 2, failed: 1 } })).toEqual({
+      state: 'failed',
+      text: 'Finished with failures',
+    });
+    expect(earlierImportBadge({ phase: 'done', counts: { done: 2, failed: 0 } })).toEqual({ state: 'done', text: 'Finished' });
+    expect(earlierImportBadge({ phase: 'aborted' }).state).toBe('aborted');
+    expect(earlierImportBadge({ phase: 'running', counts: { failed: 1 } }).state).toBe('running');
+  });
+});

@@ -366,3 +366,20 @@ export function normalizeSources(raw: unknown): GraphSource[] {
   }
   return out;
 }
+
+/**
+ * An earlier import's badge from its activity summary row (issue 20 item 4): a
+ * batch whose files all failed is "Failed", one with some failures "Finished
+ * with failures", never a green "Finished" over failed files. `state` is the
+ * badge's CSS state (libraryPage.css).
+ */
+export function earlierImportBadge(row: {
+  phase: string;
+  counts?: Record<string, number>;
+}): { state: 'running' | 'done' | 'failed' | 'aborted'; text: string } {
+  const failed = row.counts?.failed ?? 0;
+  if (row.phase === 'error') return { state: 'failed', text: 'Failed' };
+  if (row.phase === 'aborted') return { state: 'aborted', text: 'Stopped' };
+  if (row.phase !== 'done') return { state: 'running', text: 'Running' };
+  return failed > 0 ? { state: 'failed', text: 'Finished with failures' } : { state: 'done', text: 'Finished' };
+}

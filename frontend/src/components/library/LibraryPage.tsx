@@ -12,6 +12,7 @@ import {
   entryPath,
   fileProgress,
   foldedState,
+  earlierImportBadge,
   formatBytes,
   formatSizeOver,
   makeBaseline,
@@ -497,15 +498,19 @@ function EarlierImport({ row }: { row: ActivityRow }) {
   const counts = importCountsWords(row.counts);
   const stats = formatStats(row.stats);
   const errors = [...new Set(Object.values(row.errors ?? {}))];
+  const badge = earlierImportBadge(row);
   return (
-    <li className={`import-result state-${running ? 'running' : 'done'}`} data-testid="import-earlier" data-import-id={row.id}>
+    <li className={`import-result state-${badge.state}`} data-testid="import-earlier" data-import-id={row.id}>
       <div className="import-result-head">
-        <span className={`state-badge state-${running ? 'running' : 'done'}`}>{running ? 'Running' : 'Finished'}</span>
+        <span className={`state-badge state-${badge.state}`} data-testid="import-earlier-state">
+          {running ? 'Running' : badge.text}
+        </span>
         <span className="import-name" title={row.label}>
           {row.label}
         </span>
       </div>
       {counts && <p className="import-detail">{counts}</p>}
+      {row.error && <p className="import-detail">{row.error}</p>}
       {stats && <p className="import-meta small">{stats}</p>}
       {errors.length > 0 && (
         <ul className="import-errors">
