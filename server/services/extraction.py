@@ -149,6 +149,8 @@ class JobRow:
 
 
 OUTCOMES = ("done", "failed", "aborted", "unchanged", "refused", "removed")
+MAX_REFUSALS = 50
+"""Refused files whose reasons an import's summary keeps (the rest are counted only)."""
 
 
 @dataclass
@@ -167,6 +169,9 @@ class ImportTally:
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
     outcomes: dict[str, str] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+    refusals: dict[str, str] = field(default_factory=dict)
+    """Why files were refused unread, by file name (the first `MAX_REFUSALS`; issue 20 item 4:
+    the reason outlives the upload's answer)."""
     input_tokens: int = 0
     output_tokens: int = 0
     requests: int = 0
@@ -233,6 +238,7 @@ class ImportTally:
             "counts": {"waiting": self.waiting, "running": self.running, **self.counts},
             "outcomes": self.outcomes,
             "errors": self.errors,
+            "refusals": self.refusals,
         }
 
 
@@ -523,6 +529,18 @@ class ExtractionService:
 
     def import_known(self, import_id: str) -> bool:
         return import_id in self.imports
+
+    def note_refusals(self, import_id: str, refusals: dict[str, str]) -> None:
+        """Keep why files of an import were refused (file name -> sentence) with its summary, up to
+        `MAX_REFUSALS` of them."""
+        tally = self.imports.get(import_id)
+        if tally is None or not refusals:
+            return
+        for name, why in refusals.items():
+            if len(tally.refusals) >= MAX_REFUSALS:
+                break
+            tally.refusals[name] = why
+        self._changed()
 
     def count_import(self, import_id: str, status: str, files: int = 1) -> None:
         """Count files of an import that start no run: `unchanged`, `refused`, `removed`,

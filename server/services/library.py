@@ -236,6 +236,7 @@ class LibraryService:
             return
         for status in ("refused", "removed"):
             self.extraction.count_import(import_id, status, sum(r.status == status for r in results))
+        self.extraction.note_refusals(import_id, {r.name: r.detail for r in results if r.status == "refused"})
 
     def _prepare(
         self,

@@ -214,3 +214,18 @@ def test_abort_is_source_wide_and_checkpoints_nothing_for_the_aborted_job(librar
     assert rows and all(r["phase"] == "aborted" for r in rows)
     assert library.ledger("coverage") == [] and library.ledger("nodes") == []
     assert library.client.post("/api/activity/abort", json={"source": source}).json() == {"aborted": False}
+
+
+def test_an_imports_summary_keeps_why_files_were_refused(library: Library) -> None:
+    """Issue 20 item 4: after a reload (a new GET of the feed) the batch still says why its refused
+    files were refused, not only the upload's answer did."""
+    edge = NOTES / "edge"
+    response = library.upload(
+        NOTES / "rank-factorization.de.md", edge / "binary-disguised.md", edge / "empty.md"
+    )
+    refused = {f["name"]: f["detail"] for f in response.json()["files"] if f["status"] == "refused"}
+    assert set(refused) == {"binary-disguised.md", "empty.md"}, response.json()
+    library.settle()
+    [summary] = [r for r in library.client.get("/api/activity").json()["rows"] if r["kind"] == "import"]
+    assert summary["refusals"] == refused
+    assert summary["counts"]["refused"] == 2 and "2 were refused" in summary["error"]
