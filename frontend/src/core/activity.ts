@@ -68,6 +68,8 @@ export interface ActivityRow {
   outcomes?: Record<string, string>;
   /** Kind import: the first error of each failed file, by source id. */
   errors?: Record<string, string>;
+  /** An import summary's refused files: file name -> why it was refused (issue 20 item 4). */
+  refusals?: Record<string, string>;
 }
 
 function numberRecord(value: unknown): Record<string, number> {
@@ -126,8 +128,15 @@ export function normalizeActivityRow(raw: unknown): ActivityRow | null {
   }
   const error = typeof raw.error === 'string' && raw.error.trim() ? raw.error : null;
   const kind = raw.kind === 'chat' || raw.kind === 'practice' || raw.kind === 'job' || raw.kind === 'import' ? raw.kind : 'notes';
-  const summary: Pick<ActivityRow, 'counts' | 'outcomes' | 'errors'> =
-    kind === 'import' ? { counts: numberRecord(raw.counts), outcomes: stringRecord(raw.outcomes), errors: stringRecord(raw.errors) } : {};
+  const summary: Pick<ActivityRow, 'counts' | 'outcomes' | 'errors' | 'refusals'> =
+    kind === 'import'
+      ? {
+          counts: numberRecord(raw.counts),
+          outcomes: stringRecord(raw.outcomes),
+          errors: stringRecord(raw.errors),
+          refusals: stringRecord(raw.refusals),
+        }
+      : {};
   const job: Pick<ActivityRow, 'jobKind' | 'chatId'> = {};
   if (kind === 'job') {
     if ((JOB_ROW_KINDS as readonly unknown[]).includes(raw.jobKind)) job.jobKind = raw.jobKind as JobRowKind;

@@ -307,3 +307,17 @@ describe('earlierImportBadge (issue 20 item 4)', () => {
     expect(earlierImportBadge({ phase: 'running', counts: { failed: 1 } }).state).toBe('running');
   });
 });
+
+describe('an import summary keeps its refusals (issue 20 item 4)', () => {
+  it('reads them from the feed row', () => {
+    const row = normalizeActivityRow({
+      id: 'imp_1',
+      source: 'imp_1',
+      kind: 'import',
+      label: 'notes · 2 files',
+      phase: 'done',
+      refusals: { 'empty.md': 'empty.md: holds no text', bad: 3 },
+    });
+    expect(row?.refusals).toEqual({ 'empty.md': 'empty.md: holds no text' });
+  });
+});

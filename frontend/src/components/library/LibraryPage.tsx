@@ -519,6 +519,18 @@ function EarlierImport({ row }: { row: ActivityRow }) {
           ))}
         </ul>
       )}
+      {Object.keys(row.refusals ?? {}).length > 0 && (
+        <details className="import-parts-fold" data-testid="import-earlier-refusals">
+          <summary>Refused files</summary>
+          <ul className="import-errors">
+            {Object.entries(row.refusals ?? {}).map(([name, why]) => (
+              <li key={name}>
+                {name}: {why}
+              </li>
+            ))}
+          </ul>
+        </details>
+      )}
     </li>
   );
 }
