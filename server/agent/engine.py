@@ -80,8 +80,8 @@ def llama_tool_choice(choice: Any, tools: list[Any]) -> Any:
 
     That handler takes only "auto", "none" or one named function
     (`{"type": "function", "function": {"name": ...}}`); anything else fails its
-    `assert tool_choice == "auto"` and the server answers HTTP 500 on every attempt (issue 20,
-    item 1: every note import failed). pydantic-ai sends "required" for structured output (the
+    `assert tool_choice == "auto"` and the server answers HTTP 500 on every attempt (trial finding 1:
+    every note import failed). pydantic-ai sends "required" for structured output (the
     extraction, auditor, practice, naming and summary calls' output tools) and OpenAI's
     `allowed_tools` form for a forced choice among several. With exactly one tool offered, "must call
     a tool" is that tool, named; otherwise "auto" (the model may answer in text, which the agent
@@ -99,7 +99,7 @@ def llama_tool_choice(choice: Any, tools: list[Any]) -> Any:
 
 def healed_tool_args(response: ModelResponse) -> ModelResponse:
     """The offline model's response with LaTeX in its tool-call arguments healed
-    (`server.core.latex_escapes`, issue 20 item 2): invalid escapes (`\\infty`) doubled so the JSON
+    (`server.core.latex_escapes`, trial finding 2): invalid escapes (`\\infty`) doubled so the JSON
     parses, and control characters decoded from `\\frac`, `\\text` put back. Arguments that still do
     not parse are left for the agent to report."""
     parts: list[Any] = []

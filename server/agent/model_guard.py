@@ -71,7 +71,7 @@ class ModelFailure(pe.ModelAPIError):
         retry_after_s: when the provider said to retry.
         limit_s: the deadline that passed, in seconds, for the deadline kinds (else None).
         attempts: how many times the request was sent (retries included) before it failed; usage
-            counts them as model calls that reported no tokens (issue 20 item 4).
+            counts them as model calls that reported no tokens (trial finding 4).
     """
 
     def __init__(
@@ -197,7 +197,7 @@ class GuardedTransport(httpx2.AsyncHTTPTransport):
                              wait if wait is not None else _backoff(attempt))  # fmt: skip
                     await self.sleep(wait if wait is not None else _backoff(attempt))
                     continue
-            if response.status_code >= 400:  # how often it failed, for the sentence (issue 20)
+            if response.status_code >= 400:  # how often it failed, for the sentence (the new-user trial)
                 response.headers[ATTEMPTS_HEADER] = str(attempt + 1)
             if response.status_code < 400:
                 streamed = "text/event-stream" in response.headers.get("content-type", "")
@@ -354,7 +354,7 @@ class GuardedModel(WrapperModel):
         secrets: the API key(s) to redact from anything logged.
         auth_sentence: what a refused credential (HTTP 401/403) says instead of "check the key"
             (subscription routes have no key: "connect it again in Settings", issue 19).
-        offline: the wrapped model is the app's offline model (failures name it, issue 20).
+        offline: the wrapped model is the app's offline model (failures name it, the new-user trial).
     """
 
     def __init__(

@@ -1,4 +1,4 @@
-"""LaTeX commands healed from JSON string escapes (issue 20 item 2).
+"""LaTeX commands healed from JSON string escapes (trial finding 2).
 
 A small model writing tool-call arguments by hand writes `"\\frac{1}{2}"` as `"\frac{1}{2}"`: valid
 JSON, where `\f` is a form feed, so the question shows a box and "rac". The offline model's tool

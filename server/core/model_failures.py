@@ -104,7 +104,7 @@ def failure_sentence(
         kept: whether what arrived before a failure mid-answer is kept (a streamed reply is); False
             for a whole answer that is used only complete (extraction, practice): the sentence
             then says to try again instead.
-        offline: the model is the app's own offline model (no provider is involved, issue 20).
+        offline: the model is the app's own offline model (no provider is involved, the new-user trial).
         attempts: how many times the request was sent and failed this way (retries included); a
             failure that repeated on every attempt promises nothing from trying again.
     """
@@ -165,7 +165,7 @@ _TOOL_WHAT = {
 
 
 def tool_error_sentence(tool: str | None, raw: str) -> str:
-    """A failed tool call's error in plain words (issue 20 item 2), no trailing period.
+    """A failed tool call's error in plain words (trial finding 2), no trailing period.
 
     pydantic-ai reports a tool call whose arguments failed validation as the JSON list of
     pydantic's errors (`[{"type": "json_invalid", "loc": [...], "msg": ..., "input": ...}]`), which

@@ -170,7 +170,7 @@ class ImportTally:
     outcomes: dict[str, str] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     refusals: dict[str, str] = field(default_factory=dict)
-    """Why files were refused unread, by file name (the first `MAX_REFUSALS`; issue 20 item 4:
+    """Why files were refused unread, by file name (the first `MAX_REFUSALS`; trial finding 4:
     the reason outlives the upload's answer)."""
     input_tokens: int = 0
     output_tokens: int = 0
@@ -182,7 +182,7 @@ class ImportTally:
     """Its newest ended rows, still in the feed (at most `KEEP_ENDED_ROWS`)."""
 
     def ended_phase(self) -> str:
-        """An ended import's phase, honestly (issue 20 item 4): `error` when files failed and none
+        """An ended import's phase, honestly (trial finding 4): `error` when files failed and none
         was read (done or unchanged), `aborted` when all were stopped, else `done` (`failures`
         then says how many failed)."""
         read = self.counts["done"] + self.counts["unchanged"]
@@ -805,7 +805,7 @@ class ExtractionService:
             return False
         finally:
             # requests that failed were still made: counted, with no tokens reported (a failed
-            # job's usage is not "no model calls"; absence is not zero, issue 20 item 4)
+            # job's usage is not "no model calls"; absence is not zero, trial finding 4)
             row.ended_at = self.clock()
             row.input_tokens = usage.input_tokens if usage.requests else None
             row.output_tokens = usage.output_tokens if usage.requests else None

@@ -122,7 +122,7 @@ def learner_facing(chunk: dict[str, Any], offline: bool = False) -> dict[str, An
 
 def plain_tool_error(chunk: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
     """A `tool-input-error` / `tool-output-error` chunk whose errorText is pydantic's raw error list
-    made one plain sentence (`tool_error_sentence`, issue 20 item 2); the raw text goes to the log.
+    made one plain sentence (`tool_error_sentence`, trial finding 2); the raw text goes to the log.
     `names` maps tool call ids to tool names, learned from the turn's earlier chunks (updated here).
     Any other chunk is returned unchanged."""
     call_id = str(chunk.get("toolCallId", ""))

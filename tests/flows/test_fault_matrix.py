@@ -325,7 +325,7 @@ def test_an_extraction_whose_model_fails_checkpoints_nothing_and_a_rerun_recover
         assert "what arrived is kept" not in row["error"], "a whole answer cut short keeps nothing"
         assert_plain(row["error"])
     assert faulty.stub.state.requests[fault] == requests
-    if fault == "500":  # the requests were made though none answered (issue 20 item 4)
+    if fault == "500":  # the requests were made though none answered (trial finding 4)
         assert [r["usage"]["requests"] for r in rows] == [requests], rows
         assert rows[0]["usage"]["inputTokens"] is None and rows[0]["usage"]["outputTokens"] is None
     assert all(KEY not in r.getMessage() for r in caplog.records)

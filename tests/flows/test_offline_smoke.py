@@ -88,7 +88,7 @@ def test_a_real_notes_import_on_the_offline_model(data_dir: Path) -> None:
             for row in rows:
                 if row["phase"] == "error":
                     assert row["error"].strip()  # an honest reason, e.g. an invalid submit
-                    # issue 20 item 1: never the model server refusing the request (HTTP 500 from
+                    # trial finding 1: never the model server refusing the request (HTTP 500 from
                     # llama.cpp's tool_choice assertion); the tiny model may extract little
                     assert "HTTP" not in row["error"] and "failed" not in row["error"], row
             assert client.get("/api/health").json()["status"] == "ok"

@@ -1,4 +1,4 @@
-"""An ended import's summary row says honestly how it went (issue 20 item 4): a batch whose files
+"""An ended import's summary row says honestly how it went (trial finding 4): a batch whose files
 all failed is not "done"."""
 
 from __future__ import annotations

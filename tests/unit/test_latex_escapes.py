@@ -1,4 +1,4 @@
-"""LaTeX escapes decoded as JSON control characters are healed (issue 20 item 2)."""
+"""LaTeX escapes decoded as JSON control characters are healed (trial finding 2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The `tool_choice` the offline model's chat format accepts (issue 20, item 1): llama-cpp-python's
+"""The `tool_choice` the offline model's chat format accepts (trial finding 1): llama-cpp-python's
 `chatml-function-calling` asserts "auto" (or "none", or one named function) and answered HTTP 500 to
 the "required" pydantic-ai sends for structured output, so every note import failed."""
 

@@ -68,7 +68,7 @@ export interface ActivityRow {
   outcomes?: Record<string, string>;
   /** Kind import: the first error of each failed file, by source id. */
   errors?: Record<string, string>;
-  /** An import summary's refused files: file name -> why it was refused (issue 20 item 4). */
+  /** An import summary's refused files: file name -> why it was refused (trial finding 4). */
   refusals?: Record<string, string>;
 }
 

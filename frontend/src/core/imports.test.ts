@@ -295,7 +295,7 @@ describe('the per-file limit at pick time (issue 18)', () => {
 });
 
 
-describe('earlierImportBadge (issue 20 item 4)', () => {
+describe('earlierImportBadge (trial finding 4)', () => {
   it('never shows a failed batch as finished', () => {
     expect(earlierImportBadge({ phase: 'error', counts: { failed: 1 } })).toEqual({ state: 'failed', text: 'Failed' });
     expect(earlierImportBadge({ phase: 'done', counts: { done: 2, failed: 1 } })).toEqual({
@@ -308,7 +308,7 @@ describe('earlierImportBadge (issue 20 item 4)', () => {
   });
 });
 
-describe('an import summary keeps its refusals (issue 20 item 4)', () => {
+describe('an import summary keeps its refusals (trial finding 4)', () => {
   it('reads them from the feed row', () => {
     const row = normalizeActivityRow({
       id: 'imp_1',

@@ -368,7 +368,7 @@ export function normalizeSources(raw: unknown): GraphSource[] {
 }
 
 /**
- * An earlier import's badge from its activity summary row (issue 20 item 4): a
+ * An earlier import's badge from its activity summary row (trial finding 4): a
  * batch whose files all failed is "Failed", one with some failures "Finished
  * with failures", never a green "Finished" over failed files. `state` is the
  * badge's CSS state (libraryPage.css).
