@@ -40,3 +40,36 @@ def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
 @pytest.fixture
 def data_dir(_isolated_environment: Path) -> Path:
     return _isolated_environment
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    """A failing test that ran a real server (`tests.procs.ServerProcess` among its fixtures) reports
+    what the server saw: its activity feed at the moment of failure and the tail of its log. A CI
+    failure of a browser test is then explained by the run itself, not guessed at afterwards."""
+    report = yield
+    if report.failed and call.when == "call":
+        from tests.procs import ServerProcess
+
+        for name, value in getattr(item, "funcargs", {}).items():
+            if isinstance(value, ServerProcess):
+                report.sections.append((f"server {name}: state at failure", _server_state(value)))
+    return report
+
+
+def _server_state(proc: object) -> str:
+    import httpx
+
+    from tests.procs import ServerProcess
+
+    assert isinstance(proc, ServerProcess)
+    lines = [f"exit code: {proc.process.poll()}"]
+    if proc.process.poll() is None:
+        for path in ("/api/activity", "/api/graph/sources"):
+            try:
+                lines.append(f"GET {path}: {httpx.get(proc.url + path, timeout=5).text[:4000]}")
+            except httpx.HTTPError as exc:
+                lines.append(f"GET {path}: {type(exc).__name__}: {exc}")
+    lines.append(f"last {len(proc.log)} log lines:")
+    lines.extend(proc.log)
+    return "\n".join(lines)

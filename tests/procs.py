@@ -10,13 +10,18 @@ import subprocess
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+LOG_LINES = 400
+"""Lines of a spawned server's output kept for a failing test's report (tests/conftest.py)."""
 
 
 @dataclass
@@ -24,6 +29,16 @@ class ServerProcess:
     process: subprocess.Popen[str]
     port: int
     data_dir: Path
+    log: deque[str] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
+    """The last lines the server wrote after its ready line (stdout and stderr, as read)."""
+
+    def drain(self) -> ServerProcess:
+        """Read the server's stdout and stderr into `log` on daemon threads from now on: an unread
+        pipe fills at 64 KB and then blocks the server on its next log write."""
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                threading.Thread(target=_pump_into, args=(stream, self.log), daemon=True).start()
+        return self
 
     @property
     def url(self) -> str:
@@ -39,6 +54,14 @@ class ServerProcess:
                 self.process.wait()
                 raise
         return self.process.returncode
+
+
+def _pump_into(stream: IO[str], log: deque[str]) -> None:
+    try:
+        for line in stream:
+            log.append(line.rstrip("\n"))
+    except (OSError, ValueError):  # closed under us: the process is gone
+        return
 
 
 def server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -117,7 +140,7 @@ def start_server(
         stderr=subprocess.PIPE,
         text=True,
     )
-    return ServerProcess(process, wait_ready(process, timeout), data_dir)
+    return ServerProcess(process, wait_ready(process, timeout), data_dir).drain()
 
 
 def children_of(pid: int) -> list[int]:
