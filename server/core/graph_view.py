@@ -305,6 +305,171 @@ def view_bytes(
     return body, memo
 
 
+COMPACT_FORMAT = "lh-graph-compact/1"
+"""The compact view's `format` (issue 17 item 5): what `GET /api/graph?format=compact` serves."""
+
+
+@dataclass(frozen=True)
+class CompactRows:
+    """A compact view's rows as spans of its body (`compact_bytes`), with what each row was
+    derived from, so the next derivation reuses unchanged rows and a delta (`compact_delta`)
+    copies changed rows out of the body. Never mutated.
+
+    Attributes:
+        body: the compact view's JSON.
+        nodes: proposition id -> (its Proposition, position, cluster, row start, row end).
+        chains: chain id -> (its Chain, position, row start, row end).
+        tail: (start, end) of `"clusters":[...],"folders":[...]` in `body`.
+        changed: the ids whose rows were serialised again or dropped since `previous`; None when
+            there was no `previous` (everything is new).
+    """
+
+    body: bytes = b""
+    nodes: dict[str, _NodeMemo] = field(default_factory=dict)
+    chains: dict[str, tuple[Chain, tuple[float, float] | None, int, int]] = field(default_factory=dict)
+    tail: tuple[int, int] = (0, 0)
+    changed: frozenset[str] | None = None
+
+
+def _compact_node(node: Proposition, cluster: str | None, place: tuple[float, float] | None) -> bytes:
+    row: list[Any] = [
+        node.id,
+        node.name,
+        node.statement,
+        node.aliases,
+        cluster,
+        node.sources,
+        node.created_at,
+    ]
+    if place is not None:
+        row.extend(place)
+    return orjson.dumps(row)
+
+
+def _compact_chain(chain: Chain, place: tuple[float, float] | None) -> bytes:
+    row: list[Any] = [chain.id, chain.premises, chain.conclusion, chain.sources, chain.created_at]
+    if place is not None:
+        row.extend(place)
+    return orjson.dumps(row)
+
+
+def _compact_head(version: str, since: str | None = None) -> bytes:
+    head = {"format": COMPACT_FORMAT, "version": version}
+    if since is not None:
+        head["since"] = since
+    return orjson.dumps(head)[:-1] + (b',"full":false' if since is not None else b',"full":true')
+
+
+def compact_bytes(
+    nodes: Mapping[str, Proposition],
+    chains: Mapping[str, Chain],
+    positions: Mapping[str, tuple[float, float]],
+    labels: Mapping[str, tuple[str, str | None]],
+    version: str,
+    previous: CompactRows | None = None,
+    paths: Mapping[str, str | None] | None = None,
+) -> tuple[bytes, CompactRows]:
+    """The compact view (issue 17 item 5): the same information as `derive_view` in about a
+    quarter of the bytes, re-serialising only rows whose inputs changed since `previous` (as
+    `view_bytes`).
+
+    Shape: `{"format": COMPACT_FORMAT, "version", "full": true, "props": [[id, name, statement,
+    aliases, cluster|null, sources, createdAt, x?, y?]], "chains": [[id, premises, conclusion,
+    sources, createdAt, x?, y?]], "clusters": [{key, kind, label, nodeCount, folder}],
+    "folders": [...]}`. Positions are the row's last two items (absent when unplaced). What the
+    full view repeats is left out, the reader derives it: an implication's statement (its members'
+    names, `chain_line`), the links (premise -> chain -> conclusion), a cluster's `nodeIds` (the
+    props naming it, in row order). Dangling chains are left out, as in the full view.
+
+    Returns:
+        (the body, the rows to pass as `previous` next time).
+    """
+    old = previous or CompactRows()
+    was_body = memoryview(old.body)
+    partition = birth_partition(nodes)
+    cluster_of = {nid: key for key, ids in partition for nid in ids}
+    folder_of, folders = _folders(partition, paths)
+    changed: set[str] = set()
+    head = _compact_head(version) + b',"props":['
+    props: list[bytes | memoryview] = []
+    node_keys = []
+    for nid, node in nodes.items():
+        place = positions.get(nid)
+        cluster = cluster_of.get(nid)
+        hit = old.nodes.get(nid)
+        if hit is None or hit[0] is not node or hit[1] != place or hit[2] != cluster:
+            changed.add(nid)
+            props.append(_compact_node(node, cluster, place))
+        else:
+            props.append(was_body[hit[3] : hit[4]])
+        node_keys.append((nid, node, place, cluster))
+    rows: list[bytes | memoryview] = []
+    chain_keys = []
+    for cid, chain in chains.items():
+        if chain.conclusion not in nodes or not all(map(nodes.__contains__, chain.premises)):
+            continue
+        place = positions.get(cid)
+        was = old.chains.get(cid)
+        if was is None or was[0] is not chain or was[1] != place:
+            changed.add(cid)
+            rows.append(_compact_chain(chain, place))
+        else:
+            rows.append(was_body[was[2] : was[3]])
+        chain_keys.append((cid, chain, place))
+    starts, props_end = _spans(len(head), props)
+    chain_starts, chains_end = _spans(props_end + len(b'],"chains":['), rows)
+    tail = _compact_tail(_cluster_rows(partition, labels, folder_of), folders)
+    body = b"".join([head, b",".join(props), b'],"chains":[', b",".join(rows), b"],", tail, b"}"])
+    tail_start = chains_end + 2
+    memo = CompactRows(body=body, tail=(tail_start, tail_start + len(tail)))
+    for (nid, node, place, cluster), start, part in zip(node_keys, starts, props, strict=True):
+        memo.nodes[nid] = (node, place, cluster, start, start + len(part))
+    for (cid, chain, place), start, part in zip(chain_keys, chain_starts, rows, strict=True):
+        memo.chains[cid] = (chain, place, start, start + len(part))
+    if previous is not None:
+        changed.update(k for k in old.nodes if k not in memo.nodes)
+        changed.update(k for k in old.chains if k not in memo.chains)
+    return body, CompactRows(
+        memo.body, memo.nodes, memo.chains, memo.tail, None if previous is None else frozenset(changed)
+    )
+
+
+def _compact_tail(cluster_rows: list[dict[str, Any]], folders: list[dict[str, object]]) -> bytes:
+    slim = [{k: v for k, v in row.items() if k != "nodeIds"} for row in cluster_rows]
+    return b'"clusters":' + orjson.dumps(slim) + b',"folders":' + orjson.dumps(folders)
+
+
+def compact_delta(rows: CompactRows, changed: set[str] | frozenset[str], version: str, since: str) -> bytes:
+    """What changed in the compact view since the version `since`, given the ids whose rows
+    changed or went (`changed`, the union of `CompactRows.changed` over the derivations after
+    `since`): `{"format", "version", "since", "full": false, "props": [changed or added rows],
+    "chains": [...], "removed": [ids no longer in the view], "clusters", "folders"}` (rows as in
+    `compact_bytes`; clusters and folders whole, they are small). Applying it to the view at
+    `since` gives the view at `version`: a changed row replaces the row of its id (a new id is
+    appended), removed ids drop."""
+    body = memoryview(rows.body)
+    # in view order (where each row sits in the body), so appended rows keep the view's order
+    prop_spans = sorted(rows.nodes[i][3:5] for i in changed if i in rows.nodes)
+    chain_spans = sorted(rows.chains[i][2:4] for i in changed if i in rows.chains)
+    props = [body[a:b] for a, b in prop_spans]
+    chains = [body[a:b] for a, b in chain_spans]
+    removed = sorted(i for i in changed if i not in rows.nodes and i not in rows.chains)
+    return b"".join(
+        [
+            _compact_head(version, since),
+            b',"props":[',
+            b",".join(props),
+            b'],"chains":[',
+            b",".join(chains),
+            b'],"removed":',
+            orjson.dumps(removed),
+            b",",
+            body[rows.tail[0] : rows.tail[1]],
+            b"}",
+        ]
+    )
+
+
 def _place(row: dict[str, Any], positions: Mapping[str, tuple[float, float]]) -> None:
     if row["id"] in positions:
         row["x"], row["y"] = positions[row["id"]]

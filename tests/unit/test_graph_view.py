@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import orjson
 import pytest
@@ -11,7 +12,16 @@ from hypothesis import strategies as st
 
 from server.core.contracts.graph import Chain, Proposition
 from server.core.graph import chain_id
-from server.core.graph_view import chain_line, clusters, deletion, derive_view, view_bytes
+from server.core.graph_view import (
+    COMPACT_FORMAT,
+    chain_line,
+    clusters,
+    compact_bytes,
+    compact_delta,
+    deletion,
+    derive_view,
+    view_bytes,
+)
 from server.core.layout import sanitize_positions, settle
 
 
@@ -201,3 +211,110 @@ def test_a_merge_rebuilds_only_the_rows_it_touched() -> None:
     moved, again = view_bytes(after, {c1.id: c1, c2.id: c2}, {"a": (3.0, 2.0)}, {}, memo)  # a drag
     assert "a" in again.rebuilt and "b" not in again.rebuilt
     assert moved == orjson.dumps(derive_view(after, {c1.id: c1, c2.id: c2}, {"a": (3.0, 2.0)}, {}))
+
+
+# -- the compact wire format and its deltas (issue 17, item 5) -----------------------------------
+def expand(view: dict[str, Any]) -> dict[str, Any]:
+    """The full view a compact body stands for: what the canvas's decoder does (`decodeCompact`
+    in frontend/src/core/graph.ts), written again here as the test's oracle."""
+    names = {p[0]: p[1] for p in view["props"]}
+    nodes: list[dict[str, Any]] = []
+    for p in view["props"]:
+        row = dict(
+            zip(["id", "name", "statement", "aliases", "cluster", "sources", "createdAt"], p[:7], strict=True)
+        )
+        nodes.append({"kind": "proposition", **row, **({"x": p[7], "y": p[8]} if len(p) > 7 else {})})
+    links = []
+    for c in view["chains"]:
+        cid, premises, conclusion, sources, created = c[:5]
+        statement = f"{' ∧ '.join(names[p] for p in premises)} ⟹ {names[conclusion]}"
+        row = {"id": cid, "kind": "implication", "name": "⟹", "statement": statement, "cluster": None}
+        row |= {"sources": sources, "createdAt": created, "premises": premises, "conclusion": conclusion}
+        nodes.append(row | ({"x": c[5], "y": c[6]} if len(c) > 5 else {}))
+        links += [*({"source": p, "target": cid} for p in premises), {"source": cid, "target": conclusion}]
+    clusters = [{**c, "nodeIds": [p[0] for p in view["props"] if p[4] == c["key"]]} for c in view["clusters"]]
+    return {"nodes": nodes, "links": links, "clusters": clusters, "folders": view["folders"]}
+
+
+def apply_delta(view: dict[str, Any], delta: dict[str, Any]) -> dict[str, Any]:
+    """A delta applied to the compact view at its `since` (a dict keeps an id's place)."""
+    assert delta["since"] == view["version"] and delta["full"] is False
+    out = {"version": delta["version"], "clusters": delta["clusters"], "folders": delta["folders"]}
+    for part in ("props", "chains"):
+        rows = {r[0]: r for r in view[part]}
+        rows.update({r[0]: r for r in delta[part]})
+        out[part] = [r for k, r in rows.items() if k not in delta["removed"]]
+    return out
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> None:
+    """Equal views, rows compared by id (a delta appends a re-added row where a fresh derivation
+    may place it elsewhere); cluster node ids compared as sets for the same reason."""
+    assert {n["id"]: n for n in a["nodes"]} == {n["id"]: n for n in b["nodes"]}
+    assert sorted(map(orjson.dumps, a["links"])) == sorted(map(orjson.dumps, b["links"]))
+    key = lambda c: {**c, "nodeIds": sorted(c["nodeIds"])}  # noqa: E731
+    assert [key(c) for c in a["clusters"]] == [key(c) for c in b["clusters"]]
+    assert a["folders"] == b["folders"]
+
+
+def test_the_compact_view_stands_for_the_full_view_in_fewer_bytes() -> None:
+    positions = {"a": (1.0, 2.0), C1.id: (3.5, -4.0)}
+    full = derive_view(NODES, CHAINS, positions, {"src_a": ("notes", "a.md")})
+    body, rows = compact_bytes(NODES, CHAINS, positions, {"src_a": ("notes", "a.md")}, "e-1")
+    view = orjson.loads(body)
+    assert view["format"] == COMPACT_FORMAT and view["version"] == "e-1" and view["full"] is True
+    assert expand(view) == full
+    assert len(body) < len(orjson.dumps(full)) / 2
+    assert rows.changed is None  # no previous derivation: everything is new
+    for nid, (_, _, _, start, end) in rows.nodes.items():
+        assert orjson.loads(body[start:end])[0] == nid
+    assert orjson.loads(b"{" + body[rows.tail[0] : rows.tail[1]] + b"}")["clusters"] == view["clusters"]
+
+
+@given(graphs(), st.data())
+def test_a_delta_applied_to_the_old_compact_view_gives_the_new_one(
+    before: tuple[dict[str, Proposition], dict[str, Chain], dict[str, tuple[float, float]]],
+    data: st.DataObject,
+) -> None:
+    """Over two changes (propositions copied, added, removed; chains added, removed; positions
+    moved), the delta since the first view, and the two deltas in turn, applied to it give the
+    last view; the patched body expands to `derive_view` of the new inputs."""
+    nodes, chains, positions = before
+    labels = {"src_a": ("notes", "a.md")}
+    body, rows = compact_bytes(nodes, chains, positions, labels, "e-1")
+    first = orjson.loads(body)
+    views, changed = [first], set[str]()
+    for version in ("e-2", "e-3"):
+        nodes, chains, positions = dict(nodes), dict(chains), dict(positions)
+        for nid in data.draw(st.sets(st.sampled_from(IDS))):
+            kind = data.draw(st.sampled_from(["copy", "add", "drop"]))
+            if kind == "drop":
+                nodes.pop(nid, None)
+            elif kind == "add" or nid not in nodes:
+                nodes[nid] = node(nid, "src_b")
+            else:
+                nodes[nid] = nodes[nid].model_copy(update={"name": f"{nid} renamed"})
+        for cid in data.draw(st.sets(st.sampled_from(sorted(chains)))) if chains else ():
+            chains.pop(cid)
+        _, extra, moved = data.draw(graphs())
+        chains.update(extra)
+        positions.update({k: v for k, v in moved.items() if data.draw(st.booleans())})
+        body, rows = compact_bytes(nodes, chains, positions, labels, version, rows)
+        assert rows.changed is not None
+        changed |= rows.changed
+        view = orjson.loads(body)
+        _same(expand(view), derive_view(nodes, chains, positions, labels))
+        step = orjson.loads(compact_delta(rows, rows.changed, version, views[-1]["version"]))
+        _same(expand(apply_delta(views[-1], step)), expand(view))
+        views.append(view)
+    delta = orjson.loads(compact_delta(rows, changed, "e-3", "e-1"))
+    _same(expand(apply_delta(first, delta)), expand(views[-1]))
+
+
+def test_an_unchanged_graph_gives_an_empty_delta() -> None:
+    _, rows = compact_bytes(NODES, CHAINS, {}, {}, "e-1")
+    body, again = compact_bytes(NODES, CHAINS, {}, {}, "e-2", rows)
+    assert again.changed == frozenset()
+    delta = orjson.loads(compact_delta(again, again.changed, "e-2", "e-1"))
+    assert delta["props"] == delta["chains"] == delta["removed"] == []
+    assert delta["clusters"] == orjson.loads(body)["clusters"]
