@@ -15,8 +15,10 @@ notes (≈ 40 KB); some templates (a few bytes each); two Excalidraw drawings.
 from __future__ import annotations
 
 import json
+import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -28,7 +30,15 @@ import httpx
 
 from server.core.coverage import estimate_tokens
 from tests.livehttp import serve
-from tests.procs import scripted_slot, start_server, write_settings
+from tests.procs import (
+    ROOT,
+    ServerProcess,
+    scripted_slot,
+    server_env,
+    start_server,
+    wait_ready,
+    write_settings,
+)
 from tests.stub_graph import graph_reply
 from tests.stub_openai import Reply, create_stub
 
@@ -186,7 +196,7 @@ def main(notes: int = 1_200) -> None:
         files, source_tokens = write_vault(vault, notes)
         data = Path(tmp) / "data"
         write_settings(data, scripted_slot(stub_url))
-        server = start_server(data, env={"LH_IMPORT_ROOTS": str(home)})
+        server = _start(data, {"LH_IMPORT_ROOTS": str(home)})
         pid = server.process.pid
         try:
             with httpx.Client(base_url=server.url, timeout=120) as client:
@@ -280,6 +290,45 @@ def main(notes: int = 1_200) -> None:
     )
 
 
+PROBE_ENV = "LH_LOOP_PROBE_OUT"
+"""With this set to a file path, the server runs under `tests/bench/loop_probe.py` (a sampling
+loop-lag probe) and its figures are printed after the run."""
+
+
+def _start(data: Path, env: dict[str, str]) -> ServerProcess:
+    if not os.environ.get(PROBE_ENV):
+        return start_server(data, env=env)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.bench.loop_probe", "--port", "0", "--data-dir", str(data)],
+        cwd=ROOT,
+        env=server_env(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    return ServerProcess(process, wait_ready(process, 30), data).drain()
+
+
+def print_probe(path: Path) -> None:
+    """The loop probe's lag percentiles and where the loop was while stalled."""
+    body = json.loads(path.read_text())
+    lags = body["lags_ms"]
+    print(
+        f"loop lag ({len(lags)} probes every 10 ms): p50 {statistics.median(lags):.1f} ms, "
+        f"p99 {percentile(lags, 0.99):.1f} ms, max {max(lags):.0f} ms; "
+        f"{sum(x > 100 for x in lags)} stalls > 100 ms, {body['stalls']} > 30 ms"
+    )
+    print("stalled in (innermost frame: samples):")
+    for name, n in list(body["leaf"].items())[:25]:
+        print(f"  {n:5d}  {name}")
+    print("stalled in (server stack: samples):")
+    for name, n in list(body["stacks"].items())[:25]:
+        print(f"  {n:5d}  {name}")
+    print("the longest stalls (ms: where, samples):")
+    for lag, where in body.get("worst", [])[:15]:
+        print(f"  {lag:5d}  {where}")
+
+
 class _Discard(list):  # type: ignore[type-arg]
     def append(self, _item: Any) -> None:
         return None
@@ -287,3 +336,5 @@ class _Discard(list):  # type: ignore[type-arg]
 
 if __name__ == "__main__":
     main(int(sys.argv[1]) if len(sys.argv) > 1 else 1_200)
+    if os.environ.get(PROBE_ENV):
+        print_probe(Path(os.environ[PROBE_ENV]))

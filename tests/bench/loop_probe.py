@@ -1,0 +1,125 @@
+"""Bench-only: `python -m tests.bench.loop_probe <server args>` runs `python -m server` with a
+sampling loop-lag probe (issue 16, health p99 during an import).
+
+A watchdog thread posts a no-op to the event loop every `PERIOD_S` (10 ms) with
+`call_soon_threadsafe` and times how long it waits to run (the loop's lag, in ms). While a post
+waits longer than `STALL_S` (30 ms), the event-loop thread's Python stack is sampled every
+`PERIOD_S`; each sample counts once for its innermost `server/` frame and once for its whole
+`server/`-only stack. At shutdown the figures are written as JSON to `$LH_LOOP_PROBE_OUT`:
+`{"lags_ms": [...], "stalls": n, "leaf": {frame: samples}, "stacks": {stack: samples}}`.
+Nothing here is imported by the server: it wraps `server.__main__.main`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+PERIOD_S = 0.01
+STALL_S = 0.03
+
+
+class LoopProbe:
+    def __init__(self, loop: asyncio.AbstractEventLoop, thread_id: int) -> None:
+        self.loop = loop
+        self.thread_id = thread_id
+        self.lags: list[float] = []
+        self.leaf: Counter[str] = Counter()
+        self.stacks: Counter[str] = Counter()
+        self.stalls = 0
+        self.current: Counter[str] = Counter()
+        self.worst: list[tuple[float, list[tuple[str, int]]]] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="loop-probe", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def _sample(self) -> None:
+        frame: FrameType | None = sys._current_frames().get(self.thread_id)
+        names: list[str] = []
+        while frame is not None:
+            code = frame.f_code
+            where = code.co_filename
+            short = (
+                where.split("/server/", 1)[-1] if "/server/" in where else "/".join(where.rsplit("/", 2)[-2:])
+            )
+            names.append(f"{short}:{code.co_name}")
+            frame = frame.f_back
+        if not names:
+            return
+        self.leaf[names[0]] += 1
+        own = [n for n in names if not n.startswith(("asyncio", "uvicorn", "starlette", "anyio"))]
+        self.stacks[" < ".join(own[:8])] += 1
+        self.current[" < ".join(names[:6])] += 1
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            ran = threading.Event()
+            posted = time.perf_counter()
+            try:
+                self.loop.call_soon_threadsafe(ran.set)
+            except RuntimeError:  # the loop closed
+                return
+            stalled = False
+            while not ran.wait(PERIOD_S):
+                if time.perf_counter() - posted > STALL_S:
+                    stalled = True
+                    self._sample()
+                if self.stop.is_set():
+                    return
+            lag = (time.perf_counter() - posted) * 1000
+            self.lags.append(lag)
+            self.stalls += stalled
+            if lag > 100:
+                self.worst.append((round(lag), self.current.most_common(3)))
+            self.current = Counter()
+            time.sleep(PERIOD_S)
+
+    def dump(self, path: Path) -> None:
+        self.stop.set()
+        body: dict[str, Any] = {
+            "lags_ms": [round(x, 2) for x in self.lags],
+            "stalls": self.stalls,
+            "leaf": dict(self.leaf.most_common(60)),
+            "stacks": dict(self.stacks.most_common(60)),
+            "worst": sorted(self.worst, key=lambda w: -w[0])[:30],
+        }
+        path.write_text(json.dumps(body, indent=1))
+
+
+def main() -> int:
+    import server.__main__ as entry
+
+    probes: list[LoopProbe] = []
+    startup = entry._ReadyServer.startup
+    shutdown = entry._ReadyServer.shutdown
+
+    async def probed_startup(self: Any, sockets: Any = None) -> None:
+        probe = LoopProbe(asyncio.get_running_loop(), threading.get_ident())
+        probes.append(probe)
+        probe.start()
+        await startup(self, sockets=sockets)
+
+    async def probed_shutdown(self: Any, sockets: Any = None) -> None:
+        out = os.environ.get("LH_LOOP_PROBE_OUT")
+        for probe in probes:
+            if out:
+                probe.dump(Path(out))
+        await shutdown(self, sockets=sockets)
+
+    entry._ReadyServer.startup = probed_startup  # type: ignore[method-assign]
+    entry._ReadyServer.shutdown = probed_shutdown  # type: ignore[method-assign]
+    return entry.main(sys.argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
