@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from dataclasses import dataclass
@@ -104,6 +105,9 @@ class Services:
         if self.offline is not None:
             self.offline.stop()
         self.stores.chats.flush()  # the session index's pending write (it is written at most once a second)
+        flush = getattr(self.stores.graph, "flush", None)  # the source and usage appends' fsyncs
+        if flush is not None:
+            await asyncio.to_thread(flush, 10.0)
 
 
 def build_services(

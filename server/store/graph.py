@@ -49,7 +49,14 @@ from server.core.graph import (
     without_dangling,
 )
 from server.store.atomic import read_json, write_bytes_atomic, write_json_atomic
-from server.store.ledger import LedgerTail, append_ledger, model_parser, read_ledger, rewrite_ledger
+from server.store.ledger import (
+    LedgerSyncer,
+    LedgerTail,
+    append_ledger,
+    model_parser,
+    read_ledger,
+    rewrite_ledger,
+)
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -177,6 +184,8 @@ class FileGraphStore:
         ) = None
         """While a commit runs (in a worker thread): its thread, and the view signatures before it."""
         self._chain_spans = _Spans(self._path("chains"))
+        self._syncer = LedgerSyncer()
+        """Fsyncs the source and usage appends off the caller's thread (they are made on the loop)."""
 
     def _path(self, name: str) -> Path:
         return self.root / f"{name}.jsonl"
@@ -497,10 +506,17 @@ class FileGraphStore:
         return hit[1] if hit is not None and hit[0] == self._signatures(name, *also) else None
 
     def record_source(self, line: SourceLine) -> None:
-        append_ledger(self._path("sources"), [line])
+        """Append a source line: written at once (readers see it), fsynced by `LedgerSyncer`."""
+        self._syncer.append(self._path("sources"), [line])
 
     def record_usage(self, line: dict[str, Any]) -> None:
-        append_ledger(self._path("usage"), [_UsageLine.model_validate(line)])
+        """Append a usage line: written at once, fsynced by `LedgerSyncer`."""
+        self._syncer.append(self._path("usage"), [_UsageLine.model_validate(line)])
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until the source and usage appends made so far are fsynced (shutdown); False when
+        `timeout` (s) ran out."""
+        return self._syncer.flush(timeout)
 
     # -- layout and render settings (the sanctioned graph-adjacent writes) ------------------------
     def positions(self) -> dict[str, tuple[float, float]]:

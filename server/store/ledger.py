@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Generic, TypeVar
@@ -40,11 +41,12 @@ def _dump(line: BaseModel) -> bytes:
     return orjson.dumps(line.model_dump(mode="json", by_alias=True, exclude_none=True)) + b"\n"
 
 
-def append_ledger(path: Path, lines: Iterable[BaseModel]) -> None:
-    """Append whole lines with one write, then fsync. Raises OSError loudly."""
+def append_ledger(path: Path, lines: Iterable[BaseModel], *, sync: bool = True) -> bool:
+    """Append whole lines with one write, then fsync (`sync=False`: no fsync, the caller has it
+    done, see `LedgerSyncer`). Returns whether anything was written. Raises OSError loudly."""
     payload = b"".join(_dump(line) for line in lines)
     if not payload:
-        return
+        return False
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
     try:
@@ -52,9 +54,68 @@ def append_ledger(path: Path, lines: Iterable[BaseModel]) -> None:
         if size and os.pread(fd, 1, size - 1) != b"\n":
             payload = b"\n" + payload  # end a torn line left by a crash
         os.write(fd, payload)
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     finally:
         os.close(fd)
+    return True
+
+
+class LedgerSyncer:
+    """Appends written at once, fsynced by one worker thread (issue 16: an fsync on the event loop
+    stalled it 10-100 ms per append on a busy disk; the usage and source-stamp appends, one each
+    per extraction run, were most of the loop's stalls during a vault import).
+
+    `append` writes the lines with one `write` in the caller's thread, so every reader sees them at
+    once and appends keep their call order; the file's fsync follows in the worker thread, the
+    oldest requested file first (an fsync covers every write to the file before it). A process
+    that dies meanwhile loses nothing (the lines are in the kernel's page cache); only a machine
+    crash in the few milliseconds before the fsync can lose the last lines. `flush` waits for
+    every requested fsync (shutdown, tests). A failed fsync is logged, never raised.
+    """
+
+    def __init__(self) -> None:
+        self._pending: dict[Path, None] = {}  # ordered set: files written and not yet fsynced
+        self._busy = False
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def append(self, path: Path, lines: Iterable[BaseModel]) -> None:
+        """`append_ledger(path, lines)` with its fsync left to the worker. Raises OSError when the
+        write fails."""
+        if not append_ledger(path, lines, sync=False):
+            return
+        with self._cond:
+            self._pending[path] = None
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="ledger-fsync", daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every file written so far is fsynced; False when `timeout` (s) ran out."""
+        with self._cond:
+            return self._cond.wait_for(lambda: not self._pending and not self._busy, timeout)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: bool(self._pending))
+                path = next(iter(self._pending))
+                del self._pending[path]
+                self._busy = True
+            try:
+                fd = os.open(path, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            except OSError:
+                log.exception("fsync of %s failed", path.name)
+            finally:
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()
 
 
 def rewrite_ledger(path: Path, lines: Iterable[BaseModel]) -> None:
