@@ -371,7 +371,8 @@ def compact_bytes(
 ) -> tuple[bytes, CompactRows]:
     """The compact view (issue 17 item 5): the same information as `derive_view` in about a
     quarter of the bytes, re-serialising only rows whose inputs changed since `previous` (as
-    `view_bytes`).
+    `view_bytes`; a row whose input is a new but equal object, as after a deletion re-folds the
+    ledgers, is reused too: the compact rows carry no member names, so only equality counts).
 
     Shape: `{"format": COMPACT_FORMAT, "version", "full": true, "props": [[id, name, statement,
     aliases, cluster|null, sources, createdAt, x?, y?]], "chains": [[id, premises, conclusion,
@@ -397,7 +398,7 @@ def compact_bytes(
         place = positions.get(nid)
         cluster = cluster_of.get(nid)
         hit = old.nodes.get(nid)
-        if hit is None or hit[0] is not node or hit[1] != place or hit[2] != cluster:
+        if hit is None or (hit[0] is not node and hit[0] != node) or hit[1] != place or hit[2] != cluster:
             changed.add(nid)
             props.append(_compact_node(node, cluster, place))
         else:
@@ -410,7 +411,7 @@ def compact_bytes(
             continue
         place = positions.get(cid)
         was = old.chains.get(cid)
-        if was is None or was[0] is not chain or was[1] != place:
+        if was is None or (was[0] is not chain and was[0] != chain) or was[1] != place:
             changed.add(cid)
             rows.append(_compact_chain(chain, place))
         else:

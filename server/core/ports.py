@@ -178,11 +178,12 @@ class GraphStore(Protocol):
         whole lines; the deterministic ids make a rerun converge. Raises OSError loudly."""
         ...
 
-    def view_snapshot(self, key: bytes) -> bytes | None:
-        """The derived view bytes saved under `key`, or None (absent, unreadable, another key)."""
+    def view_snapshot(self, key: bytes, name: str = "view") -> bytes | None:
+        """The derived view bytes saved under `key`, or None (absent, unreadable, another key).
+        `name`: "view" (full JSON) or "view-compact" (the compact form)."""
         ...
 
-    def save_view_snapshot(self, key: bytes, body: bytes) -> None:
+    def save_view_snapshot(self, key: bytes, body: bytes, name: str = "view") -> None:
         """Replace the derived view snapshot (derived data: not fsynced). Raises OSError."""
         ...
 

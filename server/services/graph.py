@@ -4,15 +4,29 @@ render settings, and deletion (seed §6, §7)."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import math
+import re
+import secrets
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from server.core.folders import folder_tree
-from server.core.graph_view import ViewRows, clusters, deletion, derive_view, live_chains, view_bytes
+from server.core.graph_view import (
+    CompactRows,
+    ViewRows,
+    clusters,
+    compact_bytes,
+    compact_delta,
+    deletion,
+    derive_view,
+    live_chains,
+    view_bytes,
+)
 from server.core.layout import sanitize_positions, settle
 from server.core.ports import ChatStore, GraphStore
 from server.core.turns import TurnRejected
@@ -37,6 +51,32 @@ def _view_key(
     return orjson.dumps([signature, sorted(labels.items()), sorted((paths or {}).items())])
 
 
+HISTORY = 64
+"""How many compact view versions the service remembers the changes of (older `since`: full)."""
+_VERSION = re.compile(rb'\{"format":"[^"]*","version":"([0-9a-f]+-[0-9]+)"')
+
+
+@dataclass(frozen=True)
+class _Compact:
+    """The compact view as last served (one object, swapped whole: a read on the loop and the
+    settle's worker thread never see half of it).
+
+    Attributes:
+        key: `_view_key` of what `body` was derived from.
+        body: the compact view's JSON.
+        version: the version `body` carries.
+        rows: its rows (None when `body` came from the snapshot: no delta can be cut from it).
+        history: version -> (the version it was patched from or None, the ids changed since);
+            at most `HISTORY` entries, oldest first.
+    """
+
+    key: bytes
+    body: bytes
+    version: str
+    rows: CompactRows | None
+    history: dict[str, tuple[str | None, frozenset[str]]]
+
+
 class GraphService:
     """Args:
     graph: the ledgers.
@@ -52,6 +92,11 @@ class GraphService:
         self._rows: ViewRows | None = None
         """The last derived view's rows: the next derivation re-derives only the rows whose
         propositions, chains or positions changed (a merge's, a drag's)."""
+        self._compact: _Compact | None = None
+        self._epoch = secrets.token_hex(4)
+        """Versions are `<epoch>-<n>`: a version from another process is never mistaken for one
+        of this process's."""
+        self._versions = itertools.count(1)
         self._positions_lock = threading.Lock()
         """Serialises read-modify-writes of the positions file (the settle's worker thread, drags)."""
 
@@ -96,6 +141,67 @@ class GraphService:
             self._view_cache = (key, body)
         return self._view_cache[1]
 
+    def compact_json(self, since: str | None = None) -> bytes:
+        """`GET /api/graph?format=compact[&since=<version>]` (issue 17 item 5): the compact view
+        (`core.graph_view.compact_bytes`) with its version, or with `since` a version this
+        process served, only what changed since (`compact_delta`; never much larger than the whole
+        view). A `since` this process cannot diff from (another process's, forgotten, or from
+        before a full derivation) gets the full compact view (`"full": true`); the reader tells
+        them apart by `full`. A pure read, served from memory, else from the snapshot the last
+        settle wrote, else derived (patching the last derived rows)."""
+        labels, paths = self._labels(), self._paths()
+        key = _view_key(self.graph.rows_signature(), labels, paths)
+        state = self._compact
+        if state is None or state.key != key:
+            state = self._compact_from_snapshot(key) or self._derive_compact(key, labels, paths)
+        if since is None or state.rows is None:
+            return state.body
+        changed = _changes(state.history, state.version, since)
+        if changed is None:
+            return state.body
+        return compact_delta(state.rows, changed, state.version, since)
+
+    def _compact_from_snapshot(self, key: bytes) -> _Compact | None:
+        body = self.graph.view_snapshot(key, "view-compact")
+        found = _VERSION.match(body[:200]) if body else None
+        if body is None or found is None:
+            return None
+        version = found.group(1).decode()
+        state = _Compact(key, body, version, None, {version: (None, frozenset())})
+        self._compact = state
+        return state
+
+    def _derive_compact(
+        self,
+        key: bytes,
+        labels: dict[str, tuple[str, str | None]],
+        paths: dict[str, str | None] | None,
+        nodes: Any = None,
+        chains: Any = None,
+    ) -> _Compact:
+        """Derive the compact view (patching the last derived rows) under a new version, and keep
+        it with the versions before it."""
+        was = self._compact
+        version = f"{self._epoch}-{next(self._versions)}"
+        previous = was.rows if was is not None else None
+        body, rows = compact_bytes(
+            self.graph.nodes() if nodes is None else nodes,
+            self.graph.chains() if chains is None else chains,
+            self.graph.positions(),
+            labels,
+            version,
+            previous,
+            paths,
+        )
+        history = dict(was.history) if was is not None and previous is not None else {}
+        base = was.version if was is not None and previous is not None else None
+        history[version] = (base, rows.changed if rows.changed is not None else frozenset())
+        while len(history) > HISTORY:
+            del history[next(iter(history))]
+        state = _Compact(key, body, version, rows, history)
+        self._compact = state
+        return state
+
     def _derive(
         self,
         nodes: Any,
@@ -121,8 +227,10 @@ class GraphService:
         key = _view_key(self.graph.rows_signature(), labels, paths)
         body = self._derive(nodes, chains, labels, paths)
         self._view_cache = (key, body)
+        compact = self._derive_compact(key, labels, paths, nodes, chains)
         try:
             self.graph.save_view_snapshot(key, body)
+            self.graph.save_view_snapshot(key, compact.body, "view-compact")
         except OSError:
             log.warning("the view snapshot could not be written; reads derive the view", exc_info=True)
 
@@ -243,3 +351,19 @@ class GraphService:
             self.graph.delete(dead_nodes, dead_chains, self.extraction.clock())
         self.extraction.events.emit("graph-changed")
         return {"deletedNodes": sorted(dead_nodes), "deletedChains": sorted(dead_chains)}
+
+
+def _changes(
+    history: dict[str, tuple[str | None, frozenset[str]]], version: str, since: str
+) -> set[str] | None:
+    """The ids changed between `since` and `version`, walking back the versions each was patched
+    from; None when the walk does not reach `since` (unknown, forgotten, or another process's)."""
+    changed: set[str] = set()
+    at: str | None = version
+    while at != since:
+        if at is None or at not in history:
+            return None
+        base, ids = history[at]
+        changed |= ids
+        at = base
+    return changed

@@ -5,7 +5,8 @@ sources.jsonl, usage.jsonl, versions.jsonl (completed versions: accepted and ret
 retired.jsonl (withdrawn jobs, written before versions.jsonl; still read), deleted.jsonl (deleted
 ids), simplified.jsonl (chain lines simplification took out of chains.jsonl, kept so a retirement
 can restore them); view.snapshot (derived: the home view's JSON under the key of the files it was
-derived from, so a cold start serves it without folding the ledgers). Appends are whole lines;
+derived from, so a cold start serves it without folding the ledgers; view-compact.snapshot the
+same for the compact form). Appends are whole lines;
 reads skip a torn or invalid line.
 
 What a read counts (docs/decisions/0010-a-changed-source-replaces-its-contribution.md): a node or
@@ -537,11 +538,12 @@ class FileGraphStore:
         write_json_atomic(self.root / "positions.json", {k: [x, y] for k, (x, y) in positions.items()})
 
     # -- the derived view snapshot (what a cold start serves without folding the ledgers) ---------
-    def view_snapshot(self, key: bytes) -> bytes | None:
-        """The view bytes saved under `key` (`view.snapshot`: the key line, then the body), or None
-        when there is none, it is unreadable, or it was saved under another key."""
+    def view_snapshot(self, key: bytes, name: str = "view") -> bytes | None:
+        """The view bytes saved under `key` (`<name>.snapshot`: the key line, then the body), or
+        None when there is none, it is unreadable, or it was saved under another key. `name`:
+        "view" (the full JSON) or "view-compact" (the compact form, issue 17 item 5)."""
         try:
-            with (self.root / "view.snapshot").open("rb") as f:
+            with (self.root / f"{_snapshot_name(name)}.snapshot").open("rb") as f:
                 if f.readline() != key + b"\n":  # a stale snapshot's body is never read
                     return None
                 body = f.read()
@@ -549,12 +551,13 @@ class FileGraphStore:
             return None
         return body or None
 
-    def save_view_snapshot(self, key: bytes, body: bytes) -> None:
-        """Replace `view.snapshot` atomically (not fsynced: it is derived, and a lost or stale one
-        is only derived again). `key` is one line (no newline). Raises OSError, ValueError."""
+    def save_view_snapshot(self, key: bytes, body: bytes, name: str = "view") -> None:
+        """Replace `<name>.snapshot` atomically (not fsynced: it is derived, and a lost or stale
+        one is only derived again). `key` is one line (no newline). Raises OSError, ValueError."""
         if b"\n" in key:
             raise ValueError("a view snapshot key is one line")
-        write_bytes_atomic(self.root / "view.snapshot", key + b"\n" + body, durable=False)
+        path = self.root / f"{_snapshot_name(name)}.snapshot"
+        write_bytes_atomic(path, key + b"\n" + body, durable=False)
 
     def render_settings(self) -> dict[str, Any]:
         try:
@@ -584,3 +587,10 @@ class FileGraphStore:
         positions = self.positions()
         if any(k in gone for k in positions):
             self.save_positions({k: v for k, v in positions.items() if k not in gone})
+
+
+def _snapshot_name(name: str) -> str:
+    """A view snapshot's file stem: one of the two the service writes (never a path)."""
+    if name not in ("view", "view-compact"):
+        raise ValueError(f"no view snapshot is called {name!r}")
+    return name

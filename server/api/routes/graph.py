@@ -3,9 +3,9 @@ and deletion."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, ConfigDict, Field, RootModel, StrictBool, model_validator
 
 from server.api.bodies import StrictRoute
@@ -63,11 +63,41 @@ class DeleteRequest(BaseModel):
     ids: list[str] = Field(min_length=1, max_length=10_000)
 
 
+class GraphQuery(BaseModel):
+    """`GET /api/graph` query: which form of the view, and for the compact form, the version the
+    reader holds."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal["full", "compact"] = Field(
+        default="full",
+        description="full: `{nodes, links, clusters, folders}` (objects); compact: rows as arrays, "
+        "without what the reader derives (`core.graph_view.compact_bytes`), with a version",
+    )
+    since: str | None = Field(
+        default=None,
+        pattern=r"^[0-9a-f]{1,32}-[0-9]{1,18}$",
+        description="compact only: the version the reader holds; the answer is what changed since "
+        '(`"full": false`), or the whole compact view (`"full": true`) when the server cannot tell',
+    )
+
+    @model_validator(mode="after")
+    def _since_is_compact(self) -> GraphQuery:
+        if self.since is not None and self.format != "compact":
+            raise ValueError("since works with format=compact only")
+        return self
+
+
 @router.get("/api/graph")
-async def graph(services: ServicesDep) -> Response:
-    """`{nodes, links, clusters}`: propositions, implication nodes (one per stored chain), arrows
-    premise → implication → conclusion, birth-session clusters. A pure read (cached while the
-    ledgers are unchanged)."""
+async def graph(services: ServicesDep, query: Annotated[GraphQuery, Query()]) -> Response:
+    """`{nodes, links, clusters, folders}`: propositions, implication nodes (one per stored
+    chain), arrows premise → implication → conclusion, birth-session clusters. With
+    `format=compact`: the same in about a quarter of the bytes, with a `version`; adding
+    `since=<version>` answers only the rows changed since (issue 17 item 5). A pure read (cached
+    while the ledgers are unchanged). A malformed `since` is a 400; one the server no longer
+    knows gets the whole compact view."""
+    if query.format == "compact":
+        return Response(services.graph.compact_json(query.since), media_type="application/json")
     return Response(services.graph.view_json(), media_type="application/json")
 
 
