@@ -22,12 +22,16 @@ A real process with a real socket and a real signal: the server under test must 
 
 from __future__ import annotations
 
+import signal
+import sys
+
+if "hang-deaf" in sys.argv:  # before anything slow: a SIGTERM sent early must not kill it
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
 import argparse
 import ctypes
 import json
 import os
-import signal
-import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
