@@ -5,7 +5,15 @@
 import type { UIMessage } from 'ai';
 import { normalizeActivity, normalizePending, type ActivityRow, type PendingLesson } from './core/activity';
 import { ApiError } from './core/errors';
-import { normalizeGraph, normalizeRenderSettings, type GraphCluster, type GraphData, type RenderSettings } from './core/graph';
+import {
+  normalizeGraph,
+  normalizeRenderSettings,
+  readCompact,
+  type CompactGraph,
+  type GraphCluster,
+  type GraphData,
+  type RenderSettings,
+} from './core/graph';
 import { normalizeCoverage, normalizeFlush, type FlushAnswer, type LessonCoverage } from './core/lessonGraph';
 import { normalizeLibrarySettings, type LibrarySettings } from './core/librarySettings';
 import { normalizeImportFiles, normalizeSources, type GraphSource, type ImportFileResult } from './core/imports';
@@ -253,6 +261,20 @@ export async function getGraphSources(): Promise<GraphSource[]> {
 /** GET /api/graph: propositions, implication nodes, links and birth-session clusters. */
 export async function getGraph(init?: RequestInit): Promise<GraphData> {
   return normalizeGraph(await json<unknown>('/api/graph', init));
+}
+
+/**
+ * GET /api/graph?format=compact[&since=<version>]: the view in its compact form, or with `held`
+ * (the view at some version) only what changed since, applied to it (issue 17 item 5). A delta
+ * that does not follow `held`, or an answer that is not compact, costs one more read: the whole
+ * compact view, else the full JSON view (an older server).
+ */
+export async function getGraphSince(held: CompactGraph | null, init?: RequestInit): Promise<CompactGraph | { version: null; data: GraphData }> {
+  const query = held ? `format=compact&since=${encodeURIComponent(held.version)}` : 'format=compact';
+  const read = readCompact(await json<unknown>(`/api/graph?${query}`, init), held);
+  if (read) return read;
+  const whole = held ? readCompact(await json<unknown>('/api/graph?format=compact', init), null) : null;
+  return whole ?? { version: null, data: await getGraph(init) };
 }
 
 /** PUT /api/graph/positions {id: {x, y}}: dragged positions (sanitized by the server). */

@@ -9,6 +9,9 @@ import {
   normalizeGraph,
   normalizeRenderSettings,
   permanenceLine,
+  readCompact,
+  COMPACT_FORMAT,
+  type CompactGraph,
 } from './graph';
 
 const raw = {
@@ -124,5 +127,94 @@ describe('labels and settings', () => {
       nodeSize: 40,
       linkOpacity: 0,
     });
+  });
+});
+
+describe('the compact view (issue 17 item 5)', () => {
+  const compact = {
+    format: COMPACT_FORMAT,
+    version: 'e-1',
+    full: true,
+    props: [
+      ['n_a', 'A', 'A holds.', ['alpha'], 's1', ['s1'], '2026-01-01T00:00:00Z', 1, 2],
+      ['n_b', 'B', 'B holds.', [], 's1', ['s1', 's2'], '2026-01-02T00:00:00Z', 3, 4],
+      ['n_c', 'C', 'C holds.', [], 's2', ['s2'], '2026-01-03T00:00:00Z'],
+      ['n_a', 'duplicate'],
+      [null, 'no id'],
+      'junk',
+    ],
+    chains: [
+      ['arg_1', ['n_a'], 'n_b', ['s1'], '2026-01-02T00:00:00Z', 2, 3],
+      ['arg_2', ['n_a', 'n_b'], 'n_c', ['s2'], '2026-01-03T00:00:00Z'],
+    ],
+    clusters: [
+      { key: 's1', kind: 'notes', label: 'one.md', nodeCount: 2 },
+      { key: 's2', kind: 'chat', label: null, nodeCount: 1 },
+    ],
+    folders: [],
+  };
+
+  it('decodes to what the full view gives', () => {
+    const read = readCompact(compact, null);
+    expect(read?.version).toBe('e-1');
+    expect(read?.data).toEqual(normalizeGraph(raw));
+  });
+
+  it('applies a delta: changed rows replace, new rows join, removed ids drop, statements follow renames', () => {
+    const held = readCompact(compact, null) as CompactGraph;
+    const delta = {
+      format: COMPACT_FORMAT,
+      version: 'e-2',
+      since: 'e-1',
+      full: false,
+      props: [
+        ['n_b', 'Bee', 'B holds.', [], 's1', ['s1', 's2'], '2026-01-02T00:00:00Z', 30, 40],
+        ['n_d', 'D', 'D holds.', [], 's3', ['s3'], '2026-01-04T00:00:00Z', 5, 6],
+      ],
+      chains: [['arg_3', ['n_c'], 'n_d', ['s3'], '2026-01-04T00:00:00Z']],
+      removed: ['arg_1'],
+      clusters: [
+        { key: 's1', kind: 'notes', label: 'one.md', nodeCount: 2 },
+        { key: 's2', kind: 'chat', label: 'Lesson', nodeCount: 1 },
+        { key: 's3', kind: 'notes', label: null, nodeCount: 1, folder: 'f1' },
+      ],
+      folders: [{ key: 'f1', label: 'vault', path: 'vault', parent: null, clusters: ['s3'], nodeCount: 1 }],
+    };
+    const next = readCompact(delta, held);
+    expect(next?.version).toBe('e-2');
+    const data = next!.data;
+    expect(data.nodes.map((n) => n.id)).toEqual(['n_a', 'n_b', 'n_c', 'n_d', 'arg_2', 'arg_3']);
+    const byId = new Map(data.nodes.map((n) => [n.id, n]));
+    expect(byId.get('n_b')).toMatchObject({ name: 'Bee', x: 30, y: 40 });
+    expect(byId.get('arg_2')?.statement).toBe('A ∧ Bee ⟹ C'); // made again: n_b was renamed
+    expect(byId.get('arg_3')?.statement).toBe('C ⟹ D');
+    expect(data.links).toEqual([
+      { source: 'n_a', target: 'arg_2' },
+      { source: 'n_b', target: 'arg_2' },
+      { source: 'arg_2', target: 'n_c' },
+      { source: 'n_c', target: 'arg_3' },
+      { source: 'arg_3', target: 'n_d' },
+    ]);
+    expect(data.clusters.map((c) => [c.key, c.nodeIds, c.label])).toEqual([
+      ['s1', ['n_a', 'n_b'], 'one.md'],
+      ['s2', ['n_c'], 'Lesson'],
+      ['s3', ['n_d'], null],
+    ]);
+    expect(data.folders?.[0].key).toBe('f1');
+    expect(held.data.nodes.find((n) => n.id === 'n_b')?.name).toBe('B'); // the held view is untouched
+  });
+
+  it('an empty delta keeps the view', () => {
+    const held = readCompact(compact, null) as CompactGraph;
+    const same = readCompact({ ...compact, version: 'e-2', since: 'e-1', full: false, props: [], chains: [], removed: [] }, held);
+    expect(same?.data).toEqual(held.data);
+  });
+
+  it('refuses what it cannot read: another format, or a delta from another version', () => {
+    const held = readCompact(compact, null) as CompactGraph;
+    expect(readCompact(raw, null)).toBeNull();
+    expect(readCompact({ ...compact, format: 'x' }, null)).toBeNull();
+    expect(readCompact({ ...compact, full: false, since: 'e-0', version: 'e-2' }, held)).toBeNull();
+    expect(readCompact({ ...compact, full: false, since: 'e-1', version: 'e-2' }, null)).toBeNull();
   });
 });

@@ -148,6 +148,163 @@ export function normalizeGraph(raw: unknown): GraphData {
   return folders.length ? { nodes, links, clusters, folders } : { nodes, links, clusters };
 }
 
+// ---------------------------------------------------------------------------
+// The compact view (GET /api/graph?format=compact[&since=<version>], issue 17 item 5)
+
+/** The compact view's `format` (server `core/graph_view.py: COMPACT_FORMAT`). */
+export const COMPACT_FORMAT = 'lh-graph-compact/1';
+
+/** A decoded compact view and the version it is at (what `since` asks from next time). */
+export interface CompactGraph {
+  version: string;
+  data: GraphData;
+}
+
+/** A proposition row `[id, name, statement, aliases, cluster|null, sources, createdAt, x?, y?]`. */
+function propRow(row: unknown): GraphNode | null {
+  if (!Array.isArray(row) || typeof row[0] !== 'string' || !row[0]) return null;
+  const node: GraphNode = {
+    id: row[0],
+    kind: 'proposition',
+    name: typeof row[1] === 'string' ? row[1] : '',
+    statement: typeof row[2] === 'string' ? row[2] : '',
+    aliases: strings(row[3]),
+    cluster: typeof row[4] === 'string' && row[4] ? row[4] : null,
+    sources: strings(row[5]),
+    createdAt: typeof row[6] === 'string' ? row[6] : '',
+  };
+  placeAt(node, row[7], row[8]);
+  return node;
+}
+
+/** A chain row `[id, premises, conclusion, sources, createdAt, x?, y?]`; its statement is made
+ * of its members' names when the view is assembled. */
+function chainRow(row: unknown): GraphNode | null {
+  if (!Array.isArray(row) || typeof row[0] !== 'string' || !row[0]) return null;
+  const node: GraphNode = {
+    id: row[0],
+    kind: 'implication',
+    name: '⟹',
+    statement: '',
+    cluster: null,
+    aliases: [],
+    sources: strings(row[3]),
+    createdAt: typeof row[4] === 'string' ? row[4] : '',
+    premises: strings(row[1]),
+    conclusion: typeof row[2] === 'string' ? row[2] : '',
+  };
+  placeAt(node, row[5], row[6]);
+  return node;
+}
+
+function placeAt(node: GraphNode, x: unknown, y: unknown): void {
+  const fx = finite(x);
+  const fy = finite(y);
+  if (fx !== undefined && fy !== undefined) {
+    node.x = fx;
+    node.y = fy;
+  }
+}
+
+/** `A ∧ B ⟹ C` with the propositions' names (server `chain_line`). */
+function chainStatement(chain: GraphNode, props: Map<string, GraphNode>): string {
+  const name = (id: string) => props.get(id)?.name ?? '';
+  return `${(chain.premises ?? []).map(name).join(' ∧ ')} ⟹ ${name(chain.conclusion ?? '')}`;
+}
+
+/** The full view from the propositions and chains by id (in view order), the cluster and folder
+ * rows as sent (clusters without their node ids: they are the propositions naming them), links
+ * derived from each chain (premise → chain → conclusion), only between known nodes. `fresh`:
+ * the chains whose statement must be made again (all when undefined). */
+function assemble(
+  props: Map<string, GraphNode>,
+  chains: Map<string, GraphNode>,
+  rawClusters: unknown,
+  rawFolders: unknown,
+  fresh?: Set<string>,
+): GraphData {
+  const nodes: GraphNode[] = [...props.values()];
+  const links: GraphLink[] = [];
+  for (const chain of chains.values()) {
+    let node = chain;
+    if (!fresh || fresh.has(chain.id)) {
+      node = { ...chain, statement: chainStatement(chain, props) };
+      chains.set(chain.id, node);
+    }
+    nodes.push(node);
+    for (const p of node.premises ?? []) if (props.has(p)) links.push({ source: p, target: node.id });
+    if (node.conclusion && props.has(node.conclusion)) links.push({ source: node.id, target: node.conclusion });
+  }
+  const members = new Map<string, string[]>();
+  for (const p of props.values()) {
+    if (!p.cluster) continue;
+    const ids = members.get(p.cluster);
+    if (ids) ids.push(p.id);
+    else members.set(p.cluster, [p.id]);
+  }
+  const clusterRows = (Array.isArray(rawClusters) ? rawClusters : []).map((c) =>
+    isRecord(c) && typeof c.key === 'string' ? { ...c, nodeIds: members.get(c.key) ?? [] } : c,
+  );
+  const rest = normalizeGraph({ nodes: [], links: [], clusters: clusterRows, folders: rawFolders });
+  return rest.folders ? { nodes, links, clusters: rest.clusters, folders: rest.folders } : { nodes, links, clusters: rest.clusters };
+}
+
+function rows(raw: unknown, read: (row: unknown) => GraphNode | null, into: Map<string, GraphNode>, seen?: Set<string>): void {
+  for (const row of Array.isArray(raw) ? raw : []) {
+    const node = read(row);
+    if (!node || seen?.has(node.id)) continue;
+    seen?.add(node.id);
+    into.set(node.id, node);
+  }
+}
+
+/**
+ * Read a compact answer: a whole view (`full: true`) stands alone; a delta (`full: false`) is
+ * applied to `held`, the view at its `since`: its rows replace or join the held ones, its
+ * `removed` ids drop, its clusters and folders replace the held ones. Returns null for an answer
+ * that is not a compact view, or a delta that does not follow `held` (then fetch the whole view).
+ * Malformed rows drop, as in `normalizeGraph`.
+ */
+export function readCompact(raw: unknown, held: CompactGraph | null): CompactGraph | null {
+  if (!isRecord(raw) || raw.format !== COMPACT_FORMAT || typeof raw.version !== 'string') return null;
+  const props = new Map<string, GraphNode>();
+  const chains = new Map<string, GraphNode>();
+  if (raw.full !== false) {
+    const seen = new Set<string>();
+    rows(raw.props, propRow, props, seen);
+    rows(raw.chains, chainRow, chains, seen);
+    return { version: raw.version, data: assemble(props, chains, raw.clusters, raw.folders) };
+  }
+  if (!held || raw.since !== held.version) return null;
+  for (const n of held.data.nodes) (n.kind === 'proposition' ? props : chains).set(n.id, n);
+  for (const id of strings(raw.removed)) {
+    props.delete(id);
+    chains.delete(id);
+  }
+  const renamed = new Set<string>();
+  const changed = new Map<string, GraphNode>();
+  rows(raw.props, propRow, changed);
+  for (const [id, node] of changed) {
+    if (props.get(id)?.name !== node.name) renamed.add(id);
+    chains.delete(id);
+    props.set(id, node);
+  }
+  const fresh = new Set<string>();
+  changed.clear();
+  rows(raw.chains, chainRow, changed);
+  for (const [id, node] of changed) {
+    props.delete(id);
+    chains.set(id, node);
+    fresh.add(id);
+  }
+  if (renamed.size) {
+    for (const c of chains.values()) {
+      if ((c.conclusion && renamed.has(c.conclusion)) || c.premises?.some((p) => renamed.has(p))) fresh.add(c.id);
+    }
+  }
+  return { version: raw.version, data: assemble(props, chains, raw.clusters, raw.folders, fresh) };
+}
+
 /** The stored chains behind the implication nodes (members that are not propositions drop the chain). */
 export function chainsOf(data: GraphData): Chain[] {
   const props = new Set(data.nodes.filter((n) => n.kind === 'proposition').map((n) => n.id));

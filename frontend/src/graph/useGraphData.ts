@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import * as api from '../api';
 import { describeError } from '../core/errors';
-import { DEFAULT_RENDER, type GraphData, type RenderSettings } from '../core/graph';
+import { DEFAULT_RENDER, type CompactGraph, type GraphData, type RenderSettings } from '../core/graph';
 import type { GraphSource } from '../core/imports';
 import { useServerEvents } from '../serverEvents';
 
@@ -20,7 +20,8 @@ export interface GraphDataState {
 /**
  * The graph view (GET /api/graph) and the render settings. Read on mount, then on every
  * `graph-changed` (a merge, a retirement, a deletion: imports grow the graph in place) and every
- * (re)connect of the events channel, one read per ~250 ms window.
+ * (re)connect of the events channel, one read per ~250 ms window. Reads are compact, and after
+ * the first only what changed since the view held (`api.getGraphSince`, issue 17 item 5).
  */
 export function useGraphData(): GraphDataState {
   const [data, setData] = useState<GraphData | null>(null);
@@ -29,14 +30,17 @@ export function useGraphData(): GraphDataState {
   const [settings, setSettings] = useState<RenderSettings>(DEFAULT_RENDER);
   const [settingsError, setSettingsError] = useState<string | null>(null);
   const seq = useRef(0);
+  /** The compact view last shown, at its version: the next read asks only what changed since. */
+  const held = useRef<CompactGraph | null>(null);
 
   const refresh = useCallback(async () => {
     const mine = ++seq.current;
     try {
-      const [next, named] = await Promise.all([api.getGraph(), api.getGraphSources().catch(() => null)]);
+      const [next, named] = await Promise.all([api.getGraphSince(held.current), api.getGraphSources().catch(() => null)]);
       if (mine !== seq.current) return;
       if (named) setSources(named);
-      setData(next);
+      held.current = next.version === null ? null : next;
+      setData(next.data);
       setError(null);
     } catch (err) {
       if (mine === seq.current) setError(describeError(err).detail);
