@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -22,8 +22,9 @@ from pydantic_ai.usage import RunUsage
 
 from server.agent.prompts import load_prompt
 from server.core.candidates import search
-from server.core.contracts.graph import Chain, Findings, Proposition, Verdicts
+from server.core.contracts.graph import Chain, Findings, PackedFindings, Proposition, Verdicts
 from server.core.graph import findings_problems
+from server.core.packing import pack_problems
 
 Door = Literal["session", "notes"]
 EXTRACTOR_TURNS = 4
@@ -43,12 +44,43 @@ def digest(nodes: Mapping[str, Proposition], chains: Mapping[str, Chain], source
     return "\n".join(lines)
 
 
-def build_extractor(
-    model: Model, *, door: Door, existing: Mapping[str, object], max_tokens: int | None = None
-) -> Agent[None, Findings]:
-    """The extractor for one job. `existing` holds the graph's node ids (valid chain endpoints)."""
-    agent: Agent[None, Findings] = Agent(
+AGENT_CACHE_SIZE = 8
+"""Agents kept built (issue 16): building one costs ≈ 20 ms of schema generation on the event
+loop, per job before; an agent holds no run state, so runs share it."""
+_agents: dict[tuple[object, ...], tuple[Model, Agent[Any, Any]]] = {}
+
+
+def _cached_agent(
+    key: tuple[object, ...], model: Model, build: Callable[[], Agent[Any, Any]]
+) -> Agent[Any, Any]:
+    """The agent built for (`model`, `key`), built once per model object; at most
+    `AGENT_CACHE_SIZE` kept (the oldest goes). The model is held with it, so its id is not reused."""
+    full = (id(model), *key)
+    hit = _agents.get(full)
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    agent = build()
+    if len(_agents) >= AGENT_CACHE_SIZE:
+        _agents.pop(next(iter(_agents)))
+    _agents[full] = (model, agent)
+    return agent
+
+
+@dataclass(frozen=True)
+class Extractor:
+    """An extractor for one job: the shared agent (see `build_extractor`) and the graph's node ids
+    its submit's chains may name, given to the run as its deps."""
+
+    agent: Agent[Mapping[str, object], Findings]
+    existing: Mapping[str, object]
+
+
+def _extractor_agent(
+    model: Model, door: Door, max_tokens: int | None
+) -> Agent[Mapping[str, object], Findings]:
+    agent: Agent[Mapping[str, object], Findings] = Agent(
         model,
+        deps_type=Mapping[str, object],  # the node ids, per run
         instructions=load_prompt("extraction_core") + "\n\n" + load_prompt(f"extraction_{door}"),
         name="extractor",
         output_type=ToolOutput(Findings, name="submit", description="Submit the propositions and chains."),
@@ -57,11 +89,53 @@ def build_extractor(
     )
 
     @agent.output_validator
-    def _chain_laws(findings: Findings) -> Findings:
-        problems = findings_problems(findings, existing)
+    def _chain_laws(ctx: RunContext[Mapping[str, object]], findings: Findings) -> Findings:
+        problems = findings_problems(findings, ctx.deps)
         if problems:
             raise ModelRetry("The submit was refused: " + "; ".join(problems) + ". Submit again.")
         return findings
+
+    return agent
+
+
+def build_extractor(
+    model: Model, *, door: Door, existing: Mapping[str, object], max_tokens: int | None = None
+) -> Extractor:
+    """The extractor for one job. `existing` holds the graph's node ids (valid chain endpoints).
+    The agent is built once per (model, door, max_tokens) and shared (`_cached_agent`)."""
+    agent = _cached_agent(
+        ("extractor", door, max_tokens), model, lambda: _extractor_agent(model, door, max_tokens)
+    )
+    return Extractor(agent, existing)
+
+
+def build_pack_extractor(
+    model: Model, *, notes: Collection[str], existing: Mapping[str, object], max_tokens: int | None = None
+) -> Agent[None, PackedFindings]:
+    """The extractor for a pack of small notes (decision 0023): the notes door's instructions plus
+    the pack's, and a submit whose every proposition and chain names its note. A submit naming
+    a note not in `notes`, or breaking the chain laws, goes back to it with the reasons."""
+    agent: Agent[None, PackedFindings] = Agent(
+        model,
+        instructions="\n\n".join(
+            [load_prompt("extraction_core"), load_prompt("extraction_notes"), load_prompt("extraction_pack")]
+        ),
+        name="extractor",
+        output_type=ToolOutput(
+            PackedFindings,
+            name="submit",
+            description="Submit the propositions and chains, each naming its note.",
+        ),
+        retries={"tools": EXTRACTOR_TURNS - 1, "output": EXTRACTOR_TURNS - 1},
+        model_settings=ModelSettings(max_tokens=max_tokens) if max_tokens else None,
+    )
+
+    @agent.output_validator
+    def _pack_laws(packed: PackedFindings) -> PackedFindings:
+        problems = pack_problems(packed, notes, existing)
+        if problems:
+            raise ModelRetry("The submit was refused: " + "; ".join(problems) + ". Submit again.")
+        return packed
 
     return agent
 
@@ -112,17 +186,22 @@ async def list_propositions(ctx: RunContext[AuditDeps], session: str) -> list[di
 
 
 def build_auditor(model: Model, *, max_tokens: int | None = None) -> Agent[AuditDeps, Verdicts]:
-    """The auditor: identity links only, with read-only graph tools."""
-    return Agent(
-        model,
-        deps_type=AuditDeps,
-        instructions=load_prompt("auditor"),
-        name="auditor",
-        tools=[find, list_sessions, list_propositions],
-        output_type=ToolOutput(Verdicts, name="submit", description="Submit the identity links."),
-        retries={"tools": 2, "output": 2},
-        model_settings=ModelSettings(max_tokens=max_tokens) if max_tokens else None,
-    )
+    """The auditor: identity links only, with read-only graph tools. Built once per (model,
+    max_tokens) and shared (`_cached_agent`)."""
+
+    def build() -> Agent[AuditDeps, Verdicts]:
+        return Agent(
+            model,
+            deps_type=AuditDeps,
+            instructions=load_prompt("auditor"),
+            name="auditor",
+            tools=[find, list_sessions, list_propositions],
+            output_type=ToolOutput(Verdicts, name="submit", description="Submit the identity links."),
+            retries={"tools": 2, "output": 2},
+            model_settings=ModelSettings(max_tokens=max_tokens) if max_tokens else None,
+        )
+
+    return _cached_agent(("auditor", max_tokens), model, build)
 
 
 def auditor_prompt(
@@ -148,8 +227,16 @@ def auditor_prompt(
     return "\n".join(lines)
 
 
-async def run_extractor(agent: Agent[None, Findings], prompt: str, usage: RunUsage) -> Findings:
+async def run_extractor(extractor: Extractor, prompt: str, usage: RunUsage) -> Findings:
     """Run the extractor; `usage` accumulates even when it fails (partial spend is billed)."""
+    result = await extractor.agent.run(prompt, deps=extractor.existing, usage=usage)
+    return result.output
+
+
+async def run_pack_extractor(
+    agent: Agent[None, PackedFindings], prompt: str, usage: RunUsage
+) -> PackedFindings:
+    """Run a pack's extractor; `usage` accumulates even when it fails."""
     result = await agent.run(prompt, usage=usage)
     return result.output
 

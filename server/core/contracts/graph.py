@@ -82,6 +82,39 @@ class Findings(Wire):
         return _heal_stringified(data, ("propositions", "chains"))
 
 
+class PackedProposition(FindingProposition):
+    """A proposition of a packed submit (several notes in one call, decision 0023).
+
+    Attributes:
+        note: the id of the note (a `<note id="...">` section) it comes from.
+    """
+
+    note: str = Field(min_length=1)
+
+
+class PackedChain(FindingChain):
+    """A chain of a packed submit; all its members come from `note` (or are existing `n_` ids).
+
+    Attributes:
+        note: the id of the note the chain comes from.
+    """
+
+    note: str = Field(min_length=1)
+
+
+class PackedFindings(Wire):
+    """The extractor's submit for a pack of small notes: every proposition and chain names its
+    note; ids are unique across the whole submit. Both lists are required, even when empty."""
+
+    propositions: list[PackedProposition]
+    chains: list[PackedChain]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _heal(cls, data: Any) -> Any:
+        return _heal_stringified(data, ("propositions", "chains"))
+
+
 class IdentityLink(Wire):
     """The auditor's verdict that a submitted proposition IS an existing node."""
 
