@@ -261,14 +261,21 @@ class _Run:
 def release_memory() -> None:
     """Hand freed heap back to the OS (glibc `malloc_trim(0)`): after a burst of jobs the arena
     keeps the freed pages mapped, so RSS would stay at its peak. A no-op off glibc."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    """glibc's `malloc_trim`, looked up once (`find_library` runs `ldconfig` in a subprocess: it
+    did so on the event loop after every run, issue 16), or None off glibc."""
     if not sys.platform.startswith("linux"):
-        return
+        return None
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        trim = libc.malloc_trim
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
     except (OSError, AttributeError):  # musl or another libc: nothing to call
-        return
-    trim(0)
+        return None
 
 
 M_ARENA_MAX = -8
@@ -672,13 +679,19 @@ class ExtractionService:
         self.events.emit("graph-changed")
 
     async def _audit_candidates(self, findings: Findings, nodes: dict[str, Proposition]) -> AuditCandidates:
-        """Exact links and fused candidates (`audit_candidates`); the embedding runs off the loop.
-        An embedder that fails leaves the candidates lexical (`CandidateVectors`)."""
-        pair = None
-        if self.vectors is not None:
-            pair = await asyncio.to_thread(self.vectors.vectors, findings.propositions, nodes)
-        fv, nv = pair if pair is not None else (None, None)
-        return audit_candidates(findings.propositions, nodes, finding_vectors=fv, node_vectors=nv)
+        """Exact links and fused candidates (`audit_candidates`), computed in a worker thread with
+        the embedding (both are O(graph) per job: the fuzzy ranking alone held the loop 10-50 ms
+        per job late in a vault import, issue 16). The caller holds the merge section, so the
+        graph read is the one merged into. An embedder that fails leaves the candidates lexical
+        (`CandidateVectors`)."""
+        vectors = self.vectors
+
+        def rank() -> AuditCandidates:
+            pair = vectors.vectors(findings.propositions, nodes) if vectors is not None else None
+            fv, nv = pair if pair is not None else (None, None)
+            return audit_candidates(findings.propositions, nodes, finding_vectors=fv, node_vectors=nv)
+
+        return await asyncio.to_thread(rank)
 
     def _phase(self, row: JobRow, phase: Phase) -> None:
         row.phase = phase
