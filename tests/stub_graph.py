@@ -2,11 +2,13 @@
 the HTTP twin of `tests/flows/graph_script.py`, for tests that run `python -m server`.
 
 Extractor: propositions named after the source's first three lines, chains p1 ⟹ p2 and p2 ⟹ p3.
+A pack of notes (`<note id>` sections): the same per note, each finding naming its note.
 Auditor (its request offers `find`): no links.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -23,11 +25,41 @@ def _last_user_text(body: dict[str, Any]) -> str:
     return ""
 
 
+def _names(source: str) -> list[str]:
+    names: list[str] = []
+    for line in source.splitlines():
+        name = re.sub(r"^[#>*\-\s]+", "", line).strip()[:60]
+        if len(name) > 3 and name not in names:
+            names.append(name)
+        if len(names) == 3:
+            break
+    return names
+
+
+def _pack_reply(prompt: str) -> Reply:
+    """A pack of notes (decision 0023): per `<note id>` section, what a lone note would get, each
+    finding naming its note, ids unique across the submit."""
+    props: list[dict[str, Any]] = []
+    chains: list[dict[str, Any]] = []
+    for k, (note, text) in enumerate(re.findall(r'<note id="([^"]+)"[^>]*>\n(.*?)\n</note>', prompt, re.S)):
+        ids = []
+        for i, n in enumerate(_names(text)):
+            ids.append(f"n{k}p{i + 1}")
+            props.append(
+                {"id": ids[-1], "note": note, "name": n, "statement": f"{n} is a claim of this source."}
+            )
+        chains += [{"premises": [a], "conclusion": b, "note": note} for a, b in itertools.pairwise(ids)]
+    return Reply("", ("submit", {"propositions": props, "chains": chains}, "call_extract"))
+
+
 def graph_reply(body: dict[str, Any]) -> Reply:
     tools = {t["function"]["name"] for t in body.get("tools", [])}
     if "find" in tools:
         return Reply("", ("submit", {"links": []}, "call_audit"))
-    source = _last_user_text(body).split("THE SOURCE:\n", 1)[-1]
+    prompt = _last_user_text(body)
+    if '<note id="' in prompt:
+        return _pack_reply(prompt)
+    source = prompt.split("THE SOURCE:\n", 1)[-1]
     names: list[str] = []
     for line in source.splitlines():
         name = re.sub(r"^[#>*\-\s]+", "", line).strip()[:60]

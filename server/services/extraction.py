@@ -27,12 +27,13 @@ import ctypes.util
 import functools
 import hashlib
 import inspect
+import itertools
 import logging
 import os
 import sys
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -45,10 +46,12 @@ from server.agent.extraction import (
     auditor_prompt,
     build_auditor,
     build_extractor,
+    build_pack_extractor,
     digest,
     extractor_prompt,
     run_auditor,
     run_extractor,
+    run_pack_extractor,
 )
 from server.agent.model_guard import model_failure_of
 from server.agent.pricing import usage_cost
@@ -64,8 +67,10 @@ from server.core.contracts.graph import (
     Verdicts,
 )
 from server.core.contracts.models import ResolvedModel
+from server.core.coverage import estimate_tokens
 from server.core.events import EventBus
-from server.core.graph import completion, plan_merge, restorable, simplify, version_jobs
+from server.core.graph import MergePlan, completion, plan_merge, restorable, simplify, version_jobs
+from server.core.packing import PACK_BUDGET, PackNote, pack_prompt, packable, shares, split_pack, take_pack
 from server.core.ports import Embedder, GraphStore
 from server.services.chats import utc_now
 from server.services.embeddings import CandidateVectors
@@ -258,6 +263,19 @@ class _Run:
     rows: list[JobRow] = field(default_factory=list)
 
 
+@dataclass
+class _Pack:
+    """Small notes' runs sharing one extractor call (decision 0023): each keeps its own row, job
+    id, provenance, coverage, run line, version swap and fingerprint."""
+
+    runs: list[_Run]
+    pending: list[bool]
+    aborted: set[str] = field(default_factory=set)
+    """Members aborted while the pack runs: they merge nothing and re-run nothing."""
+    alone: dict[str, asyncio.Future[None]] = field(default_factory=dict)
+    """Members re-running alone after the pack failed (an abort cancels only that one)."""
+
+
 def release_memory() -> None:
     """Hand freed heap back to the OS (glibc `malloc_trim(0)`): after a burst of jobs the arena
     keeps the freed pages mapped, so RSS would stay at its peak. A no-op off glibc."""
@@ -341,6 +359,11 @@ class ExtractionService:
         """Runs waiting to launch, FIFO (a lesson's at the front)."""
         self._queued: dict[str, _Run] = {}
         self._finished = 0
+        self._packs: dict[str, _Pack] = {}
+        self._pump_soon = False
+        """The pack each source of an executing pack belongs to."""
+        self.pack_budget = PACK_BUDGET
+        """Note tokens one pack holds at most; 0: every note has its own call."""
         self.imports: dict[str, ImportTally] = {}
         """Open and recent imports by id: their summary rows (`begin_import`)."""
         self.listeners: list[Callable[[], None]] = []
@@ -379,6 +402,22 @@ class ExtractionService:
         task = self.tasks.get(source)
         if task is None or task.done():
             return False
+        pack = self._packs.get(source)
+        if pack is not None:  # one note of a pack: the others go on
+            alone = pack.alone.get(source)
+            if alone is not None:  # re-running alone after the pack failed
+                if alone.done():
+                    return False
+                alone.cancel()
+                return True
+            pack.aborted.add(source)
+            if all(run.source in pack.aborted for run in pack.runs):
+                task.cancel()
+            else:
+                row = next(run.rows[0] for run in pack.runs if run.source == source)
+                row.phase, row.ended_at = "aborted", self.clock()
+                self._changed()
+            return True
         task.cancel()
         return True
 
@@ -431,7 +470,9 @@ class ExtractionService:
             self._queue.appendleft(run)
         else:
             self._queue.append(run)
-        self._pump()
+        if not self._pump_soon:  # the files one request queues launch together (and may pack)
+            self._pump_soon = True
+            asyncio.get_running_loop().call_soon(self._pump)
         self._changed()
         return True
 
@@ -455,39 +496,69 @@ class ExtractionService:
         return rows
 
     def _pump(self) -> None:
-        """Launch queued runs while fewer than `MAX_ACTIVE_RUNS` execute."""
-        while self._queue and len(self.tasks) < MAX_ACTIVE_RUNS:
-            run = self._queue.popleft()
-            self._queued.pop(run.source, None)
-            if run.tally is not None and run.specs:
-                run.tally.waiting -= 1
-                run.tally.running += 1
-                run.rows = self._make_rows(run)
-            # a new source (no contributors) reads no coverage: a launch costs one ledger read
-            contributors = self.graph.contributors(run.source) if run.version is not None else set()
-            pending = run.version is not None and bool(
-                contributors and contributors - version_jobs(self.graph.coverage(run.source), run.version)
-            )
-            task = asyncio.get_running_loop().create_task(
-                self._run_source(
+        """Launch queued runs while fewer than `MAX_ACTIVE_RUNS` execute. Small one-chunk notes at
+        the queue's front launch together as one pack (one extractor call; decision 0023)."""
+        self._pump_soon = False
+        while self._queue and self._executing() < MAX_ACTIVE_RUNS:
+            group = [self._queue.popleft()]
+            if self.pack_budget:
+                sizes = (self._pack_size(r) for r in itertools.chain(group, self._queue))
+                for _ in range(take_pack(sizes, self.pack_budget) - 1):
+                    group.append(self._queue.popleft())
+            pendings = [self._prepare_launch(run) for run in group]
+            if len(group) == 1:
+                run = group[0]
+                coro: Coroutine[Any, Any, None] = self._run_source(
                     run.source,
                     run.door,
                     list(zip(run.rows, run.specs, strict=True)),
                     run.on_complete,
                     run.version,
-                    pending,
-                ),
-                name=f"extraction {run.source}",
-            )
-            self.tasks[run.source] = task
-            self._active[run.source] = run
-            task.add_done_callback(functools.partial(self._ended, run))
+                    pendings[0],
+                )
+            else:
+                pack = _Pack(group, pendings)
+                for run in group:
+                    self._packs[run.source] = pack
+                coro = self._run_pack(pack)
+            task = asyncio.get_running_loop().create_task(coro, name=f"extraction {group[0].source}")
+            for run in group:
+                self.tasks[run.source] = task
+                self._active[run.source] = run
+                task.add_done_callback(functools.partial(self._ended, run))
+
+    def _executing(self) -> int:
+        """Tasks executing now (a pack's task serves several sources)."""
+        return len({id(task) for task in self.tasks.values()})
+
+    def _pack_size(self, run: _Run) -> int | None:
+        """A queued run's note tokens when it may share a pack: a notes file of one chunk far below
+        the budget (`PACK_NOTE_TOKENS`), with a version; else None."""
+        if run.kind != "notes" or run.version is None or len(run.specs) != 1:
+            return None
+        tokens = estimate_tokens(run.specs[0].text)
+        return tokens if packable(tokens) else None
+
+    def _prepare_launch(self, run: _Run) -> bool:
+        """A run leaves the queue: an import's rows are made; returns whether it merges pending
+        (it replaces jobs its version does not keep)."""
+        self._queued.pop(run.source, None)
+        if run.tally is not None and run.specs:
+            run.tally.waiting -= 1
+            run.tally.running += 1
+            run.rows = self._make_rows(run)
+        # a new source (no contributors) reads no coverage: a launch costs one ledger read
+        contributors = self.graph.contributors(run.source) if run.version is not None else set()
+        return run.version is not None and bool(
+            contributors and contributors - version_jobs(self.graph.coverage(run.source), run.version)
+        )
 
     def _ended(self, run: _Run, task: asyncio.Task[None]) -> None:
         """A run's task ended: fold an import's rows into its summary, launch the next runs."""
         if self.tasks.get(run.source) is task:
             del self.tasks[run.source]
             self._active.pop(run.source, None)
+            self._packs.pop(run.source, None)
         if run.tally is not None:
             self._fold(run)
         run.ended.set()
@@ -714,17 +785,7 @@ class ExtractionService:
         failed_calls = 0  # requests sent that failed (pydantic-ai counts only answered ones)
         resolved: ResolvedModel | None = None
 
-        def mine() -> set[str]:
-            """The version's jobs this run stands on: a pending run its own pending ones too."""
-            if version is None:
-                return set()
-            jobs = version_jobs(self.graph.coverage(row.source), version)
-            return jobs if pending else jobs - self.graph.pending()
-
-        def graph() -> tuple[dict[str, Proposition], dict[str, Chain]]:
-            """The graph as this run sees it: the counted graph, plus its version's pending jobs."""
-            return self.graph.graph_with(mine()) if pending else (self.graph.nodes(), self.graph.chains())
-
+        mine, graph = self._view(row.source, version, pending)
         try:
             resolved, model = await self.model_for()
             cap = OFFLINE_MAX_TOKENS if resolved.offline else None
@@ -739,66 +800,9 @@ class ExtractionService:
                 findings = await run_extractor(extractor, prompt, usage)
             self._phase(row, "waiting")
             async with self.merge_section:
-                nodes, chains = graph()  # the graph as it stands now
-                verdicts = Verdicts(links=[])
-                if findings.propositions and (nodes or len(findings.propositions) > 1):
-                    self._phase(row, "auditing")
-                    found = await self._audit_candidates(findings, nodes)
-                    links = [IdentityLink(finding=f, node=n) for f, n in found.exact.items()]
-                    open_ = [p for p in findings.propositions if p.id not in found.exact]
-                    if open_ and (nodes or found.undecided()):  # else nothing to judge
-                        deps = AuditDeps(
-                            nodes=nodes, sessions={s.id: s.title for s in self.graph.sources().values()}
-                        )
-                        judge = Findings(propositions=open_, chains=[])
-                        async with self.permits:
-                            judged = await run_auditor(
-                                build_auditor(model, max_tokens=cap),
-                                auditor_prompt(judge, found.existing, nodes, found.batch),
-                                deps,
-                                usage,
-                            )
-                        links += judged.links  # an exact link, listed first, wins
-                    verdicts = Verdicts(links=links)
-                self._phase(row, "merging")
-                at = self.clock()
-                provenance = Provenance(source=row.source, job=row.job, messages=spec.messages)
-                nodes, chains = graph()  # unchanged while the section is held
-                # The store keeps the index of its counted chains; a pending run's own chains
-                # (graph_with: a superset of them) are layered over it, never copied into it.
-                index = self.graph.chain_index()
-                if pending:
-                    index = index.over([c for cid, c in chains.items() if cid not in index])
-                plan = plan_merge(
-                    nodes,
-                    chains,
-                    findings,
-                    verdicts,
-                    provenance,
-                    at,
-                    reserved=self.graph.deleted(),
-                    index=index,
-                )
-                if pending:  # drop only this version's own chains: the counted graph stays whole
-                    plan.dropped_chains -= set(self.graph.chains())
-                run = RunLine(
-                    source=row.source,
-                    job=row.job,
-                    label=row.view()["label"],
-                    addedNodes=plan.added_nodes,
-                    linkedNodes=plan.linked_nodes,
-                    addedChains=plan.added_chains,
-                    droppedChains=len(plan.dropped_chains),
-                    at=at,
-                    pending=True if pending else None,
-                )
-                coverage = [
-                    CoverageLine(source=row.source, message=key, fingerprint=fp, job=row.job, at=at)
-                    for key, fp in spec.coverage
-                ]
-                await _to_thread_whole(self.graph.commit_merge, plan, coverage, run)
-                replaced = await self._replace(row.source, replace) if replace is not None else True
-                await self._after_merge(row.id)
+                nodes, _ = graph()  # the graph as it stands now
+                verdicts = await self._audit(findings, nodes, model, cap, usage, [row])
+                plan, replaced = await self._commit(row, spec, findings, verdicts, graph, pending, replace)
             row.stats = {
                 "addedNodes": plan.added_nodes,
                 "linkedNodes": plan.linked_nodes,
@@ -819,29 +823,266 @@ class ExtractionService:
         finally:
             # requests that failed were still made: counted, with no tokens reported (a failed
             # job's usage is not "no model calls"; absence is not zero, trial finding 4)
-            row.ended_at = self.clock()
-            row.input_tokens = usage.input_tokens if usage.requests else None
-            row.output_tokens = usage.output_tokens if usage.requests else None
-            row.requests = usage.requests + failed_calls
-            row.cost_usd = usage_cost(usage, resolved) if resolved else None
-            try:
-                self.graph.record_usage(  # on the loop: the run ends with its usage recorded
-                    {
-                        "job": row.job,
-                        "source": row.source,
-                        "label": row.view()["label"],
-                        "phase": row.phase,
-                        "inputTokens": row.input_tokens,
-                        "outputTokens": row.output_tokens,
-                        "requests": row.requests,
-                        "costUsd": row.cost_usd,
-                        "model": resolved.model if resolved else None,
-                        "at": row.ended_at,
-                    }
+            self._record_usage(row, usage, failed_calls, resolved)
+
+    def _record_usage(
+        self, row: JobRow, usage: RunUsage, failed_calls: int, resolved: ResolvedModel | None
+    ) -> None:
+        """An ended job's usage on its row and in `usage.jsonl` (a side channel: contained)."""
+        row.ended_at = self.clock()
+        row.input_tokens = usage.input_tokens if usage.requests else None
+        row.output_tokens = usage.output_tokens if usage.requests else None
+        row.requests = usage.requests + failed_calls
+        row.cost_usd = usage_cost(usage, resolved) if resolved else None
+        try:
+            self.graph.record_usage(  # on the loop: the run ends with its usage recorded
+                {
+                    "job": row.job,
+                    "source": row.source,
+                    "label": row.view()["label"],
+                    "phase": row.phase,
+                    "inputTokens": row.input_tokens,
+                    "outputTokens": row.output_tokens,
+                    "requests": row.requests,
+                    "costUsd": row.cost_usd,
+                    "model": resolved.model if resolved else None,
+                    "at": row.ended_at,
+                }
+            )
+        except OSError:
+            log.exception("recording usage of %s failed", row.id)  # a side channel: contained
+        self._changed()
+
+    def _view(
+        self, source: str, version: dict[str, str] | None, pending: bool
+    ) -> tuple[Callable[[], set[str]], Callable[[], tuple[dict[str, Proposition], dict[str, Chain]]]]:
+        """(mine, graph) for a run of `source`: the version's jobs it stands on (a pending run its
+        own pending ones too), and the graph as it sees it (the counted graph, plus its version's
+        pending jobs when it merges pending)."""
+
+        def mine() -> set[str]:
+            if version is None:
+                return set()
+            jobs = version_jobs(self.graph.coverage(source), version)
+            return jobs if pending else jobs - self.graph.pending()
+
+        def graph() -> tuple[dict[str, Proposition], dict[str, Chain]]:
+            return self.graph.graph_with(mine()) if pending else (self.graph.nodes(), self.graph.chains())
+
+        return mine, graph
+
+    async def _run_pack(self, pack: _Pack) -> None:
+        """A pack of small notes (decision 0023): one extractor call reads them all, each in its
+        own `<note id>` section; one audit judges their propositions together; then each note
+        merges on its own, in order (its job id, provenance, coverage, run line and, when it
+        replaces an earlier version, its swap) and its `on_complete` stamps its fingerprint. A
+        proposition the audit linked to one of an earlier member's lands on that member's node.
+        If the pack fails before a note merged (the call, the submit, the audit), that note runs
+        again alone (`_run_source`), so only what failed re-runs; a note whose own merge failed
+        ends with its own error, as a single job would. The pack's usage is charged to its notes
+        in proportion to their tokens."""
+        members = [
+            (run, run.rows[0], run.specs[0], pending)
+            for run, pending in zip(pack.runs, pack.pending, strict=True)
+        ]
+        notes = [PackNote(run.source, run.label, spec.text) for run, _, spec, _ in members]
+        usage = RunUsage()
+        failed_calls = 0
+        resolved: ResolvedModel | None = None
+        ended: set[str] = set()  # members whose merge ran (merged or failed on their own)
+        failure: Exception | None = None
+        try:
+            resolved, model = await self.model_for()
+            if resolved.offline:  # a 4,096-token context: each note has its own call
+                raise _Unpacked("the offline model reads one note at a time")
+            extractor = build_pack_extractor(
+                model, notes=[n.source for n in notes], existing=self.graph.nodes()
+            )
+            async with self.permits:
+                for _, row, _, _ in members:
+                    row.started_at = self.clock()
+                    self._phase(row, "extracting")
+                packed = await run_pack_extractor(extractor, pack_prompt(notes), usage)
+            split = split_pack(packed, [n.source for n in notes])
+            for run, row, _, _ in members:
+                if run.source not in pack.aborted:
+                    self._phase(row, "waiting")
+            async with self.merge_section:
+                live = [m for m in members if m[0].source not in pack.aborted]
+                nodes = self.graph.nodes()
+                combined = Findings(
+                    propositions=[p for m in live for p in split[m[0].source].propositions], chains=[]
                 )
-            except OSError:
-                log.exception("recording usage of %s failed", row.id)  # a side channel: contained
+                verdicts = await self._audit(combined, nodes, model, None, usage, [m[1] for m in live])
+                owner = {p.id: m[0].source for m in live for p in split[m[0].source].propositions}
+                landed: dict[str, str] = {}  # an earlier member's finding id -> its node id
+                for run, row, spec, pending in live:
+                    findings = split[run.source]
+                    links = []
+                    for link in verdicts.links:
+                        if owner.get(link.finding) != run.source:
+                            continue
+                        node = landed.get(link.node, link.node)
+                        if owner.get(node, run.source) != run.source:
+                            continue  # a twin in a note that did not merge: this one is new
+                        links.append(IdentityLink(finding=link.finding, node=node))
+                    _, graph = self._view(run.source, run.version, pending)
+                    ended.add(run.source)
+                    try:
+                        plan, merged = await self._commit(
+                            row, spec, findings, Verdicts(links=links), graph, pending, run.version
+                        )
+                    except Exception as exc:  # this note's own merge failed: its error alone
+                        log.warning("merging packed note %s failed: %s", row.id, exc)
+                        row.phase, row.error = "error", _honest(exc)
+                        merged = False
+                    else:
+                        landed.update(
+                            (p.id, line.id)
+                            for p, line in zip(findings.propositions, plan.node_lines, strict=True)
+                        )
+                        row.stats = {
+                            "addedNodes": plan.added_nodes,
+                            "linkedNodes": plan.linked_nodes,
+                            "addedChains": plan.added_chains,
+                            "droppedChains": len(plan.dropped_chains),
+                        }
+                        row.phase = "done"
+                    _complete(run, merged)
+        except asyncio.CancelledError:
+            for run, row, _, _ in members:
+                if run.source not in ended:
+                    row.phase = "aborted"
+                    _complete(run, False)
+            raise
+        except Exception as exc:
+            failure = exc
+            failed = model_failure_of(exc)
+            failed_calls = failed.attempts if failed is not None else 0
+            if not isinstance(exc, _Unpacked):
+                log.warning("a pack of %d notes failed (%s); its notes run alone", len(members), exc)
+        finally:
+            self._charge(pack, usage, failed_calls, resolved, failure is not None)
+        for run, row, spec, pending in members:
+            if run.source in ended:
+                continue
+            if run.source in pack.aborted:
+                row.phase, row.ended_at = "aborted", self.clock()
+                _complete(run, False)
+                continue
+            # only what failed re-runs: this note alone, as if it had never been packed
+            row.phase, row.error, row.started_at, row.ended_at = "queued", None, None, None
             self._changed()
+            alone = asyncio.ensure_future(
+                self._run_source(run.source, run.door, [(row, spec)], run.on_complete, run.version, pending)
+            )
+            pack.alone[run.source] = alone
+            await asyncio.gather(alone, return_exceptions=True)  # an abort of this note ends it alone
+
+    def _charge(
+        self, pack: _Pack, usage: RunUsage, failed_calls: int, resolved: ResolvedModel | None, failed: bool
+    ) -> None:
+        """A pack's usage charged to its notes in proportion to their tokens: each note's row and
+        usage line (a failed pack's line says `error`; the note's own rerun adds its own)."""
+        weights = [estimate_tokens(run.specs[0].text) for run in pack.runs]
+        inputs = shares(usage.input_tokens, weights)
+        outputs = shares(usage.output_tokens, weights)
+        requests = shares(usage.requests + failed_calls, weights)
+        for i, run in enumerate(pack.runs):
+            row = run.rows[0]
+            part = RunUsage(input_tokens=inputs[i], output_tokens=outputs[i], requests=requests[i])
+            if failed and row.phase not in ("done", "error", "aborted"):
+                phase, row.phase = row.phase, "error"
+                self._record_usage(row, part, 0, resolved)
+                row.phase = phase
+            else:
+                self._record_usage(row, part, 0, resolved)
+
+    async def _audit(
+        self,
+        findings: Findings,
+        nodes: dict[str, Proposition],
+        model: Model,
+        cap: int | None,
+        usage: RunUsage,
+        rows: list[JobRow],
+    ) -> Verdicts:
+        """The audit of one job's (or one pack's) findings against `nodes`: exact links without the
+        model, the auditor for the rest when there is something to judge. Call it holding the
+        merge section."""
+        if not findings.propositions or not (nodes or len(findings.propositions) > 1):
+            return Verdicts(links=[])
+        for row in rows:
+            self._phase(row, "auditing")
+        found = await self._audit_candidates(findings, nodes)
+        links = [IdentityLink(finding=f, node=n) for f, n in found.exact.items()]
+        open_ = [p for p in findings.propositions if p.id not in found.exact]
+        if open_ and (nodes or found.undecided()):  # else nothing to judge
+            deps = AuditDeps(nodes=nodes, sessions={s.id: s.title for s in self.graph.sources().values()})
+            judge = Findings(propositions=open_, chains=[])
+            async with self.permits:
+                judged = await run_auditor(
+                    build_auditor(model, max_tokens=cap),
+                    auditor_prompt(judge, found.existing, nodes, found.batch),
+                    deps,
+                    usage,
+                )
+            links += judged.links  # an exact link, listed first, wins
+        return Verdicts(links=links)
+
+    async def _commit(
+        self,
+        row: JobRow,
+        spec: JobSpec,
+        findings: Findings,
+        verdicts: Verdicts,
+        graph: Callable[[], tuple[dict[str, Proposition], dict[str, Chain]]],
+        pending: bool,
+        replace: dict[str, str] | None,
+    ) -> tuple[MergePlan, bool]:
+        """Plan and commit one job's merge (nodes, chains, run line, coverage, simplification),
+        then, for a version's last job, its swap (`_replace`). Call it holding the merge section.
+        Returns the plan and whether the swap (if any) was written."""
+        self._phase(row, "merging")
+        at = self.clock()
+        provenance = Provenance(source=row.source, job=row.job, messages=spec.messages)
+        nodes, chains = graph()  # unchanged while the section is held
+        # The store keeps the index of its counted chains; a pending run's own chains
+        # (graph_with: a superset of them) are layered over it, never copied into it.
+        index = self.graph.chain_index()
+        if pending:
+            index = index.over([c for cid, c in chains.items() if cid not in index])
+        plan = plan_merge(
+            nodes,
+            chains,
+            findings,
+            verdicts,
+            provenance,
+            at,
+            reserved=self.graph.deleted(),
+            index=index,
+        )
+        if pending:  # drop only this version's own chains: the counted graph stays whole
+            plan.dropped_chains -= set(self.graph.chains())
+        run = RunLine(
+            source=row.source,
+            job=row.job,
+            label=row.view()["label"],
+            addedNodes=plan.added_nodes,
+            linkedNodes=plan.linked_nodes,
+            addedChains=plan.added_chains,
+            droppedChains=len(plan.dropped_chains),
+            at=at,
+            pending=True if pending else None,
+        )
+        coverage = [
+            CoverageLine(source=row.source, message=key, fingerprint=fp, job=row.job, at=at)
+            for key, fp in spec.coverage
+        ]
+        await _to_thread_whole(self.graph.commit_merge, plan, coverage, run)
+        replaced = await self._replace(row.source, replace) if replace is not None else True
+        await self._after_merge(row.id)
+        return plan, replaced
 
 
 async def _to_thread_whole(fn: Callable[..., T], *args: Any) -> T:
@@ -862,6 +1103,20 @@ async def _to_thread_whole(fn: Callable[..., T], *args: Any) -> T:
     if cancelled:
         raise asyncio.CancelledError
     return result
+
+
+class _Unpacked(Exception):
+    """A pack that is not to run as one (its notes run alone)."""
+
+
+def _complete(run: _Run, merged: bool) -> None:
+    """A run's `on_complete(merged)` (a notes file's fingerprint stamp), contained."""
+    if run.on_complete is None:
+        return
+    try:
+        run.on_complete(merged)
+    except Exception:
+        log.exception("completing source %s failed", run.source)
 
 
 def _honest(exc: Exception) -> str:

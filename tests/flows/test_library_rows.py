@@ -45,6 +45,7 @@ def gated(data_dir: Path) -> Iterator[tuple[httpx.Client, threading.Event]]:
         secrets=FakeSecrets(),
         model_factory=lambda r, k, u: FunctionModel(function=held, stream_function=Script().stream),
     )
+    services.extraction.pack_budget = 0  # a call per note: permits are counted (test_packed_extraction)
     with serve(create_app(services)) as url, httpx.Client(base_url=url, timeout=60) as client:
         try:
             yield client, gate

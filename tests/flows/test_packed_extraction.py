@@ -1,0 +1,270 @@
+"""Issue 16 item 5 (decision 0023): small notes queued together share one extractor call, and
+each note still merges as its own: its own nodes, provenance, coverage, run line, version swap and
+fingerprint. A failed pack re-runs its notes alone (only what failed); a note that fails alone too
+ends with its own error; re-importing unchanged notes stays a no-op; a submit naming a note that
+was not given is refused in plain words and corrected.
+
+The notes door, the pipeline and the ledgers are real (in-process, a tmp data dir); the model is a
+scripted pydantic-ai FunctionModel that counts its calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from server.core.contracts.graph import CoverageLine, NodeLine, RunLine, SourceLine, VersionLine
+from server.core.contracts.models import ResolvedModel, Settings
+from server.core.notes import source_id
+from server.services.extraction import ExtractionService
+from server.services.library import LibraryService
+from server.store.graph import FileGraphStore
+from server.store.ledger import read_ledger
+from tests.fakes import FakeSettingsStore
+
+
+class PackScript:
+    """Extractor: per note (or per lone source), one proposition per `# Name` line, chained in
+    order. A pack whose prompt holds `PACKFAIL` breaks down (the same notes alone do not); a note
+    holding `FAIL` breaks down however it is sent. `stray` makes the first packed submit name a
+    note that was not given. Auditor: links a proposition to a candidate with exactly its name."""
+
+    def __init__(self) -> None:
+        self.packs = 0
+        self.alone = 0
+        self.audits = 0
+        self.stray = False
+        self.refusals: list[str] = []
+
+    def model(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        prompt = "\n".join(
+            str(p.content)
+            for m in messages
+            if isinstance(m, ModelRequest)
+            for p in m.parts
+            if isinstance(p, UserPromptPart)
+        )
+        if any(t.name == "find" for t in info.function_tools):
+            self.audits += 1
+            return self._audit(prompt)
+        retried = [
+            str(p.content)
+            for m in messages
+            if isinstance(m, ModelRequest)
+            for p in m.parts
+            if isinstance(p, RetryPromptPart) or (isinstance(p, ToolReturnPart) and p.outcome == "retried")
+        ]
+        self.refusals += retried[-1:]
+        if '<note id="' not in prompt:
+            self.alone += 1
+            source = prompt.split("THE SOURCE:\n", 1)[-1]
+            if re.search(r"\bFAIL\b", source):
+                raise RuntimeError("the model broke down on this note")
+            props, chains = self._findings(source, "p", None)
+            return _submit({"propositions": props, "chains": chains})
+        if not retried:
+            self.packs += 1
+        if "FAIL" in prompt:  # PACKFAIL or FAIL: the pack breaks down
+            raise RuntimeError("the model broke down on this pack")
+        props, chains = [], []
+        for k, (note, text) in enumerate(
+            re.findall(r'<note id="([^"]+)"[^>]*>\n(.*?)\n</note>', prompt, re.S)
+        ):
+            p, c = self._findings(text, f"n{k}p", note)
+            props += p
+            chains += c
+        if self.stray and not retried:
+            props[0] = {**props[0], "note": "src_nowhere"}
+        return _submit({"propositions": props, "chains": chains})
+
+    @staticmethod
+    def _findings(
+        text: str, prefix: str, note: str | None
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        names = [line[2:].strip() for line in text.splitlines() if line.startswith("# ")]
+        tag = {"note": note} if note else {}
+        props = [
+            {"id": f"{prefix}{i + 1}", "name": n, "statement": f"{n} is a fact.", **tag}
+            for i, n in enumerate(names)
+        ]
+        chains = [
+            {"premises": [f"{prefix}{i}"], "conclusion": f"{prefix}{i + 1}", **tag}
+            for i in range(1, len(names))
+        ]
+        return props, chains
+
+    @staticmethod
+    def _audit(prompt: str) -> ModelResponse:
+        links: list[dict[str, str]] = []
+        current: tuple[str, str] | None = None
+        for line in prompt.splitlines():
+            head = re.match(r"^- (\S+): (.*?) — ", line)
+            if head:
+                current = (head.group(1), head.group(2))
+                continue
+            cand = re.match(r"^\s+(?:same-list )?candidate (\S+): (.*?) — ", line)
+            if (
+                cand
+                and current
+                and cand.group(2) == current[1]
+                and current[0] not in {x["finding"] for x in links}
+            ):
+                links.append({"finding": current[0], "node": cand.group(1)})
+        return _submit({"links": links})
+
+
+def _submit(args: dict[str, Any]) -> ModelResponse:
+    return ModelResponse(parts=[ToolCallPart("submit", json.dumps(args))])
+
+
+class Door:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.script = PackScript()
+        self.graph = FileGraphStore(root)
+        model = FunctionModel(function=self.script.model)
+        resolved = ResolvedModel(
+            provider="openai-compatible", model="scripted", base_url="http://127.0.0.1:9/v1"
+        )
+        ticks = iter(range(10**9))
+
+        async def model_for() -> tuple[ResolvedModel, FunctionModel]:
+            return resolved, model
+
+        self.extraction = ExtractionService(
+            self.graph, model_for, clock=lambda: f"2026-01-01T{next(ticks):09d}"
+        )
+        settings = FakeSettingsStore(Settings.model_validate({"graph": {"extractionChunkTokens": 2000}}))
+        self.library = LibraryService(self.graph, self.extraction, settings)
+
+    async def imports(self, files: dict[str, str]) -> dict[str, str]:
+        """Import the files in one request; wait for every run; returns name -> status."""
+        results = self.library.import_files([(n, t.encode()) for n, t in files.items()])
+        await self.extraction.wait_all()
+        return {r.name: r.status for r in results}
+
+    def ledger(self, name: str, model: type[Any]) -> list[Any]:
+        return list(read_ledger(self.root / f"{name}.jsonl", model))
+
+
+def note(i: int, extra: str = "") -> str:
+    return f"# Fact {i} alpha\n# Fact {i} beta\n{extra}\n"
+
+
+NOTES = {f"vault/note {i}.md": note(i) for i in range(6)}
+
+
+def test_small_notes_share_one_call_and_each_keeps_its_own_contribution(tmp_path: Path) -> None:
+    door = Door(tmp_path)
+    statuses = asyncio.run(door.imports(NOTES))
+    assert set(statuses.values()) == {"queued"}
+    assert door.script.packs == 1 and door.script.alone == 0  # 6 notes, one extractor call
+    assert door.script.audits <= 1  # and at most one audit for the pack
+
+    runs = door.ledger("sessions", RunLine)
+    assert sorted(r.source for r in runs) == sorted(source_id(n) for n in NOTES)  # one run line each
+    assert len({r.job for r in runs}) == len(NOTES)  # each its own job id
+    nodes = door.ledger("nodes", NodeLine)
+    coverage = door.ledger("coverage", CoverageLine)
+    for i, name in enumerate(NOTES):
+        src = source_id(name)
+        [run] = [r for r in runs if r.source == src]
+        mine = [n for n in nodes if n.provenance.source == src]
+        assert sorted(n.name for n in mine) == [f"Fact {i} alpha", f"Fact {i} beta"]
+        assert {n.provenance.job for n in mine} == {run.job}
+        [cov] = [c for c in coverage if c.source == src]
+        assert cov.job == run.job and run.added_nodes == 2 and run.added_chains == 1
+    chains = door.graph.chains()
+    assert len(chains) == len(NOTES) and all(len(c.sources) == 1 for c in chains.values())
+    stamped = {s.id: s.fingerprint for s in door.ledger("sources", SourceLine) if s.fingerprint}
+    assert set(stamped) == {source_id(n) for n in NOTES}  # each fingerprint stamped
+    rows = [r for r in door.extraction.activity() if r["kind"] == "notes"]
+    assert len(rows) == len(NOTES) and {r["phase"] for r in rows} == {"done"}
+    assert sum(r["usage"]["requests"] for r in rows) == 2  # the pack's calls, shared out
+
+    # the same notes again: unchanged, no model call
+    assert set(asyncio.run(door.imports(NOTES)).values()) == {"unchanged"}
+    assert door.script.packs == 1 and door.script.alone == 0
+
+
+def test_a_failed_pack_reruns_its_notes_alone(tmp_path: Path) -> None:
+    door = Door(tmp_path)
+    files = {**NOTES, "vault/note 2.md": note(2, "PACKFAIL is only a pack's trouble")}
+    asyncio.run(door.imports(files))
+    assert door.script.packs == 1 and door.script.alone == len(files)  # the pack, then each alone
+    runs = door.ledger("sessions", RunLine)
+    assert sorted(r.source for r in runs) == sorted(source_id(n) for n in files)  # each merged once
+    assert {r["phase"] for r in door.extraction.activity() if r["kind"] == "notes"} == {"done"}
+
+
+def test_a_note_that_fails_alone_too_fails_alone_and_only_it_reruns(tmp_path: Path) -> None:
+    door = Door(tmp_path)
+    broken = "vault/note 3.md"
+    files = {**NOTES, broken: note(3, "FAIL here")}
+    asyncio.run(door.imports(files))
+    rows = {r["source"]: r for r in door.extraction.activity() if r["kind"] == "notes"}
+    assert rows[source_id(broken)]["phase"] == "error"
+    assert "broke down on this note" in (rows[source_id(broken)]["error"] or "")
+    assert all(r["phase"] == "done" for s, r in rows.items() if s != source_id(broken))
+    merged = {r.source for r in door.ledger("sessions", RunLine)}
+    assert merged == {source_id(n) for n in files} - {source_id(broken)}
+
+    # importing the folder again: only the failed note is read again
+    door.script.alone = door.script.packs = 0
+    fixed = {**files, broken: note(3)}
+    statuses = asyncio.run(door.imports(fixed))
+    assert statuses[broken] == "queued" and sum(s == "unchanged" for s in statuses.values()) == len(files) - 1
+    assert door.script.alone == 1 and door.script.packs == 0  # one note is no pack
+    assert {r.source for r in door.ledger("sessions", RunLine)} == {source_id(n) for n in files}
+
+
+def test_edited_notes_in_a_pack_each_replace_their_own_contribution(tmp_path: Path) -> None:
+    door = Door(tmp_path)
+    asyncio.run(door.imports(NOTES))
+    edited = {name: f"# Fact {i} gamma\n" for i, name in enumerate(list(NOTES)[:3])}
+    statuses = asyncio.run(door.imports({**NOTES, **edited}))
+    assert sum(s == "queued" for s in statuses.values()) == 3
+    assert door.script.packs == 2  # the three edited notes shared one call
+    versions = door.ledger("versions", VersionLine)
+    assert sorted(v.source for v in versions) == sorted(source_id(n) for n in edited)  # a swap each
+    names = sorted(n.name for n in door.graph.nodes().values())
+    for i in range(6):
+        expected = [f"Fact {i} gamma"] if i < 3 else [f"Fact {i} alpha", f"Fact {i} beta"]
+        assert [n for n in names if n.startswith(f"Fact {i} ")] == expected
+
+
+def test_a_finding_naming_a_note_not_given_is_refused_and_resubmitted(tmp_path: Path) -> None:
+    door = Door(tmp_path)
+    door.script.stray = True
+    asyncio.run(door.imports(NOTES))
+    assert door.script.packs == 1 and door.script.alone == 0
+    assert any(
+        "names note 'src_nowhere', which is not one of the notes given" in r for r in door.script.refusals
+    )
+    assert {r.source for r in door.ledger("sessions", RunLine)} == {source_id(n) for n in NOTES}
+
+
+def test_the_same_statement_in_two_notes_of_one_pack_is_one_node_with_both_provenances(
+    tmp_path: Path,
+) -> None:
+    door = Door(tmp_path)
+    files = {"vault/a.md": "# Shared idea\n# Only in a\n", "vault/b.md": "# Shared idea\n# Only in b\n"}
+    asyncio.run(door.imports(files))
+    assert door.script.packs == 1
+    [shared] = [n for n in door.graph.nodes().values() if n.name == "Shared idea"]
+    assert sorted(shared.sources) == sorted(source_id(n) for n in files)
+    assert len(door.graph.nodes()) == 3
