@@ -55,7 +55,9 @@ class ChatStore(Protocol):
     def summaries(self) -> list[ChatSummary]:
         """The session list's rows (`running` False), one per readable record, in no particular
         order, without reading the records that did not change (an index kept on save and
-        delete); unreadable records are skipped and logged."""
+        delete); unreadable records are skipped and logged. May answer the very same list object
+        while nothing changed (callers never mutate it; `ChatService.list_json` keys its cached
+        body on it)."""
         ...
 
     def record_json(self, chat_id: str) -> bytes | None:

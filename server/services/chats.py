@@ -7,6 +7,8 @@ import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from pydantic import TypeAdapter
+
 from server.core.contracts.chat import DEFAULT_TITLE, ChatRecord, ChatSummary
 from server.core.contracts.models import ModelRef, ModelSlot
 from server.core.events import EventBus
@@ -21,6 +23,9 @@ log = logging.getLogger("lh.chats")
 def utc_now() -> str:
     """ISO-8601 UTC timestamp with milliseconds, e.g. 2026-11-30T07:00:00.000Z."""
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+_ROWS = TypeAdapter(list[ChatSummary])
 
 
 def new_chat_id() -> str:
@@ -56,6 +61,9 @@ class ChatService:
         """After a delete (the Library forgets the lesson's pending flush); contained."""
         self.jobs_computing: Callable[[str], bool] | None = None
         """Whether a Workbench worker of a session computes (it blocks the deletion, seed §5.1)."""
+        self._listed: tuple[list[ChatSummary], frozenset[str], bytes] | None = None
+        """`list_json`'s last answer: the store's rows it was made from (the very list object),
+        the running sessions then, and the body."""
 
     def create(self, title: str | None) -> ChatRecord:
         """A new, empty session stamped with the strong slot's model.
@@ -85,6 +93,25 @@ class ChatService:
             for row in self.chats.summaries()
         ]
         return sorted(rows, key=lambda r: r.updated_at, reverse=True)
+
+    def list_json(self) -> bytes:
+        """`GET /api/chats`' body, `{"chats": [ChatSummary...]}` (camelCase keys, `list`'s rows
+        and order), encoded once per change: reused while the store answers the same rows object
+        (nothing was saved or deleted, no record changed on disk) and the same turns run (issue
+        15: no per-request sort and dump of every row)."""
+        rows = self.chats.summaries()
+        running = self.registry.running_ids()
+        listed = self._listed
+        if listed is not None and listed[0] is rows and listed[1] == running:
+            return listed[2]
+        ordered = sorted(
+            (row.model_copy(update={"running": True}) if row.id in running else row for row in rows),
+            key=lambda r: r.updated_at,
+            reverse=True,
+        )
+        body = b'{"chats":' + _ROWS.dump_json(ordered, by_alias=True) + b"}"
+        self._listed = (rows, running, body)
+        return body
 
     def get(self, chat_id: str) -> ChatRecord:
         """Raises TurnRejected(404) for an unknown id; StoreCorrupt for an unreadable record."""

@@ -82,6 +82,10 @@ class TurnRegistry:
     def running(self, chat_id: str) -> bool:
         return chat_id in self._running
 
+    def running_ids(self) -> frozenset[str]:
+        """The sessions whose turn runs now."""
+        return frozenset(self._running)
+
     def get(self, chat_id: str) -> RunningTurn | None:
         return self._running.get(chat_id)
 

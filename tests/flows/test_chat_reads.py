@@ -99,6 +99,29 @@ def test_the_session_list_answers_the_same_json_as_before(live: Live) -> None:
         live.services.registry.end(ids[2])
 
 
+def test_the_session_list_body_is_encoded_once_per_change(live: Live) -> None:
+    """`GET /api/chats` reuses its encoded body while the rows and the running turns are the same
+    (issue 15), and follows a save, a running turn and a new session at once."""
+    ids = [live.new_chat() for _ in range(2)]
+    chats = live.services.chats
+    first = chats.list_json()
+    assert chats.list_json() is first  # nothing changed: the same bytes, not encoded again
+    assert orjson.loads(first)["chats"] == list_before(live)
+    assert live.services.registry.begin(ids[0]) is not None
+    try:
+        running = chats.list_json()
+        assert running is not first and orjson.loads(running)["chats"] == list_before(live)
+        assert [row["running"] for row in orjson.loads(running)["chats"]] == [False, True]
+    finally:
+        live.services.registry.end(ids[0])
+    assert live.client.patch(f"/api/chats/{ids[0]}", json={"title": "Renamed"}).status_code == 200
+    renamed = live.client.get("/api/chats").json()["chats"]
+    assert renamed == list_before(live) and renamed[0]["title"] == "Renamed"
+    third = live.new_chat()
+    listed = live.client.get("/api/chats").json()["chats"]
+    assert listed == list_before(live) and {row["id"] for row in listed} == {third, *ids}
+
+
 def test_openapi_describes_the_record_route(live: Live) -> None:
     spec = live.client.get("/openapi.json").json()
     schema = spec["paths"]["/api/chats/{chat_id}"]["get"]["responses"]["200"]["content"]["application/json"][

@@ -248,11 +248,64 @@ def test_a_stale_row_is_refreshed_from_its_record_alone(tmp_path: Path) -> None:
     assert sorted(store.reads) == ["c_a", "c_new"]
     store.reads.clear()
     assert len(store.summaries()) == 2 and store.reads == []
-    # a same-size in-place edit is seen through the mtime
+    # a same-size in-place edit (the directory does not change) is seen through the mtime when
+    # the listing re-stats the files: once its last scan is `rescan_s` old
     path = tmp_path / "c_new.json"
     path.write_bytes(path.read_bytes().replace(b'"New"', b'"Now"'))
     touch_later(path)
+    store.rescan_s = 3600
+    assert summary_titles(store)["c_new"] == "New"  # the bounded staleness the module states
+    store.rescan_s = 0
     assert summary_titles(store)["c_new"] == "Now"
+
+
+class Scans(Spy):
+    """Counts the listings that re-stat every record file."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.scans = 0
+
+    def _record_files(self):  # type: ignore[no-untyped-def]
+        self.scans += 1
+        return super()._record_files()
+
+
+def test_a_listing_stats_the_record_files_only_when_the_directory_changed(tmp_path: Path) -> None:
+    store = Scans(tmp_path)
+    store.rescan_s = 3600
+    for i in range(3):
+        store.save(record(f"c_{i}", f"Lesson {i}"))
+    first = store.summaries()
+    assert store.scans == 1 and len(first) == 3
+    again = store.summaries()
+    assert again is first and store.scans == 1  # nothing changed: the same rows, no stat
+    # the store's own writes keep the rows right without a scan: a log append, a full write
+    # (a new snapshot renamed into place), a new session, a deletion, the index file's write
+    store.save(record("c_0", "Renamed", n=3))
+    store.save(record("c_1", "Rewritten", n=200))  # past MAX_TAIL: a full write
+    store.save(record("c_3", "New"))
+    assert store.delete("c_2") is True
+    store.flush()
+    assert summary_titles(store) == {"c_0": "Renamed", "c_1": "Rewritten", "c_3": "New"}
+    assert store.scans == 1 and store.reads == []
+    # another program adds a record (renamed into place) and removes one: the directory changed
+    outside = FileChatStore(tmp_path / "elsewhere")
+    outside.save(record("c_4", "From outside"))
+    os.replace(tmp_path / "elsewhere" / "c_4.json", tmp_path / "c_4.json")
+    (tmp_path / "c_3.json").unlink()
+    assert summary_titles(store) == {"c_0": "Renamed", "c_1": "Rewritten", "c_4": "From outside"}
+    assert store.scans == 2
+    # a read that finds a record changed in place behind the store's back makes the next listing scan
+    path = tmp_path / "c_0.json"
+    assert store.get("c_0") is not None
+    write_json_atomic(tmp_path / "elsewhere" / "c_0.json", record("c_0", "Edited").model_dump(by_alias=True))
+    path.write_bytes((tmp_path / "elsewhere" / "c_0.json").read_bytes())  # in place: the directory stays
+    touch_later(path)
+    summary_titles(store)
+    assert store.scans == 2  # not seen yet (the bounded staleness)
+    assert store.get("c_0").title == "Edited"
+    assert summary_titles(store)["c_0"] == "Edited" and store.scans == 3
 
 
 def test_an_unreadable_record_is_skipped_logged_and_left_alone(tmp_path: Path, caplog) -> None:

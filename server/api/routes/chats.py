@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel
 
 from server.api.bodies import StrictRoute, inline_schema, request_body
 from server.api.deps import ServicesDep
@@ -35,9 +35,6 @@ class ChatList(BaseModel):
     chats: list[ChatSummary]
 
 
-_ROWS = TypeAdapter(list[ChatSummary])
-
-
 @router.get(
     "/api/chats",
     response_model=None,
@@ -49,10 +46,9 @@ _ROWS = TypeAdapter(list[ChatSummary])
     },
 )
 async def list_chats(services: ServicesDep) -> Response:
-    """`{"chats": [ChatSummary...]}`, most recently updated first (the rows encoded in one call,
-    not one `model_dump` and `jsonable_encoder` pass per session)."""
-    rows = _ROWS.dump_json(services.chats.list(), by_alias=True)
-    return Response(b'{"chats":' + rows + b"}", media_type="application/json")
+    """`{"chats": [ChatSummary...]}`, most recently updated first (the body is encoded once per
+    change of the rows, `ChatService.list_json`)."""
+    return Response(services.chats.list_json(), media_type="application/json")
 
 
 @router.post("/api/chats", status_code=201)
