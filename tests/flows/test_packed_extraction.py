@@ -49,8 +49,12 @@ class PackScript:
         self.audits = 0
         self.stray = False
         self.refusals: list[str] = []
+        self.gate: asyncio.Event | None = None
+        """When set, every call waits for it (a pack held at its model call)."""
 
-    def model(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    async def model(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if self.gate is not None:
+            await self.gate.wait()
         prompt = "\n".join(
             str(p.content)
             for m in messages
@@ -268,3 +272,26 @@ def test_the_same_statement_in_two_notes_of_one_pack_is_one_node_with_both_prove
     [shared] = [n for n in door.graph.nodes().values() if n.name == "Shared idea"]
     assert sorted(shared.sources) == sorted(source_id(n) for n in files)
     assert len(door.graph.nodes()) == 3
+
+
+def test_aborting_one_note_of_a_pack_leaves_the_others_merging(tmp_path: Path) -> None:
+    door = Door(tmp_path)
+    stopped = source_id("vault/note 1.md")
+
+    async def scenario() -> None:
+        door.script.gate = asyncio.Event()
+        door.library.import_files([(n, t.encode()) for n, t in NOTES.items()])
+        for _ in range(200):
+            if any(r["phase"] == "extracting" for r in door.extraction.activity()):
+                break
+            await asyncio.sleep(0.01)
+        assert door.extraction.abort(stopped)
+        door.script.gate.set()
+        await door.extraction.wait_all()
+
+    asyncio.run(scenario())
+    rows = {r["source"]: r["phase"] for r in door.extraction.activity() if r["kind"] == "notes"}
+    assert rows.pop(stopped) == "aborted" and set(rows.values()) == {"done"}
+    assert door.script.packs == 1 and door.script.alone == 0  # the others were not re-run
+    assert {r.source for r in door.ledger("sessions", RunLine)} == {source_id(n) for n in NOTES} - {stopped}
+    assert asyncio.run(door.imports(NOTES))["vault/note 1.md"] == "queued"  # read on the next import
