@@ -25,7 +25,11 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-_ROWS = TypeAdapter(list[ChatSummary])
+_ROW = TypeAdapter(ChatSummary)
+
+
+def _updated(row: ChatSummary) -> str:
+    return row.updated_at
 
 
 def new_chat_id() -> str:
@@ -64,6 +68,8 @@ class ChatService:
         self._listed: tuple[list[ChatSummary], frozenset[str], bytes] | None = None
         """`list_json`'s last answer: the store's rows it was made from (the very list object),
         the running sessions then, and the body."""
+        self._encoded: dict[str, tuple[ChatSummary, bool, bytes]] = {}
+        """Per session, its row as last encoded: (the summary object, running, its JSON)."""
 
     def create(self, title: str | None) -> ChatRecord:
         """A new, empty session stamped with the strong slot's model.
@@ -97,19 +103,24 @@ class ChatService:
     def list_json(self) -> bytes:
         """`GET /api/chats`' body, `{"chats": [ChatSummary...]}` (camelCase keys, `list`'s rows
         and order), encoded once per change: reused while the store answers the same rows object
-        (nothing was saved or deleted, no record changed on disk) and the same turns run (issue
-        15: no per-request sort and dump of every row)."""
+        (nothing was saved or deleted, no record changed on disk) and the same turns run; made
+        again, only the rows that changed are encoded again (issue 15: no per-request sort and
+        dump of every row)."""
         rows = self.chats.summaries()
         running = self.registry.running_ids()
         listed = self._listed
         if listed is not None and listed[0] is rows and listed[1] == running:
             return listed[2]
-        ordered = sorted(
-            (row.model_copy(update={"running": True}) if row.id in running else row for row in rows),
-            key=lambda r: r.updated_at,
-            reverse=True,
-        )
-        body = b'{"chats":' + _ROWS.dump_json(ordered, by_alias=True) + b"}"
+        kept: dict[str, tuple[ChatSummary, bool, bytes]] = {}
+        for row in sorted(rows, key=_updated, reverse=True):
+            live = row.id in running
+            hit = self._encoded.get(row.id)
+            if hit is None or hit[0] is not row or hit[1] != live:
+                shown = row.model_copy(update={"running": True}) if live else row
+                hit = (row, live, _ROW.dump_json(shown, by_alias=True))
+            kept[row.id] = hit
+        self._encoded = kept
+        body = b'{"chats":[' + b",".join(hit[2] for hit in kept.values()) + b"]}"
         self._listed = (rows, running, body)
         return body
 
