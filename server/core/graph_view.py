@@ -338,18 +338,18 @@ def _compact_node(node: Proposition, cluster: str | None, place: tuple[float, fl
         node.statement,
         node.aliases,
         cluster,
-        node.sources,
+        0 if node.sources == [cluster] else node.sources,
         node.created_at,
     ]
     if place is not None:
-        row.extend(place)
+        row.extend((round(place[0], 2), round(place[1], 2)))
     return orjson.dumps(row)
 
 
 def _compact_chain(chain: Chain, place: tuple[float, float] | None) -> bytes:
     row: list[Any] = [chain.id, chain.premises, chain.conclusion, chain.sources, chain.created_at]
     if place is not None:
-        row.extend(place)
+        row.extend((round(place[0], 2), round(place[1], 2)))
     return orjson.dumps(row)
 
 
@@ -377,8 +377,9 @@ def compact_bytes(
     Shape: `{"format": COMPACT_FORMAT, "version", "full": true, "props": [[id, name, statement,
     aliases, cluster|null, sources, createdAt, x?, y?]], "chains": [[id, premises, conclusion,
     sources, createdAt, x?, y?]], "clusters": [{key, kind, label, nodeCount, folder}],
-    "folders": [...]}`. Positions are the row's last two items (absent when unplaced). What the
-    full view repeats is left out, the reader derives it: an implication's statement (its members'
+    "folders": [...]}`. Positions are the row's last two items (absent when unplaced), rounded to
+    0.01 (a hundredth of a pixel at zoom 1); a proposition's sources are `0` when they are
+    exactly `[cluster]` (one source, the common case). What the full view repeats is left out, the reader derives it: an implication's statement (its members'
     names, `chain_line`), the links (premise -> chain -> conclusion), a cluster's `nodeIds` (the
     props naming it, in row order). Dangling chains are left out, as in the full view.
 

@@ -223,6 +223,8 @@ def expand(view: dict[str, Any]) -> dict[str, Any]:
         row = dict(
             zip(["id", "name", "statement", "aliases", "cluster", "sources", "createdAt"], p[:7], strict=True)
         )
+        if row["sources"] == 0:  # exactly [cluster]
+            row["sources"] = [row["cluster"]]
         nodes.append({"kind": "proposition", **row, **({"x": p[7], "y": p[8]} if len(p) > 7 else {})})
     links = []
     for c in view["chains"]:

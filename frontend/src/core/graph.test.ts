@@ -138,7 +138,7 @@ describe('the compact view (issue 17 item 5)', () => {
     props: [
       ['n_a', 'A', 'A holds.', ['alpha'], 's1', ['s1'], '2026-01-01T00:00:00Z', 1, 2],
       ['n_b', 'B', 'B holds.', [], 's1', ['s1', 's2'], '2026-01-02T00:00:00Z', 3, 4],
-      ['n_c', 'C', 'C holds.', [], 's2', ['s2'], '2026-01-03T00:00:00Z'],
+      ['n_c', 'C', 'C holds.', [], 's2', 0, '2026-01-03T00:00:00Z'],
       ['n_a', 'duplicate'],
       [null, 'no id'],
       'junk',

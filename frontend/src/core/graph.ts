@@ -160,7 +160,8 @@ export interface CompactGraph {
   data: GraphData;
 }
 
-/** A proposition row `[id, name, statement, aliases, cluster|null, sources, createdAt, x?, y?]`. */
+/** A proposition row `[id, name, statement, aliases, cluster|null, sources, createdAt, x?, y?]`;
+ * sources `0` stand for `[cluster]`. */
 function propRow(row: unknown): GraphNode | null {
   if (!Array.isArray(row) || typeof row[0] !== 'string' || !row[0]) return null;
   const node: GraphNode = {
@@ -170,7 +171,7 @@ function propRow(row: unknown): GraphNode | null {
     statement: typeof row[2] === 'string' ? row[2] : '',
     aliases: strings(row[3]),
     cluster: typeof row[4] === 'string' && row[4] ? row[4] : null,
-    sources: strings(row[5]),
+    sources: row[5] === 0 ? (typeof row[4] === 'string' && row[4] ? [row[4]] : []) : strings(row[5]),
     createdAt: typeof row[6] === 'string' ? row[6] : '',
   };
   placeAt(node, row[7], row[8]);
