@@ -5,13 +5,13 @@ import { EventHub, parseServerEvent, SERVER_EVENTS, type HeardEvent, type Server
 // through useServerEvents. The browser reconnects by itself (the server's `retry: 2000`); every
 // (re)open is a `resync` for every consumer, so nothing missed while disconnected stays missed.
 
-interface ServerEvents {
-  hub: EventHub;
-  /** Whether the channel is open (false while it reconnects). */
-  connected: boolean;
-}
-
-const ServerEventsContext = createContext<ServerEvents | null>(null);
+// Two contexts: the hub (one per window, never changes) and whether the channel is open. A
+// consumer's subscription depends on the hub alone: were it to hang on `connected`, the open that
+// flips it would re-subscribe every consumer, and a re-subscription drops what is queued (the
+// open's own `resync`: a page whose first read was served before the channel opened, with the
+// change landing in between, then stayed stale for good; seen in CI on the home and exam pages).
+const HubContext = createContext<EventHub | null>(null);
+const ConnectedContext = createContext(false);
 
 export function ServerEventsProvider({ children }: { children: ReactNode }) {
   const hub = useMemo(() => new EventHub(), []);
@@ -43,8 +43,11 @@ export function ServerEventsProvider({ children }: { children: ReactNode }) {
     };
   }, [hub]);
 
-  const value = useMemo(() => ({ hub, connected }), [hub, connected]);
-  return <ServerEventsContext.Provider value={value}>{children}</ServerEventsContext.Provider>;
+  return (
+    <HubContext.Provider value={hub}>
+      <ConnectedContext.Provider value={connected}>{children}</ConnectedContext.Provider>
+    </HubContext.Provider>
+  );
 }
 
 /**
@@ -52,16 +55,16 @@ export function ServerEventsProvider({ children }: { children: ReactNode }) {
  * channel (re)opens). The handler is read through a ref: it always sees the latest render.
  */
 export function useServerEvents(names: readonly ServerEventName[], handler: (events: HeardEvent[]) => void): void {
-  const ctx = useContext(ServerEventsContext);
+  const hub = useContext(HubContext);
   const ref = useRef(handler);
   ref.current = handler;
   const key = names.join(',');
   useEffect(() => {
-    if (!ctx) return;
-    return ctx.hub.subscribe(key.split(',') as ServerEventName[], ref);
-  }, [ctx, key]);
+    if (!hub) return;
+    return hub.subscribe(key.split(',') as ServerEventName[], ref);
+  }, [hub, key]);
 }
 
 export function useEventsConnected(): boolean {
-  return useContext(ServerEventsContext)?.connected ?? false;
+  return useContext(ConnectedContext);
 }
