@@ -214,16 +214,21 @@ def model_view(
     return ModelView(shown, start, summarized, start - summarized, message_tokens(context) + window, recent)
 
 
-def summary_due(messages: list[JsonObj], view: ModelView, summary: SummaryCover | None) -> int | None:
+def summary_due(
+    messages: list[JsonObj], view: ModelView, summary: SummaryCover | None, *, matches: bool = False
+) -> int | None:
     """How many leading messages a new summary should cover (`view.recent`), or None when the
     cached one will do: due when the lesson is longer than its recent window and no summary
     exists, when the cached summary no longer matches the messages it covered (one was edited),
     or when it ends before the recent window by `SUMMARY_STEP_TURNS` learner turns or
-    `SUMMARY_CHUNK_TOKENS` tokens."""
+    `SUMMARY_CHUNK_TOKENS` tokens. `matches`: the caller knows the summary matches
+    `messages[:summary.count]` (its fingerprint, O(n), is not computed again)."""
     if view.recent == 0:
         return None
-    stale = summary is not None and (
-        summary.count > len(messages) or summary.fingerprint != fingerprint(messages[: summary.count])
+    stale = (
+        summary is not None
+        and not matches
+        and (summary.count > len(messages) or summary.fingerprint != fingerprint(messages[: summary.count]))
     )
     if summary is None or stale or summary.count == 0:
         return view.recent

@@ -12,7 +12,9 @@ A failed summary call changes nothing: the view shows fewer messages and says so
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
+import operator
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -64,6 +66,21 @@ class ContextService:
         self._sizes: dict[str, tuple[list[str], list[int]]] = {}
         self._plans: dict[str, tuple[str | None, int, dict[str, Any] | None]] = {}
         self.refreshing: dict[str, asyncio.Task[SummaryCover | None]] = {}
+        self._matched: dict[str, tuple[SummaryCover, list[dict[str, Any]]]] = {}
+        """Per lesson: the summary last found to match its messages, and those messages (the very
+        objects; records are immutable values, so the same objects are the same messages)."""
+
+    def _matches(self, chat_id: str, messages: list[dict[str, Any]], cover: SummaryCover | None) -> bool:
+        """Whether `cover` is known to match `messages[:cover.count]` without its fingerprint: it
+        was found to match these very message objects before (an identity walk, ~30x cheaper
+        than the fingerprint's hashing; issue 15)."""
+        known = self._matched.get(chat_id)
+        if cover is None or known is None or known[0] != cover or len(messages) < cover.count:
+            return False
+        return all(map(operator.is_, known[1], itertools.islice(messages, cover.count)))
+
+    def _matched_now(self, chat_id: str, messages: list[dict[str, Any]], cover: SummaryCover) -> None:
+        self._matched[chat_id] = (cover, messages[: cover.count])
 
     def budget(self, offline: bool) -> int:
         try:
@@ -138,15 +155,20 @@ class ContextService:
         first call failed)."""
         view = self.view(chat_id, messages)
         cover = self._cached(chat_id)
-        due = await asyncio.to_thread(summary_due, messages, view, cover)
+        if self._matches(chat_id, messages, cover):  # the usual turn: no fingerprint, no thread
+            due = summary_due(messages, view, cover, matches=True)
+            matched = True
+        else:
+            due = await asyncio.to_thread(summary_due, messages, view, cover)
+            matched = False
+            if due is None and cover is not None and view.recent:  # not stale, so it matches
+                self._matched_now(chat_id, messages, cover)
         if due is None:
             return None
         sizes = list(self.sizes(chat_id, messages))  # its own: the cache changes with later turns
-        fresh = (
-            cover is not None
-            and cover.count <= due
-            and cover.fingerprint == await asyncio.to_thread(fingerprint, messages[: cover.count])
-        )
+        fresh = cover is not None and cover.count <= due
+        if fresh and not matched and cover is not None:
+            fresh = cover.fingerprint == await asyncio.to_thread(fingerprint, messages[: cover.count])
         covered, text = (cover.count, cover.text) if fresh and cover is not None else (0, None)
         saved: SummaryCover | None = None
         try:
@@ -165,6 +187,7 @@ class ContextService:
                     text=text,
                 )
                 self.summaries.put(chat_id, saved)
+                self._matched_now(chat_id, messages, saved)
                 covered = end
         except asyncio.CancelledError:
             raise
@@ -174,6 +197,7 @@ class ContextService:
 
     def forget(self, chat_id: str) -> None:
         self._sizes.pop(chat_id, None)
+        self._matched.pop(chat_id, None)
         self._plans.pop(chat_id, None)
         task = self.refreshing.pop(chat_id, None)
         if task is not None:

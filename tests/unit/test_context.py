@@ -222,6 +222,40 @@ async def test_a_failed_summary_call_leaves_a_shorter_view_that_says_so() -> Non
     assert "not shown" in view.messages[0]["parts"][0]["text"]
 
 
+async def test_a_summary_that_matched_these_messages_is_not_fingerprinted_again(monkeypatch) -> None:
+    """The running summary's staleness check after each turn walks the covered messages by
+    identity once they were found to match (the fingerprint hashes each of them: ~10 ms at
+    10,000 messages), and still finds an edit (issue 15)."""
+    import server.core.context as core_context
+    import server.services.context as service_context
+
+    cache, summarizer = FakeSummaryCache(), Summarizer()
+    context = service(cache, summarizer)
+    messages = lesson(1_000)
+    assert await context.refresh("c", messages) is not None
+    calls = len(summarizer.calls)
+    hashed: list[int] = []
+    real = core_context.fingerprint
+
+    def counting(covered: list[dict[str, Any]]) -> str:
+        hashed.append(len(covered))
+        return real(covered)
+
+    monkeypatch.setattr(core_context, "fingerprint", counting)
+    monkeypatch.setattr(service_context, "fingerprint", counting)
+    longer = [*messages, *lesson(1_004)[1_000:]]  # two more turns: the same objects before them
+    assert await context.refresh("c", longer) is None and hashed == []  # not due, not hashed
+    copied = [dict(m) for m in longer]  # equal messages, other objects: fingerprinted once
+    assert await context.refresh("c", copied) is None and len(hashed) == 1
+    assert await context.refresh("c", copied) is None and len(hashed) == 1  # then known
+    assert len(summarizer.calls) == calls
+    edited = list(copied)
+    edited[5] = {**copied[5], "parts": [{"type": "text", "text": "An edited, longer line."}]}
+    rebuilt = await context.refresh("c", edited)  # stale: made again from the start
+    assert rebuilt is not None and rebuilt.fingerprint == real(edited[: rebuilt.count])
+    assert "THE SUMMARY SO FAR:\n(none yet)" in summarizer.calls[calls]
+
+
 def test_message_sizes_are_computed_once_per_message() -> None:
     context = service(FakeSummaryCache(), Summarizer())
     messages = lesson(500)
