@@ -185,6 +185,9 @@ class FileGraphStore:
         ) = None
         """While a commit runs (in a worker thread): its thread, and the view signatures before it."""
         self._chain_spans = _Spans(self._path("chains"))
+        self._positions: tuple[tuple[int, int, int], dict[str, tuple[float, float]]] | None = None
+        """positions.json's signature and what it held: a read while it is unchanged parses
+        nothing (each view derivation reads it; 20,000 entries are ~1 MB of JSON)."""
         self._syncer = LedgerSyncer()
         """Fsyncs the source and usage appends off the caller's thread (they are made on the loop)."""
 
@@ -521,18 +524,28 @@ class FileGraphStore:
 
     # -- layout and render settings (the sanctioned graph-adjacent writes) ------------------------
     def positions(self) -> dict[str, tuple[float, float]]:
-        """Resting positions by node id (`positions.json`); empty when absent or unreadable."""
+        """Resting positions by node id (`positions.json`); empty when absent or unreadable. A
+        fresh dict each call (the caller may change it); the file is parsed again only when its
+        signature (inode, size, mtime) changed."""
+        path = self.root / "positions.json"
         try:
-            data = read_json(self.root / "positions.json")
+            stat = path.stat()
+            signature = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+            kept = self._positions
+            if kept is not None and kept[0] == signature:
+                return dict(kept[1])
+            data = read_json(path)
         except (OSError, ValueError):
             return {}
         if not isinstance(data, dict):
             return {}
-        return {
+        out = {
             k: (float(v[0]), float(v[1]))
             for k, v in data.items()
             if isinstance(v, list) and len(v) == 2 and all(isinstance(c, (int, float)) for c in v)
         }
+        self._positions = (signature, out)
+        return dict(out)
 
     def save_positions(self, positions: dict[str, tuple[float, float]]) -> None:
         write_json_atomic(self.root / "positions.json", {k: [x, y] for k, (x, y) in positions.items()})

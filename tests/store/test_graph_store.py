@@ -339,3 +339,28 @@ def test_the_kept_chain_index_plans_what_a_fresh_index_plans(
             assert index_content(store.chain_index(), after) == index_content(
                 ChainIndex(fresh_chains.values()), after
             )
+
+
+def test_positions_are_parsed_again_only_when_the_file_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 17 item 5: each view derivation reads the positions; an unchanged file is not parsed
+    again, a rewritten one is, and the caller's changes never reach the kept copy."""
+    import server.store.graph as graph_store
+
+    parsed: list[Path] = []
+    real = graph_store.read_json
+    monkeypatch.setattr(graph_store, "read_json", lambda path: parsed.append(path) or real(path))
+    store = FileGraphStore(tmp_path)
+    assert store.positions() == {}
+    store.save_positions({"n_a": (1.0, 2.0)})
+    first = store.positions()
+    first["n_b"] = (9.0, 9.0)  # the caller's own dict
+    assert store.positions() == {"n_a": (1.0, 2.0)}
+    assert len(parsed) == 1  # the second read parsed nothing
+    store.save_positions({"n_a": (3.0, 4.0)})
+    assert store.positions() == {"n_a": (3.0, 4.0)} and len(parsed) == 2
+    (tmp_path / "positions.json").write_text("not json")
+    assert store.positions() == {}
+    (tmp_path / "positions.json").unlink()
+    assert store.positions() == {}
