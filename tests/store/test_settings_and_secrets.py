@@ -55,6 +55,43 @@ def test_corrupt_settings_name_the_file_and_the_problem(tmp_path: Path, content:
     assert path.read_text() == content
 
 
+def test_settings_are_read_again_only_when_the_file_changed(tmp_path: Path, monkeypatch) -> None:
+    """A load stats the file and reads it again only when it changed (issue 15), or while it is
+    young enough that an in-place rewrite of the same size could keep its mtime; each load gives
+    a fresh object."""
+    import os
+
+    import server.store.settings as settings_module
+
+    path = tmp_path / "settings.json"
+    path.write_text('{"graph": {"extractionChunkTokens": 4096}}')
+    store = FileSettingsStore(path)
+    reads: list[Path] = []
+    real = Path.read_bytes
+
+    def counting(self: Path) -> bytes:
+        reads.append(self)
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counting)
+    first = store.load()
+    second = store.load()
+    assert len(reads) == 2  # young: read each time
+    old = path.stat().st_mtime_ns - 10 * 10**9
+    os.utime(path, ns=(old, old))
+    third, fourth = store.load(), store.load()
+    assert len(reads) == 3 and first == second == third == fourth
+    assert third is not fourth and third.graph is not fourth.graph  # callers may change theirs
+    # an in-place rewrite of the same size that kept the old mtime is the case the young-file
+    # rule guards: without it (RACY_S 0) the same state is served from the bytes read before
+    path.write_text('{"graph": {"extractionChunkTokens": 8192}}')
+    os.utime(path, ns=(old, old))
+    monkeypatch.setattr(settings_module, "RACY_S", 0.0)
+    assert store.load().graph.extraction_chunk_tokens == 4096
+    os.utime(path, ns=(old + 1, old + 1))  # a changed state is read again
+    assert store.load().graph.extraction_chunk_tokens == 8192
+
+
 def test_file_secrets_are_owner_only(tmp_path: Path) -> None:
     secrets = FileSecrets(tmp_path / "secrets.json")
     assert secrets.get("openai") is None
