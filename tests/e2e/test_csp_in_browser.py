@@ -273,9 +273,9 @@ def test_dictation_fills_a_practice_answer(browser: Browser, server: ServerProce
         created = httpx.post(f"{server.url}/api/practice/sets", json={"nodeIds": ids}, timeout=10)
         assert created.status_code == 202, created.text
         set_id = created.json()["id"]
-        # This test is about dictation: open the set once it is written. (A CI run saw the page keep
-        # "generating" for 30 s while the set on disk was ready 143 ms after its creation: a missed
-        # refresh on the practice page, noted for its own test, not hidden here.)
+        # This test is about dictation: open the set once it is written. (A page opened mid-run
+        # catching up is test_practice_in_browser.py's mid-run test: a CI run here once saw the page
+        # keep "generating" 30 s after the set was ready, the channel's open resync dropped.)
         for _ in range(100):
             if httpx.get(f"{server.url}/api/practice/sets/{set_id}", timeout=10).json()["status"] == "ready":
                 break
