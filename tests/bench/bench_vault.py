@@ -334,6 +334,11 @@ def print_probe(path: Path) -> None:
         f"p99 {percentile(lags, 0.99):.1f} ms, max {max(lags):.0f} ms; "
         f"{sum(x > 100 for x in lags)} stalls > 100 ms, {body['stalls']} > 30 ms"
     )
+    if body.get("loop_cpu_s") is not None:
+        print(
+            f"CPU over the server's life: event-loop thread {body['loop_cpu_s']:.1f} s, "
+            f"whole process {body['process_cpu_s']:.1f} s"
+        )
     print("stalled in (innermost frame: samples):")
     for name, n in list(body["leaf"].items())[:25]:
         print(f"  {n:5d}  {name}")

@@ -31,6 +31,7 @@ class LoopProbe:
     def __init__(self, loop: asyncio.AbstractEventLoop, thread_id: int) -> None:
         self.loop = loop
         self.thread_id = thread_id
+        self.native_id = threading.get_native_id()
         self.lags: list[float] = []
         self.leaf: Counter[str] = Counter()
         self.stacks: Counter[str] = Counter()
@@ -92,8 +93,19 @@ class LoopProbe:
             "leaf": dict(self.leaf.most_common(60)),
             "stacks": dict(self.stacks.most_common(60)),
             "worst": sorted(self.worst, key=lambda w: -w[0])[:30],
+            "loop_cpu_s": _cpu_s(f"/proc/self/task/{self.native_id}/stat"),
+            "process_cpu_s": _cpu_s("/proc/self/stat"),
         }
         path.write_text(json.dumps(body, indent=1))
+
+
+def _cpu_s(stat: str) -> float | None:
+    """User + system CPU seconds of a thread or process (Linux /proc), or None."""
+    try:
+        fields = Path(stat).read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> int:
