@@ -5,6 +5,7 @@
 import type { ZoomTransform } from 'd3-zoom';
 import type { RenderSettings } from '../core/graph';
 import { boundsOf, hullLabelAnchor, labelAlpha, paddedHull, shorten, withAlpha, type Bounds, type Point } from '../core/graphMath';
+import { dragHullPoints, type DragScene } from './dragScene';
 import { clusterShown, orderHullSpots, type HullSpot } from './folderLevels';
 import { LabelGrid, onViewport, type LabelRect } from './labelCull';
 import { PointCloud, pointCloudSupported } from './pointCloud';
@@ -27,8 +28,12 @@ export interface DrawInput {
   byId: ReadonlyMap<string, RenderNode>;
   radius: (n: RenderNode) => number;
   sceneLayer: SceneLayer;
-  /** Changes whenever node positions or the data change (the scene layer's cache key). */
+  /** Changes whenever node positions or the data change (the scene layer's cache key); a node
+   * being dragged does not change it (see `drag`). */
   sceneVersion: string;
+  /** The node being dragged, if any (dragScene.ts): the cached layer is drawn without it, its links
+   * and its clusters' hulls, which are drawn over the layer each frame. */
+  drag: DragScene | null;
 }
 
 export interface DrawStats {
@@ -148,7 +153,7 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
   // -- cluster hulls (geometry and label spots) -------------------------------
   // Folders first (folderLevels.ts): a file inside a folder shows only once large on screen.
   const spots: HullSpot[] = [];
-  const hulls = settings.hulls ? collectHulls(input.clusters as HullCluster[], settings.nodeSize, { x0: vx0, y0: vy0, x1: vx1, y1: vy1 }, k, { width, height }) : [];
+  const hulls = settings.hulls ? collectHulls(input.clusters as HullCluster[], settings.nodeSize, { x0: vx0, y0: vy0, x1: vx1, y1: vy1 }, k, { width, height }, input.drag) : [];
   for (const c of hulls) {
     if (Math.max(c.box!.x1 - c.box!.x0, c.box!.y1 - c.box!.y0) * k >= 56) {
       const anchor = hullLabelAnchor(c.hull!);
@@ -176,7 +181,16 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
     // Many nodes on screen: draw them once into a cached layer, reused while only panning; far
     // out (nodes a few pixels wide) as pixels rather than vector shapes.
     mode = rr * k < FAR_RADIUS && pointCloudSupported() ? 'pixels' : 'vector';
-    input.sceneLayer.draw(ctx, input, { k, tx, ty, r, rr, nodeRadius: rr * k * dpr, mode });
+    // A dragged node, its links and its clusters' hulls are not in the layer: drawn over it here
+    // (its hulls between the hull and point layers when drawn as pixels, so they stay underneath).
+    const drag = input.drag;
+    const overlay = drag
+      ? {
+          hulls: () => paintHulls(ctx, hulls.filter((c) => drag.clusters.has(c)), k),
+          items: () => drawNear(ctx, dragInput(input, drag), { k, r, rr, visible, vx0, vy0, vx1, vy1 }, mode === 'pixels' ? 0.7 : 1),
+        }
+      : null;
+    input.sceneLayer.draw(ctx, input, { k, tx, ty, r, rr, nodeRadius: rr * k * dpr, mode }, overlay);
   } else {
     paintHulls(ctx, hulls, k);
     drawNear(ctx, input, { k, r, rr, visible, vx0, vy0, vx1, vy1 });
@@ -379,12 +393,20 @@ function strokeLinks(ctx: CanvasRenderingContext2D, input: DrawInput, links: rea
   ctx.fill();
 }
 
-/** Links and nodes as vector shapes (the near level of detail). */
-function drawNear(ctx: CanvasRenderingContext2D, input: DrawInput, v: View & { rr: number }): void {
+/** The dragged node and its links as the whole scene (for drawNear over the cached layer). */
+function dragInput(input: DrawInput, drag: DragScene): DrawInput {
+  const node = drag.node;
+  const isImplication = node.kind === 'implication';
+  return { ...input, links: drag.links, groups: isImplication ? new Map() : new Map([[node.color, [node]]]), implications: isImplication ? [node] : [] };
+}
+
+/** Links and nodes as vector shapes (the near level of detail); `linkShare` scales the links'
+ * opacity (0.7 matches the pixel layer's links). */
+function drawNear(ctx: CanvasRenderingContext2D, input: DrawInput, v: View & { rr: number }, linkShare = 1): void {
   const { k, rr, visible } = v;
   const { settings } = input;
   if (settings.linkOpacity > 0) {
-    const a = settings.linkOpacity;
+    const a = settings.linkOpacity * linkShare;
     strokeLinks(ctx, input, input.links, v, `rgba(${colors.link.join(', ')}, ${a})`, `rgba(${colors.link.join(', ')}, ${Math.min(1, a + 0.25)})`, 1 / k);
   }
   const asSquares = rr * k < 1.8;
@@ -430,13 +452,24 @@ function drawNear(ctx: CanvasRenderingContext2D, input: DrawInput, v: View & { r
 
 /** Hulls (recomputed when their nodes moved) of the clusters that reach into `area` and show at
  * zoom `k` (`clusterShown`: files inside folders only when large enough on screen). */
-function collectHulls(clusters: HullCluster[], nodeSize: number, area: Bounds, k: number, viewport: { width: number; height: number }): HullCluster[] {
+function collectHulls(
+  clusters: HullCluster[],
+  nodeSize: number,
+  area: Bounds,
+  k: number,
+  viewport: { width: number; height: number },
+  drag: DragScene | null,
+  skipDragged = false,
+): HullCluster[] {
   const pad = nodeSize * 2.4 + 8;
   const out: HullCluster[] = [];
   for (const c of clusters) {
+    const dragged = !!drag && drag.clusters.has(c);
+    if (dragged && skipDragged) continue;
     if (c.hullDirty || !c.hull) {
+      // A cluster holding the dragged node: its other members' corners plus the node (cheap).
       c.hull = paddedHull(
-        c.nodes.map((n): Point => [n.x, n.y]),
+        dragged ? dragHullPoints(drag!, c) : c.nodes.map((n): Point => [n.x, n.y]),
         pad,
         c.nodes.length > 2000 ? 8 : 14,
       );
@@ -511,7 +544,9 @@ export class SceneLayer {
     this.requestRedraw = requestRedraw;
   }
 
-  draw(ctx: CanvasRenderingContext2D, input: DrawInput, v: LayerView): void {
+  /** `overlay` (a node being dragged): `hulls` painted over the hull layer, `items` over the
+   * scene, both in world coordinates. */
+  draw(ctx: CanvasRenderingContext2D, input: DrawInput, v: LayerView, overlay: { hulls: () => void; items: () => void } | null = null): void {
     const { width, height, dpr, settings } = input;
     const { k, tx, ty } = v;
     const now = performance.now();
@@ -561,8 +596,15 @@ export class SceneLayer {
       else ctx.drawImage(c, Math.round(dx), Math.round(dy));
     };
     if (this.layerCanvas) blit(this.layerCanvas);
+    if (overlay) {
+      ctx.restore();
+      overlay.hulls();
+      ctx.save();
+      ctx.setTransform(1, 0, 0, 1, 0, 0);
+    }
     if (v.mode === 'pixels' && this.pointCanvas) blit(this.pointCanvas);
     ctx.restore();
+    overlay?.items();
   }
 
   dispose(): void {
@@ -584,10 +626,13 @@ export class SceneLayer {
     g.setTransform(1, 0, 0, 1, 0, 0);
     g.clearRect(0, 0, W, H);
     g.setTransform(s, 0, 0, s, -region.x0 * s, -region.y0 * s);
-    if (settings.hulls) paintHulls(g, collectHulls(input.clusters as HullCluster[], settings.nodeSize, region, v.k, input), v.k);
+    if (settings.hulls) paintHulls(g, collectHulls(input.clusters as HullCluster[], settings.nodeSize, region, v.k, input, input.drag, true), v.k);
+    // While a node is dragged the layer holds everything but it (drawn over the layer each frame).
+    const drag = input.drag;
+    const scene = drag ? { ...input, links: drag.staticLinks, groups: drag.staticGroups, implications: drag.staticImplications } : input;
     if (v.mode === 'vector') {
       const inside = (x: number, y: number) => x >= region.x0 && x <= region.x1 && y >= region.y0 && y <= region.y1;
-      drawNear(g, input, { k: v.k, r: v.r, rr: v.rr, vx0: region.x0, vy0: region.y0, vx1: region.x1, vy1: region.y1, visible: inside });
+      drawNear(g, scene, { k: v.k, r: v.r, rr: v.rr, vx0: region.x0, vy0: region.y0, vx1: region.x1, vy1: region.y1, visible: inside });
       return;
     }
     this.pointCanvas = this.points.render({
@@ -596,11 +641,11 @@ export class SceneLayer {
       scale: s,
       ox: -region.x0 * s,
       oy: -region.y0 * s,
-      links: input.links,
+      links: scene.links,
       linkRgb: colors.link,
       linkAlpha: settings.linkOpacity * 0.7,
-      groups: input.groups,
-      implications: input.implications,
+      groups: scene.groups,
+      implications: scene.implications,
       implicationColor: colors.implication,
       nodeRadius: v.nodeRadius,
     });

@@ -12,6 +12,7 @@ import { MAX_ZOOM, MIN_ZOOM, NO_CLUSTER_COLOR, boundsOf, fitCamera, hashString, 
 import { plainMath } from '../core/math';
 import { onThemeChange } from '../theme';
 import { SceneLayer, drawScene, graphColorsFromCss, setGraphColors, type DrawStats } from './draw';
+import { dragScene, forgetCorners, type DragScene } from './dragScene';
 import { folderOfCluster, type ClusterLevel } from './folderLevels';
 
 export interface RenderNode extends SimulationNodeDatum {
@@ -131,6 +132,8 @@ export class GraphRenderer {
   private dirty = true;
   private raf = 0;
   private posVersion = 0;
+  /** Like posVersion, but a dragged node's moves leave it (the scene layer's key; see dragScene.ts). */
+  private scenePos = 0;
   private quad: Quadtree<RenderNode> | null = null;
   private quadVersion = -1;
 
@@ -138,6 +141,8 @@ export class GraphRenderer {
   private selectedId: string | null = null;
   private highlight = { nodes: new Set<string>(), links: [] as RenderLink[] };
   private drag: { node: RenderNode; pointerId: number; startX: number; startY: number; dx: number; dy: number; moved: boolean } | null = null;
+  /** The scene split around the dragged node, from its first move to the drop. */
+  private dragScene: DragScene | null = null;
   private suppressClick = false;
   private dropped = new Set<RenderNode>();
 
@@ -315,6 +320,7 @@ export class GraphRenderer {
     }
     this.folderClusters = folders;
     this.hullClusters = folders.length ? [...folders, ...this.clusters] : this.clusters;
+    if (this.dragScene) this.dragScene = this.splitForDrag(this.dragScene.node);
 
     if (this.hoverId && !byId.has(this.hoverId)) this.hoverId = null;
     if (this.selectedId && !byId.has(this.selectedId)) this.selectedId = null;
@@ -531,6 +537,8 @@ export class GraphRenderer {
 
   private positionsChanged(): void {
     this.posVersion++;
+    this.scenePos++;
+    if (this.dragScene) forgetCorners(this.dragScene);
     for (const c of this.clusters) c.hullDirty = true;
     for (const c of this.folderClusters) c.hullDirty = true;
   }
@@ -553,8 +561,13 @@ export class GraphRenderer {
       byId: this.byId,
       radius: (n) => this.radius(n),
       sceneLayer: this.sceneLayer,
-      sceneVersion: `${this.dataVersion}:${this.posVersion}`,
+      sceneVersion: `${this.dataVersion}:${this.scenePos}:${this.dragScene?.node.id ?? ''}`,
+      drag: this.dragScene,
     });
+  }
+
+  private splitForDrag(node: RenderNode): DragScene {
+    return dragScene(node, { links: this.links, groups: this.groups, implications: this.implications, clusters: this.hullClusters });
   }
 
   /** A node's radius in world units at zoom 1 (what the simulation keeps apart). */
@@ -617,6 +630,7 @@ export class GraphRenderer {
     const drag = this.drag;
     if (drag && e.pointerId === drag.pointerId) {
       if (!drag.moved && Math.hypot(e.clientX - drag.startX, e.clientY - drag.startY) < DRAG_THRESHOLD) return;
+      if (!drag.moved) this.dragScene = this.splitForDrag(drag.node);
       drag.moved = true;
       const rect = this.canvas.getBoundingClientRect();
       const [wx, wy] = this.transform.invert([e.clientX - rect.left, e.clientY - rect.top]);
@@ -654,6 +668,7 @@ export class GraphRenderer {
     const drag = this.drag;
     if (!drag || e.pointerId !== drag.pointerId) return;
     this.drag = null;
+    this.dragScene = null;
     try {
       this.canvas.releasePointerCapture(e.pointerId);
     } catch {
