@@ -379,9 +379,10 @@ def compact_bytes(
     sources, createdAt, x?, y?]], "clusters": [{key, kind, label, nodeCount, folder}],
     "folders": [...]}`. Positions are the row's last two items (absent when unplaced), rounded to
     0.01 (a hundredth of a pixel at zoom 1); a proposition's sources are `0` when they are
-    exactly `[cluster]` (one source, the common case). What the full view repeats is left out, the reader derives it: an implication's statement (its members'
-    names, `chain_line`), the links (premise -> chain -> conclusion), a cluster's `nodeIds` (the
-    props naming it, in row order). Dangling chains are left out, as in the full view.
+    exactly `[cluster]` (one source, the common case). What the full view repeats is left out,
+    the reader derives it: an implication's statement (its members' names, `chain_line`), the
+    links (premise -> chain -> conclusion), a cluster's `nodeIds` (the props naming it, in row
+    order). Dangling chains are left out, as in the full view.
 
     Returns:
         (the body, the rows to pass as `previous` next time).
@@ -429,8 +430,8 @@ def compact_bytes(
     for (cid, chain, place), start, part in zip(chain_keys, chain_starts, rows, strict=True):
         memo.chains[cid] = (chain, place, start, start + len(part))
     if previous is not None:
-        changed.update(k for k in old.nodes if k not in memo.nodes)
-        changed.update(k for k in old.chains if k not in memo.chains)
+        changed.update(old.nodes.keys() - memo.nodes.keys())  # removed (a set difference in C)
+        changed.update(old.chains.keys() - memo.chains.keys())
     return body, CompactRows(
         memo.body, memo.nodes, memo.chains, memo.tail, None if previous is None else frozenset(changed)
     )
