@@ -157,6 +157,9 @@ class Meter:
         self.requests = 0
         self.sent = 0
         self.answered = 0
+        self.kinds: dict[str, list[int]] = {}
+        """Request sizes (tokens sent) by kind: `extract` (one note or chunk), `pack` (several
+        notes in one call, decision 0023), `audit`."""
         self.lock = threading.Lock()
 
     def reply(self, body: dict[str, Any]) -> Reply:
@@ -164,11 +167,27 @@ class Meter:
         sent = estimate_tokens(json.dumps(body.get("messages", []), ensure_ascii=False))
         sent += estimate_tokens(json.dumps(body.get("tools", []), ensure_ascii=False))
         answered = estimate_tokens(json.dumps(said.tool[1])) if said.tool else estimate_tokens(said.text)
+        text = json.dumps(body.get("messages", []))
+        kind = (
+            "audit"
+            if '"find"' in json.dumps(body.get("tools", []))
+            else "pack"
+            if "<note id=" in text
+            else "extract"
+        )
         with self.lock:
             self.requests += 1
             self.sent += sent
             self.answered += answered
+            self.kinds.setdefault(kind, []).append(sent)
         return said
+
+    def sizes(self) -> str:
+        """Requests by kind: count, median and max tokens sent."""
+        return "; ".join(
+            f"{kind} {len(v):,} (median {statistics.median(v):,.0f}, max {max(v):,} tokens sent)"
+            for kind, v in sorted(self.kinds.items())
+        )
 
 
 def rss_mb(pid: int) -> tuple[float, float]:
@@ -300,6 +319,7 @@ def main(notes: int = 1_200) -> None:
         f"model: {meter.requests:,} requests, {meter.sent:,} tokens sent + {meter.answered:,} answered; "
         f"{total / source_tokens:.2f} model tokens per source token"
     )
+    print(f"model requests by kind: {meter.sizes()}")
     print(
         f"activity feed: at most {max(n for n, _ in feed)} rows / {max(b for _, b in feed) / 1000:.0f} KB "
         f"during; at the end {len(rows)} rows / {end_bytes / 1000:.0f} KB"
