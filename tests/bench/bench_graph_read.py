@@ -1,7 +1,9 @@
 """Benchmark: `GET /api/graph`'s work (fold the ledgers + derive the view) at 1k, 10k and 100k
 propositions, against a bare parse of the same ledgers (orjson per line).
 
-Run: `.venv/bin/python -m tests.bench.bench_graph_read`. Figures go to docs/benchmarks.md.
+Run: `.venv/bin/python -m tests.bench.bench_graph_read` (`--compact [sizes]`: the wire, issue 17 item 5:
+body sizes of the full and compact view and the first read after a merge in each form). Figures
+go to docs/benchmarks.md.
 The graph: N propositions in sources of 100 and N chains (1-3 premises within the source).
 Cold: a fresh store folds the ledgers; warm: the store reuses its folds (the ledgers did not change),
 so only the view is derived.
@@ -11,9 +13,11 @@ from __future__ import annotations
 
 import random
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -170,5 +174,93 @@ def main() -> None:
             )
 
 
+def place_all(store: FileGraphStore, seed: int = 5) -> None:
+    """Give every node and chain a position, as the settle does in a real graph (the view rows
+    carry them: bodies without them under-state the wire)."""
+    rng = random.Random(seed)
+    ids = [*store.nodes(), *store.chains()]
+    store.save_positions({i: (rng.uniform(-5000, 5000), rng.uniform(-5000, 5000)) for i in ids})
+
+
+def compact_reads(root: Path, repeat: int) -> dict[str, Any]:
+    """Issue 17 item 5, the wire: body sizes of the full and the compact view, and what the
+    first read after each of `repeat` merges costs (ms) and carries (bytes):
+
+    - `json_patched`: `view_json()` (the full JSON, rows patched), what the canvas read before;
+    - `since_unsettled`: `compact_json(since)` before any settle derived it (it derives, patching
+      the compact rows, then cuts the delta): the worst case for the canvas;
+    - `since_settled`: the same after the settle derived the view (`_snapshot`): what the canvas
+      pays, since `graph-changed` is emitted after the settle;
+    - `settle_derive`: the settle's derivation of both forms and their snapshots (worker thread).
+    """
+    store = FileGraphStore(root)
+    place_all(store)
+    service = GraphService(store, _NoChats(), None)  # type: ignore[arg-type]
+    service._snapshot(store.nodes(), store.chains(), {})  # what the last settle left
+    out: dict[str, Any] = {
+        "json_bytes": len(service.view_json()),
+        "compact_bytes": len(service.compact_json()),
+        "cold_compact": timed(
+            lambda: GraphService(FileGraphStore(root), _NoChats(), None).compact_json(),  # type: ignore[arg-type]
+            repeat,
+        ),
+    }
+    for name in ("json_patched", "since_unsettled", "since_settled", "settle_derive", "delta_bytes"):
+        out[name] = []
+        out[name + "_cpu"] = []
+    for number in range(2 * repeat):
+        held = service._compact.version if service._compact else None
+        merge_one(store, 1000 + number)
+        if number % 2 == 0:  # a read before the settle: each form derives on the read
+            t0, c0 = time.perf_counter(), time.process_time()
+            service.view_json()
+            out["json_patched"].append((time.perf_counter() - t0) * 1000)
+            out["json_patched_cpu"].append((time.process_time() - c0) * 1000)
+            t0, c0 = time.perf_counter(), time.process_time()
+            body = service.compact_json(held)
+            out["since_unsettled"].append((time.perf_counter() - t0) * 1000)
+            out["since_unsettled_cpu"].append((time.process_time() - c0) * 1000)
+        else:  # the settle derived both, then `graph-changed`: the canvas's read
+            t0, c0 = time.perf_counter(), time.process_time()
+            service._snapshot(store.nodes(), store.chains(), {})
+            out["settle_derive"].append((time.perf_counter() - t0) * 1000)
+            out["settle_derive_cpu"].append((time.process_time() - c0) * 1000)
+            t0, c0 = time.perf_counter(), time.process_time()
+            body = service.compact_json(held)
+            out["since_settled"].append((time.perf_counter() - t0) * 1000)
+            out["since_settled_cpu"].append((time.process_time() - c0) * 1000)
+        assert orjson.loads(body)["full"] is False
+        out["delta_bytes"].append(len(body))
+    return out
+
+
+def compact_main() -> None:
+    def fig(values: list[float]) -> str:
+        return f"{statistics.median(values):.1f} ({min(values):.1f}-{max(values):.1f})"
+
+    sizes = [int(a) for a in sys.argv[1:] if a.isdigit()] or [1_000, 10_000, 100_000]
+    for size in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            write_graph(root, size)
+            figures = compact_reads(root, 3 if size >= 100_000 else 7)
+            print(
+                f"{size:>7} full JSON {figures['json_bytes'] / 1e6:.1f} MB, compact "
+                f"{figures['compact_bytes'] / 1e6:.1f} MB "
+                f"({figures['json_bytes'] / figures['compact_bytes']:.1f}x smaller); "
+                f"delta after a merge {statistics.median(figures['delta_bytes']) / 1e3:.1f} kB\n"
+                f"        cold compact GET {fig(figures['cold_compact'])} ms; 1st read after a merge: "
+                f"full JSON patched {fig(figures['json_patched'])} ms, compact since (unsettled) "
+                f"{fig(figures['since_unsettled'])} ms, compact since (settled) "
+                f"{fig(figures['since_settled'])} ms; settle's derivation of both forms "
+                f"{fig(figures['settle_derive'])} ms\n        CPU ms (process_time): full JSON patched "
+                f"{fig(figures['json_patched_cpu'])}, compact since (unsettled) "
+                f"{fig(figures['since_unsettled_cpu'])}, compact since (settled) "
+                f"{fig(figures['since_settled_cpu'])}, settle's derivation "
+                f"{fig(figures['settle_derive_cpu'])}",
+                flush=True,
+            )
+
+
 if __name__ == "__main__":
-    main()
+    compact_main() if "--compact" in sys.argv[1:] else main()
