@@ -64,6 +64,11 @@ class FakeDeepgramSocket:
         self.chunks = 0
         self.texts: list[str] = []
         self.closed = threading.Event()
+        self.release_final = threading.Event()
+        """The final words follow the interim ones from the 4th chunk on, once this is set (a test
+        clears it to look at the interim words before they are gone)."""
+        self.release_final.set()
+        self.final_sent = False
 
     def app(self) -> Starlette:
         async def grant(request: Request) -> JSONResponse:
@@ -88,7 +93,8 @@ class FakeDeepgramSocket:
                         self.chunks += 1
                         if self.chunks == 2:
                             await ws.send_text(result(INTERIM, final=False))
-                        if self.chunks == 4:
+                        if self.chunks >= 4 and not self.final_sent and self.release_final.is_set():
+                            self.final_sent = True
                             await ws.send_text(result(FINAL, final=True))
                     elif message.get("text"):
                         self.texts.append(message["text"])
@@ -219,6 +225,7 @@ def test_dictation_streams_to_deepgram_and_fills_the_composer(
         # ...but a mic in the composer says dictation exists: its click focuses the field and starts
         mic = page.get_by_test_id("composer-mic")
         expect(mic).to_be_visible(timeout=10_000)
+        fake.release_final.clear()  # the interim words stay until they have been looked at
         mic.click()
         expect(composer).to_be_focused()
         expect(mic).to_have_count(0)
@@ -232,6 +239,7 @@ def test_dictation_streams_to_deepgram_and_fills_the_composer(
         interim = bar.get_by_test_id("dictation-interim")
         expect(interim).to_have_text(INTERIM, timeout=15_000)
         assert interim.evaluate("el => getComputedStyle(el).fontStyle") == "italic"
+        fake.release_final.set()
         expect(composer).to_have_value(f"Question: {FINAL}", timeout=15_000)
         OUTPUT.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(OUTPUT / "dictation-composer.png"))
