@@ -209,10 +209,16 @@ def auditor_prompt(
     candidates: Mapping[str, list[str]],
     nodes: Mapping[str, Proposition],
     batch: Mapping[str, list[str]] | None = None,
+    shared: bool = False,
 ) -> str:
     """The auditor's user prompt: each proposition with its candidate existing nodes and (`batch`:
-    finding id -> earlier finding ids) its same-list candidates."""
+    finding id -> earlier finding ids) its same-list candidates. `shared` (a pack of notes,
+    decision 0023): every candidate node is written once, in a list before the propositions, and
+    each proposition names its candidates and same-list candidates by id (a pack's propositions
+    share many candidates: each was written up to once per proposition)."""
     by_id = {p.id: p for p in findings.propositions}
+    if shared:
+        return _shared_auditor_prompt(findings, candidates, nodes, batch or {})
     lines = ["PROPOSITIONS TO JUDGE (with candidate existing nodes):"]
     for prop in findings.propositions:
         lines.append(f"- {prop.id}: {prop.name} — {prop.statement}")
@@ -223,6 +229,35 @@ def auditor_prompt(
         for twin in twins:
             lines.append(f"    same-list candidate {twin.id}: {twin.name} — {twin.statement}")
         if not candidates.get(prop.id) and not twins:
+            lines.append("    (no candidates found)")
+    return "\n".join(lines)
+
+
+def _shared_auditor_prompt(
+    findings: Findings,
+    candidates: Mapping[str, list[str]],
+    nodes: Mapping[str, Proposition],
+    batch: Mapping[str, list[str]],
+) -> str:
+    ids = {p.id for p in findings.propositions}
+    listed = list(
+        dict.fromkeys(n for p in findings.propositions for n in candidates.get(p.id, []) if n in nodes)
+    )
+    lines = []
+    if listed:
+        lines.append("CANDIDATE EXISTING NODES (each written once; the propositions name them by id):")
+        lines += [f"- {nodes[n].id}: {nodes[n].name} — {nodes[n].statement}" for n in listed]
+        lines.append("")
+    lines.append("PROPOSITIONS TO JUDGE (each with its candidates' ids):")
+    for prop in findings.propositions:
+        lines.append(f"- {prop.id}: {prop.name} — {prop.statement}")
+        existing = [n for n in candidates.get(prop.id, []) if n in nodes]
+        twins = [t for t in batch.get(prop.id, []) if t in ids]
+        if existing:
+            lines.append("    candidates: " + ", ".join(existing))
+        if twins:
+            lines.append("    same-list candidates (earlier propositions above): " + ", ".join(twins))
+        if not existing and not twins:
             lines.append("    (no candidates found)")
     return "\n".join(lines)
 

@@ -913,7 +913,9 @@ class ExtractionService:
                 combined = Findings(
                     propositions=[p for m in live for p in split[m[0].source].propositions], chains=[]
                 )
-                verdicts = await self._audit(combined, nodes, model, None, usage, [m[1] for m in live])
+                verdicts = await self._audit(
+                    combined, nodes, model, None, usage, [m[1] for m in live], shared=True
+                )
                 owner = {p.id: m[0].source for m in live for p in split[m[0].source].propositions}
                 landed: dict[str, str] = {}  # an earlier member's finding id -> its node id
                 for run, row, spec, pending in live:
@@ -1006,6 +1008,7 @@ class ExtractionService:
         cap: int | None,
         usage: RunUsage,
         rows: list[JobRow],
+        shared: bool = False,
     ) -> Verdicts:
         """The audit of one job's (or one pack's) findings against `nodes`: exact links without the
         model, the auditor for the rest when there is something to judge. Call it holding the
@@ -1023,7 +1026,7 @@ class ExtractionService:
             async with self.permits:
                 judged = await run_auditor(
                     build_auditor(model, max_tokens=cap),
-                    auditor_prompt(judge, found.existing, nodes, found.batch),
+                    auditor_prompt(judge, found.existing, nodes, found.batch, shared=shared),
                     deps,
                     usage,
                 )

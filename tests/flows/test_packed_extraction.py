@@ -113,21 +113,29 @@ class PackScript:
 
     @staticmethod
     def _audit(prompt: str) -> ModelResponse:
-        links: list[dict[str, str]] = []
-        current: tuple[str, str] | None = None
+        """Links by equal names; reads the pack's shared form (candidates listed once, named by
+        id) and the lone job's (candidate lines under each proposition)."""
+        names: dict[str, str] = {}
+        wanted: list[tuple[str, list[str]]] = []
         for line in prompt.splitlines():
             head = re.match(r"^- (\S+): (.*?) — ", line)
             if head:
-                current = (head.group(1), head.group(2))
+                names[head.group(1)] = head.group(2)
+                if not head.group(1).startswith("n_"):
+                    wanted.append((head.group(1), []))
                 continue
-            cand = re.match(r"^\s+(?:same-list )?candidate (\S+): (.*?) — ", line)
-            if (
-                cand
-                and current
-                and cand.group(2) == current[1]
-                and current[0] not in {x["finding"] for x in links}
-            ):
-                links.append({"finding": current[0], "node": cand.group(1)})
+            ids = re.match(r"^\s+(?:same-list )?candidates?[^:]*: (.*)$", line)
+            if ids and wanted:
+                for part in ids.group(1).split(", "):
+                    cand = part.split(":", 1)
+                    if len(cand) == 2:  # the lone form: "candidate n_x: Name — statement"
+                        names[cand[0]] = cand[1].strip().split(" — ", 1)[0]
+                    wanted[-1][1].append(cand[0].strip())
+        links = []
+        for finding, cands in wanted:
+            match = next((c for c in cands if names.get(c) == names[finding]), None)
+            if match is not None:
+                links.append({"finding": finding, "node": match})
         return _submit({"links": links})
 
 
@@ -295,3 +303,23 @@ def test_aborting_one_note_of_a_pack_leaves_the_others_merging(tmp_path: Path) -
     assert door.script.packs == 1 and door.script.alone == 0  # the others were not re-run
     assert {r.source for r in door.ledger("sessions", RunLine)} == {source_id(n) for n in NOTES} - {stopped}
     assert asyncio.run(door.imports(NOTES))["vault/note 1.md"] == "queued"  # read on the next import
+
+
+def test_a_packs_audit_writes_each_candidate_node_once(tmp_path: Path) -> None:
+    door = Door(tmp_path)
+    asyncio.run(door.imports({"vault/first.md": "# Shared idea\n"}))
+    prompts: list[str] = []
+    audit = door.script._audit
+
+    def recording(prompt: str) -> ModelResponse:
+        prompts.append(prompt)
+        return audit(prompt)
+
+    door.script._audit = recording  # type: ignore[method-assign]
+    files = {f"vault/n{i}.md": f"# Shared idea\n# Own idea {i}\n" for i in range(4)}
+    asyncio.run(door.imports(files))
+    [prompt] = prompts
+    [shared] = [n for n in door.graph.nodes().values() if n.name == "Shared idea"]
+    assert prompt.count(f"- {shared.id}: Shared idea — ") == 1  # once, though four propositions name it
+    assert prompt.count(shared.id) == 1 + 4
+    assert sorted(shared.sources) == sorted([source_id("vault/first.md"), *(source_id(n) for n in files)])
