@@ -18,6 +18,10 @@ deltas collected in the page; `draw ms` is the renderer's own median draw time (
 Chromium rasterizes later, which the frame times include); `mode` is how the last frame drew the
 scene (direct, or through the cached vector / pixel layer, see frontend/src/graph/draw.ts).
 Screenshots go to /tmp/graph-shots/bench-<size>-<view>.png.
+
+`--per-source` changes the sessions' size (issue 17's bad input): `--sizes 20000 --per-source 1`
+is 10,000 sessions of one node (their chains link neighbouring sessions), `--sizes 20000
+--per-source 10000` one giant session of 10,000 nodes (a disc as dense as a source of 100).
 """
 
 from __future__ import annotations
@@ -81,13 +85,15 @@ def write_graph(data_dir: Path, size: int, seed: int = 7) -> tuple[int, int]:
             )
         )
         cx, cy = _cluster_center(s)
-        r, a = 105 * math.sqrt(rng.random()), rng.random() * 2 * math.pi
+        spread = 105 * math.sqrt(PER_SOURCE / 100)  # as dense as a source of 100 whatever its size
+        r, a = spread * math.sqrt(rng.random()), rng.random() * 2 * math.pi
         positions[nid] = [round(cx + r * math.cos(a), 2), round(cy + r * math.sin(a), 2)]
     chains: dict[str, ChainLine] = {}
     while len(chains) < size - n_props:
         c = rng.randrange(n_props)
-        base = c - c % PER_SOURCE
-        top = min(base + PER_SOURCE, n_props)
+        window = max(PER_SOURCE, 8)  # sessions of one node: chains across neighbouring sessions
+        base = c - c % window
+        top = min(base + window, n_props)
         pool = [i for i in range(base, top) if i != c]
         if not pool:
             c = rng.randrange(n_props)
@@ -119,7 +125,7 @@ def write_graph(data_dir: Path, size: int, seed: int = 7) -> tuple[int, int]:
 
 
 def _cluster_center(s: int) -> tuple[float, float]:
-    radius = 270 * math.sqrt(s + 0.5)
+    radius = 270 * math.sqrt(PER_SOURCE / 100) * math.sqrt(s + 0.5)
     return radius * math.cos(s * GOLDEN), radius * math.sin(s * GOLDEN)
 
 
@@ -331,10 +337,13 @@ def measure(size: int, seconds: float, browser: Any) -> list[tuple[str, dict[str
 
 
 def main() -> None:
+    global PER_SOURCE
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,50000")
     parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--per-source", type=int, default=PER_SOURCE, help="propositions per source")
     args = parser.parse_args()
+    PER_SOURCE = args.per_source
     from playwright.sync_api import sync_playwright
 
     executable = shutil.which("chromium") or shutil.which("chromium-browser")

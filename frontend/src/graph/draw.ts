@@ -113,6 +113,8 @@ const LAYER_MIN_TOTAL = 4000;
 const FAR_RADIUS = 4.5;
 /** Subpaths per fill: Canvas 2D rasterizes big multi-shape paths super-linearly. */
 const BATCH = 64;
+/** Hulls per fill (see paintHulls). */
+const HULL_BATCH = 32;
 const FONT_STACK = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif";
 const LABEL_FONT = `12px ${FONT_STACK}`;
 const HULL_FONT = `600 12.5px ${FONT_STACK}`;
@@ -487,7 +489,9 @@ function collectHulls(
   return out;
 }
 
-/** Translucent hulls, one path per colour (a few fills instead of one per session); small ones with fewer corners. */
+/** Translucent hulls, one path per colour and up to HULL_BATCH hulls (a few fills instead of one per
+ * session, but never thousands of subpaths in one path: Canvas 2D rasterizes those super-linearly,
+ * seconds for 10,000 sessions of one node); small ones with fewer corners. */
 function paintHulls(ctx: CanvasRenderingContext2D, hulls: readonly HullCluster[], k: number): void {
   const byColor = new Map<string, HullCluster[]>();
   for (const c of hulls) {
@@ -498,18 +502,20 @@ function paintHulls(ctx: CanvasRenderingContext2D, hulls: readonly HullCluster[]
   ctx.lineJoin = 'round';
   ctx.lineWidth = 1.25 / k;
   for (const [color, list] of byColor) {
-    ctx.beginPath();
-    for (const c of list) {
-      const small = (c.box!.x1 - c.box!.x0) * k < 150;
-      const hull = small && c.coarse && c.coarse.length >= 3 ? c.coarse : c.hull!;
-      ctx.moveTo(hull[0][0], hull[0][1]);
-      for (let i = 1; i < hull.length; i++) ctx.lineTo(hull[i][0], hull[i][1]);
-      ctx.closePath();
-    }
     ctx.fillStyle = rgba(color, 0.075);
-    ctx.fill();
     ctx.strokeStyle = rgba(color, 0.34);
-    ctx.stroke();
+    for (let start = 0; start < list.length; start += HULL_BATCH) {
+      ctx.beginPath();
+      for (const c of list.slice(start, start + HULL_BATCH)) {
+        const small = (c.box!.x1 - c.box!.x0) * k < 150;
+        const hull = small && c.coarse && c.coarse.length >= 3 ? c.coarse : c.hull!;
+        ctx.moveTo(hull[0][0], hull[0][1]);
+        for (let i = 1; i < hull.length; i++) ctx.lineTo(hull[i][0], hull[i][1]);
+        ctx.closePath();
+      }
+      ctx.fill();
+      ctx.stroke();
+    }
   }
 }
 

@@ -535,6 +535,15 @@ export class GraphRenderer {
     this.dropped.clear();
   }
 
+  /** One node moved (dragged, or dropped): hit testing and its clusters' hulls follow. */
+  private nodeMoved(n: RenderNode): void {
+    this.posVersion++;
+    const cluster = n.cluster ? this.clusterOf.get(n.cluster) : undefined;
+    if (cluster) cluster.hullDirty = true;
+    const folder = n.cluster ? this.folderOf.get(n.cluster) : undefined;
+    if (folder) folder.hullDirty = true;
+  }
+
   private positionsChanged(): void {
     this.posVersion++;
     this.scenePos++;
@@ -638,11 +647,7 @@ export class GraphRenderer {
       n.x = n.fx = wx + drag.dx;
       n.y = n.fy = wy + drag.dy;
       this.canvas.style.cursor = 'grabbing';
-      this.posVersion++;
-      const cluster = n.cluster ? this.clusterOf.get(n.cluster) : undefined;
-      if (cluster) cluster.hullDirty = true;
-      const folder = n.cluster ? this.folderOf.get(n.cluster) : undefined;
-      if (folder) folder.hullDirty = true;
+      this.nodeMoved(n);
       if (this.nodes.length <= LARGE_GRAPH) this.reheat(0.08, 0.04);
       this.markDirty();
       return;
@@ -687,7 +692,10 @@ export class GraphRenderer {
     this.canvas.style.cursor = 'pointer';
     this.suppressClick = true;
     window.setTimeout(() => (this.suppressClick = false), 0);
-    this.positionsChanged();
+    // Only this node moved (a running simulation calls positionsChanged on each tick): the
+    // scene is drawn again, but only its clusters' hulls are recomputed.
+    this.nodeMoved(n);
+    this.scenePos++;
     this.markDirty();
     this.events.onDrop(n.id, n.x, n.y);
   };
