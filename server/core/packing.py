@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from server.core.contracts.graph import FindingChain, FindingProposition, Findings, PackedFindings
 from server.core.graph import findings_problems
 
-PACK_BUDGET = 4_096
-"""Note tokens one pack holds at most (half the default chunk budget: the model's answer for a
-pack stays the size of an ordinary chunk's)."""
+PACK_BUDGET = 8_192
+"""Note tokens one pack holds at most (the default chunk budget: the model reads, and answers for,
+no more than it does for one ordinary chunk)."""
 PACK_NOTE_TOKENS = 1_024
 """A note is packed only when it is this small or smaller ("far below the budget"): a larger one
 pays its instructions well enough alone."""
-PACK_MAX_NOTES = 24
+PACK_MAX_NOTES = 40
 """Notes one pack holds at most (the model keeps the notes apart; an answer names each)."""
 
 
