@@ -572,8 +572,8 @@ class FileChatStore:
     def _own_change(self) -> Iterator[None]:
         """Around a write of the store's own (call holding the lock): when the directory was as
         the last scan left it, the change it makes there is the store's, whose rows it keeps
-        itself, so the scan's state follows it; else the next listing scans. Nested uses (a
-        save that writes the index) are judged once, by the outermost."""
+        itself, so the scan's state follows it; else (or when the write failed) the next listing
+        scans. Nested uses (a save that writes the index) are judged once, by the outermost."""
         if self._owning:
             yield
             return
@@ -581,10 +581,13 @@ class FileChatStore:
         before = self._dir_state() if self._scanned is not None else None
         try:
             yield
+        except BaseException:  # a failed write may have changed files it did not account for
+            self._scanned = None
+            raise
         finally:
             self._owning = False
-            if self._scanned is not None:
-                self._scanned = self._dir_state() if before == self._scanned else None
+        if self._scanned is not None:
+            self._scanned = self._dir_state() if before == self._scanned else None
 
     def summaries(self) -> list[ChatSummary]:
         """One row per readable session (`running` False; the store does not know turns), in no

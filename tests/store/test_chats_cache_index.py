@@ -306,6 +306,19 @@ def test_a_listing_stats_the_record_files_only_when_the_directory_changed(tmp_pa
     assert store.scans == 2  # not seen yet (the bounded staleness)
     assert store.get("c_0").title == "Edited"
     assert summary_titles(store)["c_0"] == "Edited" and store.scans == 3
+    # a write of its own that failed may have left files it did not account for: the next scans
+    real = chats_module.write_bytes_atomic
+
+    def failing(path: Path, payload: bytes, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        raise OSError(28, "No space left on device")
+
+    chats_module.write_bytes_atomic = failing  # type: ignore[assignment]
+    try:
+        with pytest.raises(OSError):
+            store.save(record("c_5", "Not saved"))
+    finally:
+        chats_module.write_bytes_atomic = real
+    assert "c_5" not in summary_titles(store) and store.scans == 4
 
 
 def test_an_unreadable_record_is_skipped_logged_and_left_alone(tmp_path: Path, caplog) -> None:
