@@ -90,7 +90,8 @@ def test_no_operation_answers_5xx(data_dir: Path) -> None:
     print(f"fuzzed {len(operations)} operations, {sum(counts.values())} requests in {elapsed:.1f} s")
     assert not failures, "\n".join(failures[:20])
     assert all(counts.get(op.label, 0) > 0 for op in operations)
-    assert elapsed < 120
+    # No time limit here (speed is for benchmarks): the elapsed time is printed above; the example
+    # counts (EXAMPLES) bound the run, and pytest-timeout stops a run that hangs.
 
 
 def _error(response: Any) -> object:
