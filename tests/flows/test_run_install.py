@@ -30,6 +30,7 @@ pytestmark = [
 ]
 
 
+@pytest.mark.timeout(1800)  # an install and a real offline turn: minutes on a loaded machine
 def test_make_run_installs_a_server_that_starts_without_the_dev_extra(tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     env = dict(os.environ, LH_SKIP_FRONTEND_BUILD="1", PYTHON=sys.executable)
