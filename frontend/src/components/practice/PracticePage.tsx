@@ -6,6 +6,7 @@ import { levelsLine, setRowWords, type PracticeLevels, type SetStatus, type SetS
 import { formatFull, formatRelative } from '../../core/time';
 import { useServerEvents } from '../../serverEvents';
 import { usePracticeLevels } from '../../usePracticeLevels';
+import { useConfirmDelete } from '../../useConfirmDelete';
 import ConfirmDialog from '../shell/ConfirmDialog';
 import CreateSetDialog from './CreateSetDialog';
 import './practiceList.css';
@@ -23,9 +24,6 @@ export default function PracticePage() {
   const [sets, setSets] = useState<SetSummary[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [creating, setCreating] = useState(false);
-  const [deleting, setDeleting] = useState<SetSummary | null>(null);
-  const [deleteBusy, setDeleteBusy] = useState(false);
-  const [deleteError, setDeleteError] = useState<string | null>(null);
   const seq = useRef(0);
 
   const load = useCallback(async () => {
@@ -47,26 +45,14 @@ export default function PracticePage() {
   // Every practice row and phase write, every grade (and every reconnect): read the list again.
   useServerEvents(['activity-changed'], () => void load());
 
-  const cancelDelete = useCallback(() => {
-    setDeleting(null);
-    setDeleteError(null);
-  }, []);
-
-  async function confirmDelete() {
-    if (!deleting) return;
-    setDeleteBusy(true);
-    setDeleteError(null);
-    try {
-      await api.deletePracticeSet(deleting.id);
-      setSets((list) => list?.filter((s) => s.id !== deleting.id) ?? null);
-      setDeleting(null);
-    } catch (err) {
-      setDeleteError(describeError(err).detail);
-    } finally {
-      setDeleteBusy(false);
-      void load();
-    }
-  }
+  const del = useConfirmDelete<SetSummary>(
+    async (set) => {
+      await api.deletePracticeSet(set.id);
+      setSets((list) => list?.filter((s) => s.id !== set.id) ?? null);
+    },
+    () => void load(),
+  );
+  const deleting = del.target;
 
   return (
     <div className="page practice-page">
@@ -98,10 +84,7 @@ export default function PracticePage() {
               key={s.id}
               set={s}
               levels={levels}
-              onDelete={() => {
-                setDeleteError(null);
-                setDeleting(s);
-              }}
+              onDelete={() => del.ask(s)}
             />
           ))}
         </ul>
@@ -113,10 +96,10 @@ export default function PracticePage() {
         <ConfirmDialog
           title="Delete this problem set?"
           confirmLabel="Delete"
-          busy={deleteBusy}
-          error={deleteError}
-          onConfirm={() => void confirmDelete()}
-          onCancel={cancelDelete}
+          busy={del.busy}
+          error={del.error}
+          onConfirm={() => void del.confirm()}
+          onCancel={del.cancel}
           testIds={{ dialog: 'practice-delete-dialog', confirm: 'practice-delete-confirm', cancel: 'practice-delete-cancel', error: 'practice-delete-error' }}
         >
           <p>

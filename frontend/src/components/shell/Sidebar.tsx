@@ -1,10 +1,11 @@
-import { useCallback, useState } from 'react';
+import { useCallback } from 'react';
 import { Link, NavLink, useMatch, useNavigate } from 'react-router-dom';
 import * as api from '../../api';
 import { useActivity } from '../../activityState';
 import { useAppState, useCreateLesson } from '../../appState';
 import { describeError } from '../../core/errors';
 import type { ChatSummary } from '../../core/types';
+import { useConfirmDelete } from '../../useConfirmDelete';
 import ConfirmDialog from './ConfirmDialog';
 import SessionRow from './SessionRow';
 
@@ -14,9 +15,6 @@ export default function Sidebar() {
   const match = useMatch('/chat/:id');
   const currentId = match?.params.id;
   const navigate = useNavigate();
-  const [deleting, setDeleting] = useState<ChatSummary | null>(null);
-  const [deleteBusy, setDeleteBusy] = useState(false);
-  const [deleteError, setDeleteError] = useState<string | null>(null);
   const { dockOpen, setDockOpen, runningCount } = useActivity();
 
   const rename = useCallback(
@@ -33,26 +31,14 @@ export default function Sidebar() {
     [refreshChats],
   );
 
-  const cancelDelete = useCallback(() => {
-    setDeleting(null);
-    setDeleteError(null);
-  }, []);
-
-  async function confirmDelete() {
-    if (!deleting) return;
-    setDeleteBusy(true);
-    setDeleteError(null);
-    try {
-      await api.deleteChat(deleting.id);
-      if (deleting.id === currentId) navigate('/');
-      setDeleting(null);
-    } catch (err) {
-      setDeleteError(describeError(err).detail);
-    } finally {
-      setDeleteBusy(false);
-      void refreshChats();
-    }
-  }
+  const del = useConfirmDelete<ChatSummary>(
+    async (chat) => {
+      await api.deleteChat(chat.id);
+      if (chat.id === currentId) navigate('/');
+    },
+    () => void refreshChats(),
+  );
+  const deleting = del.target;
 
   return (
     <aside className="sidebar" id="sidebar" data-testid="sidebar" aria-label="Lessons and pages">
@@ -78,10 +64,7 @@ export default function Sidebar() {
             chat={chat}
             active={chat.id === currentId}
             onRename={(title) => rename(chat.id, title)}
-            onDelete={() => {
-              setDeleteError(null);
-              setDeleting(chat);
-            }}
+            onDelete={() => del.ask(chat)}
           />
         ))}
       </nav>
@@ -121,10 +104,10 @@ export default function Sidebar() {
         <ConfirmDialog
           title="Delete this lesson?"
           confirmLabel="Delete"
-          busy={deleteBusy}
-          error={deleteError}
-          onConfirm={() => void confirmDelete()}
-          onCancel={cancelDelete}
+          busy={del.busy}
+          error={del.error}
+          onConfirm={() => void del.confirm()}
+          onCancel={del.cancel}
         >
           <p>
             “{deleting.title || 'Untitled lesson'}” and its whole transcript will be removed. This cannot be undone.

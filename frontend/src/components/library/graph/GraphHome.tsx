@@ -7,6 +7,7 @@ import { assignClusterColors } from '../../../core/graphMath';
 import GraphCanvas, { type GraphHandle } from '../../../graph/GraphCanvas';
 import type { RendererEvents } from '../../../graph/renderer';
 import type { GraphDataState } from '../../../graph/useGraphData';
+import { useConfirmDelete } from '../../../useConfirmDelete';
 import CreateSetDialog, { type CustomSelection } from '../../practice/CreateSetDialog';
 import ChainTable from './ChainTable';
 import GraphDeleteDialog from './GraphDeleteDialog';
@@ -22,9 +23,13 @@ export default function GraphHome({ graph }: Props) {
   const [selectedId, setSelectedId] = useState<string | null>(null);
   const [tableOpen, setTableOpen] = useState(false);
   const [selection, setSelection] = useState<Set<string>>(new Set());
-  const [pendingDelete, setPendingDelete] = useState<string[] | null>(null);
-  const [deleteBusy, setDeleteBusy] = useState(false);
-  const [deleteError, setDeleteError] = useState<string | null>(null);
+  const del = useConfirmDelete<string[]>(
+    async (ids) => {
+      await api.deleteGraphNodes(ids);
+    },
+    () => void refresh(),
+  );
+  const pendingDelete = del.target;
   const [settingsOpen, setSettingsOpen] = useState(false);
   const [generating, setGenerating] = useState<CustomSelection | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
@@ -57,10 +62,7 @@ export default function GraphHome({ graph }: Props) {
     [sources, data],
   );
 
-  const askDelete = useCallback((ids: string[]) => {
-    setDeleteError(null);
-    setPendingDelete(ids);
-  }, []);
+  const askDelete = del.ask;
 
   const events: RendererEvents = useMemo(
     () => ({
@@ -78,21 +80,6 @@ export default function GraphHome({ graph }: Props) {
     }),
     [askDelete],
   );
-
-  async function confirmDelete() {
-    if (!pendingDelete) return;
-    setDeleteBusy(true);
-    setDeleteError(null);
-    try {
-      await api.deleteGraphNodes(pendingDelete);
-      setPendingDelete(null);
-    } catch (err) {
-      setDeleteError(describeError(err).detail);
-    } finally {
-      setDeleteBusy(false);
-      void refresh();
-    }
-  }
 
   const closeTable = useCallback(() => setTableOpen(false), []);
   const showNode = useCallback((id: string) => {
@@ -236,13 +223,10 @@ export default function GraphHome({ graph }: Props) {
           names={dialog.names}
           propositions={dialog.propositions}
           extraChains={dialog.extraChains}
-          busy={deleteBusy}
-          error={deleteError}
-          onConfirm={() => void confirmDelete()}
-          onCancel={() => {
-            setPendingDelete(null);
-            setDeleteError(null);
-          }}
+          busy={del.busy}
+          error={del.error}
+          onConfirm={() => void del.confirm()}
+          onCancel={del.cancel}
         />
       )}
     </div>
