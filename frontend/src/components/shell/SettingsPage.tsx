@@ -4,6 +4,7 @@ import * as api from '../../api';
 import './librarySettings.css';
 import ResearchSection from '../workbench/ResearchSettings';
 import { SettingsActions, SettingsLoading, useSettingsLoad } from './SettingsLoad';
+import { useDraftSave } from './useDraftSave';
 import { useAppState } from '../../appState';
 import { describeError } from '../../core/errors';
 import {
@@ -393,12 +394,14 @@ function KeyRow({ provider, settings, client, desktop, onDesktop }: KeyRowProps)
 function LibrarySection() {
   const [saved, setSaved] = useState<LibraryDraft | null>(null);
   const [draft, setDraft] = useState<LibraryDraft | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
-  const [saving, setSaving] = useState(false);
   const { loadError, retry } = useSettingsLoad(api.getLibrarySettings, (s) => {
     setSaved(libraryDraft(s));
     setDraft(libraryDraft(s));
+  });
+  const { saving, error, notice, edit, save } = useDraftSave(draft, setDraft, libraryUpdate, api.putLibrarySettings, (s) => {
+    const next = libraryDraft(s);
+    setSaved(next);
+    setDraft(next);
   });
 
   if (!draft || !saved) {
@@ -406,32 +409,6 @@ function LibrarySection() {
   }
 
   const dirty = !libraryDraftsEqual(draft, saved);
-  const edit = (patch: Partial<LibraryDraft>) => {
-    setDraft({ ...draft, ...patch });
-    setNotice(null);
-    setError(null);
-  };
-
-  async function save() {
-    if (!draft) return;
-    const { update, problems } = libraryUpdate(draft);
-    if (!update) {
-      setError(problems.join(' '));
-      return;
-    }
-    setSaving(true);
-    setError(null);
-    try {
-      const next = libraryDraft(await api.putLibrarySettings(update));
-      setSaved(next);
-      setDraft(next);
-      setNotice('Saved.');
-    } catch (err) {
-      setError(describeError(err).detail);
-    } finally {
-      setSaving(false);
-    }
-  }
 
   return (
     <section className="card" data-testid="library-settings">

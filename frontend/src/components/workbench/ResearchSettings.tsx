@@ -1,6 +1,5 @@
 import { useState } from 'react';
 import * as api from '../../api';
-import { describeError } from '../../core/errors';
 import {
   SEARCH_PROVIDERS,
   SEARCH_PROVIDER_LABEL,
@@ -13,6 +12,7 @@ import {
   type SearchProvider,
 } from '../../core/research';
 import { SettingsActions, SettingsLoading, useSettingsLoad } from '../shell/SettingsLoad';
+import { useDraftSave } from '../shell/useDraftSave';
 import { desktopBridge, keysClient, plainKeyError, presenceOf, useDesktopKeyStatus } from '../../keysClient';
 import './workbench.css';
 
@@ -54,35 +54,9 @@ interface FormProps {
 }
 
 export function ResearchForm({ settings, draft, onDraft, onSaved, onKeys }: FormProps) {
-  const [saving, setSaving] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
+  const { saving, error, notice, edit, save } = useDraftSave(draft, onDraft, researchUpdate, api.putResearchSettings, onSaved);
   const saved = researchDraft(settings);
   const dirty = !researchDraftsEqual(draft, saved);
-
-  const edit = (patch: Partial<ResearchDraft>) => {
-    onDraft({ ...draft, ...patch });
-    setNotice(null);
-    setError(null);
-  };
-
-  async function save() {
-    const { update, problems } = researchUpdate(draft);
-    if (!update) {
-      setError(problems.join(' '));
-      return;
-    }
-    setSaving(true);
-    setError(null);
-    try {
-      onSaved(await api.putResearchSettings(update));
-      setNotice('Saved.');
-    } catch (err) {
-      setError(describeError(err).detail);
-    } finally {
-      setSaving(false);
-    }
-  }
 
   const provider = draft.provider;
   return (
