@@ -67,20 +67,22 @@ function stateLabel(state: string): string {
 // ---------------------------------------------------------------------------
 // Questions
 
+/** A question still waiting for its answer: it shows once, in the dock (issue 18); here only a reference to it. */
+function PendingRef({ kind, testId }: { kind: string; testId: string }) {
+  return (
+    <p className="qcard-ref" data-testid={testId}>
+      <span className="qcard-kind">{kind}</span> waiting for your answer below ↓
+    </p>
+  );
+}
+
 function QuizPart({ part, pending }: { part: ToolPart; pending: boolean }) {
   if (part.state === 'input-streaming') return <div className="tool-note">Writing a question…</div>;
   if (part.state === 'output-error') return <GenericTool name="quiz" part={part} />;
   const quiz = quizInputOrNull(part.input);
   if (!quiz) return <GenericTool name="quiz" part={part} />;
   if (part.state === 'output-available') return <AnsweredQuiz part={part} quiz={quiz} />;
-  if (pending) {
-    return (
-      // The question itself shows once, in the dock (issue 18): here only a reference to it.
-      <p className="qcard-ref" data-testid="quiz-pending">
-        <span className="qcard-kind">Quiz</span> waiting for your answer below ↓
-      </p>
-    );
-  }
+  if (pending) return <PendingRef kind="Quiz" testId="quiz-pending" />;
   return (
     <div className="qcard qcard-skipped" data-testid="quiz-skipped">
       <div className="qcard-kind">Quiz · not answered</div>
@@ -149,13 +151,7 @@ function AskPart({ part, pending }: { part: ToolPart; pending: boolean }) {
       </div>
     );
   }
-  if (pending) {
-    return (
-      <p className="qcard-ref" data-testid="ask-pending">
-        <span className="qcard-kind">Question</span> waiting for your answer below ↓
-      </p>
-    );
-  }
+  if (pending) return <PendingRef kind="Question" testId="ask-pending" />;
   return (
     <div className="qcard qcard-skipped" data-testid="ask-skipped">
       <Markdown text={ask.question} />
