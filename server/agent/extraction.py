@@ -248,7 +248,10 @@ def _shared_auditor_prompt(
         lines.append("CANDIDATE EXISTING NODES (each written once; the propositions name them by id):")
         lines += [f"- {nodes[n].id}: {nodes[n].name} — {nodes[n].statement}" for n in listed]
         lines.append("")
-    lines.append("PROPOSITIONS TO JUDGE (each with its candidates' ids):")
+    lines.append(
+        "PROPOSITIONS TO JUDGE (each with its candidates' ids; same-list candidates are earlier "
+        "propositions of this list):"
+    )
     for prop in findings.propositions:
         lines.append(f"- {prop.id}: {prop.name} — {prop.statement}")
         existing = [n for n in candidates.get(prop.id, []) if n in nodes]
@@ -256,7 +259,7 @@ def _shared_auditor_prompt(
         if existing:
             lines.append("    candidates: " + ", ".join(existing))
         if twins:
-            lines.append("    same-list candidates (earlier propositions above): " + ", ".join(twins))
+            lines.append("    same-list candidates: " + ", ".join(twins))
         if not existing and not twins:
             lines.append("    (no candidates found)")
     return "\n".join(lines)
