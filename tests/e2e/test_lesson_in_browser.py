@@ -98,3 +98,58 @@ def test_settings_page_sets_the_graph_budget_and_the_teachers_graph_tools(page, 
         expect(page.get_by_test_id("library-graph-tools")).to_be_checked(checked=not before["graphTools"])
     finally:
         assert server.stop() == 0
+
+
+def test_research_settings_refuse_a_google_choice_without_its_cx_then_save_it(page, data_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    """The web-research form (useDraftSave): a draft that fails its check shows the problem and
+    sends nothing; Discard goes back to the saved draft; a whole draft is saved and read back."""
+    server = start_server(data_dir)
+    try:
+        page.goto(server.url + "/settings")
+        provider = page.get_by_test_id("research-provider")
+        expect(provider).to_have_value("")
+        provider.select_option("google")
+        page.get_by_test_id("research-settings-save").click()
+        expect(page.get_by_test_id("research-settings-error")).to_have_text(
+            "Google Programmable Search needs its search engine id (cx)."
+        )
+        assert httpx.get(server.url + "/api/settings/research").json()["provider"] is None
+        page.get_by_test_id("research-settings").get_by_role("button", name="Discard changes").click()
+        expect(provider).to_have_value("")
+        provider.select_option("google")
+        page.get_by_test_id("research-google-cx").fill("e2e-engine-0123")
+        expect(page.get_by_test_id("research-settings-error")).to_have_count(0)  # an edit clears the error
+        page.get_by_test_id("research-settings-save").click()
+        expect(page.get_by_test_id("research-settings-saved")).to_have_text("Saved.")
+        saved = httpx.get(server.url + "/api/settings/research").json()
+        assert saved["provider"] == "google" and saved["googleCx"] == "e2e-engine-0123"
+    finally:
+        assert server.stop() == 0
+
+
+def test_deleting_a_lesson_asks_first_and_cancel_keeps_it(page, data_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    """The sidebar's confirm-before-delete (useConfirmDelete): Cancel keeps the lesson; Delete
+    removes it, closes the dialog and leaves the open lesson for the home page."""
+    stub = create_stub()
+    with serve(stub) as stub_url:
+        server = start_on_stub(data_dir, stub_url)
+        try:
+            page.goto(server.url + "/")
+            page.get_by_test_id("new-lesson").click()
+            expect(page).to_have_url(re.compile(r"/chat/c_[0-9a-f]+$"))
+            rows = page.get_by_test_id("session-row")
+            expect(rows).to_have_count(1)
+            page.get_by_test_id("session-delete").click()
+            dialog = page.get_by_test_id("confirm-dialog")
+            expect(dialog).to_contain_text("Delete this lesson?")
+            page.get_by_test_id("confirm-cancel").click()
+            expect(dialog).to_have_count(0)
+            expect(rows).to_have_count(1)
+            page.get_by_test_id("session-delete").click()
+            page.get_by_test_id("confirm-delete").click()
+            expect(dialog).to_have_count(0)
+            expect(rows).to_have_count(0)
+            expect(page).to_have_url(server.url + "/")
+            assert httpx.get(server.url + "/api/chats").json()["chats"] == []
+        finally:
+            assert server.stop() == 0
