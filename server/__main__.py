@@ -122,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Imported here so `--help` and the lock refusal stay fast and nothing is built at import time.
     from server.api.app import create_app
     from server.services.container import build_services
-    from server.services.extraction import cap_malloc_arenas
+    from server.services.library.extraction import cap_malloc_arenas
     from server.services.stores import DataDirLocked, data_dir_lock
 
     cap_malloc_arenas()  # before any thread: worker threads' arenas kept freed heap mapped (issue 16)

@@ -14,8 +14,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.body_limit import MAX_BODY_SIZE_SCOPE_KEY
 
 from server.api.bodies import BodyTooLarge, too_large_detail
+from server.core.classroom.turns import TurnRejected
 from server.core.ports import StoreCorrupt
-from server.core.turns import TurnRejected
 
 log = logging.getLogger("lh.api")
 

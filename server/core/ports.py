@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from server.core.context import SummaryCover
+from server.core.classroom.context import SummaryCover
 from server.core.contracts.chat import ChatRecord, ChatSummary
 from server.core.contracts.graph import (
     Chain,
@@ -25,7 +25,7 @@ from server.core.contracts.graph import (
 from server.core.contracts.jobs import JobRecord
 from server.core.contracts.models import SecretName, Settings
 from server.core.contracts.practice import ProblemSet
-from server.core.graph import ChainIndex, MergePlan
+from server.core.library.graph import ChainIndex, MergePlan
 
 
 class StoreCorrupt(Exception):

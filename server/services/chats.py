@@ -9,11 +9,11 @@ from datetime import UTC, datetime
 
 from pydantic import TypeAdapter
 
+from server.core.classroom.turns import TurnRejected
 from server.core.contracts.chat import DEFAULT_TITLE, ChatRecord, ChatSummary
 from server.core.contracts.models import ModelRef, ModelSlot
 from server.core.events import EventBus
 from server.core.ports import ChatStore
-from server.core.turns import TurnRejected
 from server.services.liveness import TurnRegistry
 from server.services.models import ModelService
 

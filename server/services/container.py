@@ -7,7 +7,7 @@ import logging
 import os
 from dataclasses import dataclass
 
-from server.agent.embedder import OnnxEmbedder
+from server.agent.library.embedder import OnnxEmbedder
 from server.agent.subscription_clients import build_clients
 from server.agent.workbench.headless import ChromiumHeadless
 from server.config import SHELL_SECRET_ENV, TOKEN_ENV, DataPaths
@@ -15,18 +15,18 @@ from server.core.contracts.chat import ChatRecord
 from server.core.events import EventBus
 from server.core.ports import Headless, SecretStore
 from server.services.chats import ChatService
-from server.services.context import ContextService
-from server.services.extraction import ExtractionService
-from server.services.graph import GraphService
-from server.services.library import LibraryService
+from server.services.classroom.context import ContextService
+from server.services.classroom.naming import NamingService
+from server.services.classroom.turn import TurnService
+from server.services.library.extraction import ExtractionService
+from server.services.library.graph import GraphService
+from server.services.library.library import LibraryService
 from server.services.liveness import TurnRegistry
 from server.services.models import ModelFactory, ModelService
-from server.services.naming import NamingService
 from server.services.offline_model import OfflineModelServer
 from server.services.practice import PracticeService
 from server.services.stores import Stores, build_stores
 from server.services.subscriptions import SubscriptionService
-from server.services.turn import TurnService
 from server.services.workbench.runner import JobRunner
 from server.services.workbench.wake import WakeService
 from server.services.workbench.workers import WorkerHost

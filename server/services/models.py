@@ -26,6 +26,7 @@ from server.config import (
     SEARCH_KEY_ENV,
     SECRET_KEY_ENV,
 )
+from server.core.classroom.turns import TurnRejected
 from server.core.contracts.models import (
     KEYED_PROVIDERS,
     PROVIDERS,
@@ -43,7 +44,6 @@ from server.core.model_failures import FailureKind
 from server.core.model_slots import Resolution, resolve_ref, resolve_slot, stamp_from
 from server.core.ports import SecretStore, SettingsStore
 from server.core.subscriptions import SUBSCRIPTION_PROVIDERS, ScopedAuth, SubscriptionAuth, auth_problem
-from server.core.turns import TurnRejected
 from server.services.offline_model import OfflineModelServer
 
 ModelFactory = Callable[[ResolvedModel, "str | None", "str | None"], Model]

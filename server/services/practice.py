@@ -40,6 +40,7 @@ from server.agent.practice import (
     partitioner_prompt,
 )
 from server.agent.pricing import usage_cost
+from server.core.classroom.turns import TurnRejected
 from server.core.contracts.models import ResolvedModel
 from server.core.contracts.practice import (
     MAX_NOTE,
@@ -54,7 +55,6 @@ from server.core.events import EventBus
 from server.core.ports import GraphStore, PracticeStore
 from server.core.practice.chains import chains_for_selection, touched_propositions
 from server.core.practice.levels import default_title
-from server.core.turns import TurnRejected
 from server.services.chats import utc_now
 
 log = logging.getLogger("lh.practice")

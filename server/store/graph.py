@@ -40,7 +40,7 @@ from server.core.contracts.graph import (
     SourceLine,
     VersionLine,
 )
-from server.core.graph import (
+from server.core.library.graph import (
     ChainIndex,
     MergePlan,
     fold_chains,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from server.core.context import SummaryCover
+from server.core.classroom.context import SummaryCover
 from server.core.contracts.chat import CHAT_ID_PATTERN
 from server.store.atomic import read_json, write_json_atomic
 

@@ -1,5 +1,5 @@
 """Benchmark: the auditor's candidates on labelled proposition pairs (issue 16). Three rankings:
-`before` (as `server/core/candidates.py` was: name/alias matches, then rapidfuzz WRatio >= 60 on
+`before` (as `server/core/library/candidates.py` was: name/alias matches, then rapidfuzz WRatio >= 60 on
 raw text), `lexical+exact` (exact normalized statements linked without the model; name matches,
 then token_set_ratio on case-folded words) and `fused` (the same, with the fuzzy and embedding
 ranks merged by reciprocal rank fusion; the packaged all-MiniLM-L6-v2 int8 ONNX model).
@@ -35,9 +35,9 @@ from pathlib import Path
 import numpy as np
 from rapidfuzz import fuzz, process
 
-from server.agent.embedder import OnnxEmbedder
-from server.core.candidates import audit_candidates, text_of
+from server.agent.library.embedder import OnnxEmbedder
 from server.core.contracts.graph import FindingProposition, Proposition
+from server.core.library.candidates import audit_candidates, text_of
 
 PAIRS = Path(__file__).resolve().parents[1] / "vectors" / "paraphrase_pairs.json"
 LIMIT = 5

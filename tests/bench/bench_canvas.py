@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from server.core.contracts.graph import ChainLine, NodeLine, Provenance, SourceLine
-from server.core.graph import chain_id
+from server.core.library.graph import chain_id
 from server.store.ledger import append_ledger
 from tests.bench.common import run_line
 from tests.e2e.conftest import CHROMIUM_ARGS

@@ -27,9 +27,9 @@ from server.core.contracts.graph import (
     Provenance,
     Verdicts,
 )
-from server.core.graph import chain_id, plan_merge
-from server.core.graph_view import derive_view
-from server.services.graph import GraphService
+from server.core.library.graph import chain_id, plan_merge
+from server.core.library.graph_view import derive_view
+from server.services.library.graph import GraphService
 from server.store.graph import FileGraphStore
 from server.store.ledger import append_ledger
 from tests.bench.common import extraction_job, run_line, timed

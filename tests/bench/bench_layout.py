@@ -30,7 +30,7 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
-from server.core.layout import region_metrics, settle
+from server.core.library.layout import region_metrics, settle
 from tests.synthetic_layout import SyntheticGraph, synthetic_graph, synthetic_vault
 
 

@@ -35,7 +35,7 @@ from server.core.contracts.graph import (
     Provenance,
     Verdicts,
 )
-from server.core.graph import ChainIndex, chain_id, fold_nodes, plan_merge, simplify
+from server.core.library.graph import ChainIndex, chain_id, fold_nodes, plan_merge, simplify
 from server.store.graph import FileGraphStore
 from server.store.ledger import append_ledger
 from tests.bench.common import extraction_job, run_line, timed

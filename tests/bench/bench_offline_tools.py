@@ -39,17 +39,23 @@ from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import RunContext
 
+from server.agent.classroom.lesson import (
+    OfflineTuning,
+    build_prober,
+    build_teacher,
+    plan_node_ids,
+    stream_turn,
+)
 from server.agent.engine import build_model
-from server.agent.lesson import OfflineTuning, build_prober, build_teacher, plan_node_ids, stream_turn
 from server.config import OFFLINE_MODEL_NAME
+from server.core.classroom.plan_tree import PlanError, parse_plan
 from server.core.contracts.models import ResolvedModel
 from server.core.contracts.plan import PlanInitInput
 from server.core.contracts.probe import ProbeAssessment
 from server.core.contracts.questions import AskInput, QuizInput
-from server.core.plan_tree import PlanError, parse_plan
 from server.core.transcript import for_model, has_plan, probe_assessment
+from server.services.classroom.turn import OFFLINE_MAX_TOKENS, OFFLINE_RETRIES
 from server.services.offline_model import OfflineModelServer, find_gguf
-from server.services.turn import OFFLINE_MAX_TOKENS, OFFLINE_RETRIES
 
 # -- the fixed situations ------------------------------------------------------------------------------
 

@@ -26,9 +26,9 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Tool
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from server.core.contracts.models import ResolvedModel, Settings
-from server.core.coverage import estimate_tokens
-from server.services.extraction import ExtractionService
-from server.services.library import LibraryService
+from server.core.tokens import estimate_tokens
+from server.services.library.extraction import ExtractionService
+from server.services.library.library import LibraryService
 from server.store.graph import FileGraphStore
 from tests.bench.bench_vault import write_vault
 from tests.fakes import FakeSettingsStore

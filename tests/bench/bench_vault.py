@@ -28,7 +28,7 @@ from typing import Any
 
 import httpx
 
-from server.core.coverage import estimate_tokens
+from server.core.tokens import estimate_tokens
 from tests.livehttp import serve
 from tests.procs import (
     ROOT,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from server.core.questions import display_order
+from server.core.classroom.questions import display_order
 from server.store.chats import read_record_data
 from tests.livehttp import serve
 from tests.procs import ServerProcess, server_on_stub, start_on_stub

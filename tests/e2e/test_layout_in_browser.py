@@ -21,7 +21,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from server.core.questions import display_order
+from server.core.classroom.questions import display_order
 from tests.procs import ServerProcess, server_on_stub
 from tests.stub_graph import graph_reply
 from tests.stub_lesson import lesson_reply

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.core.context import SummaryCover
+from server.core.classroom.context import SummaryCover
 
 
 class FakeSummaryCache:

@@ -27,7 +27,6 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from server.core.candidates import statement_key
 from server.core.contracts.chat import ChatRecord
 from server.core.contracts.graph import (
     ChainLine,
@@ -40,12 +39,13 @@ from server.core.contracts.graph import (
     VersionLine,
 )
 from server.core.contracts.models import ModelRef, ResolvedModel, Settings
-from server.core.coverage import message_views
-from server.core.graph_view import derive_view
-from server.core.notes import source_id
-from server.services.extraction import ExtractionService
-from server.services.graph import GraphService
-from server.services.library import LibraryService
+from server.core.library.candidates import statement_key
+from server.core.library.coverage import message_views
+from server.core.library.graph_view import derive_view
+from server.core.library.notes import source_id
+from server.services.library.extraction import ExtractionService
+from server.services.library.graph import GraphService
+from server.services.library.library import LibraryService
 from server.store.graph import FileGraphStore
 from server.store.ledger import read_ledger
 from tests.fakes import FakeChatStore, FakeSettingsStore

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from pydantic_ai.messages import ModelRequest, ToolReturnPart
 
-from server.core.phases import phase_of
-from server.core.plan_tree import derive_statuses, plan_of
+from server.core.classroom.phases import phase_of
+from server.core.classroom.plan_tree import derive_statuses, plan_of
 from server.core.transcript import INTERRUPTED, pending_questions
 from tests.flows.conftest import Live, sse_chunks, turn_body
 from tests.flows.lesson_script import LESSON_TITLE, lesson_model

@@ -14,10 +14,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from server.core.classroom.turns import TurnRejected
 from server.core.contracts.graph import NodeLine
-from server.core.graph import version_jobs
-from server.core.notes import content_fingerprint, source_id
-from server.core.turns import TurnRejected
+from server.core.library.graph import version_jobs
+from server.core.library.notes import content_fingerprint, source_id
 from tests.flows.graph_pipeline import Pipeline, invariants, lesson_pairs
 from tests.flows.test_graph_replace import block
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import orjson
 
-import server.services.graph as graph_service
-from server.core.layout import region_metrics, settle
-from server.services.graph import GraphService
+import server.services.library.graph as graph_service
+from server.core.library.layout import region_metrics, settle
+from server.services.library.graph import GraphService
 from server.store.graph import FileGraphStore
 from tests.flows.test_library import NOTES, Library, library  # noqa: F401 - the fixture
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from server.core.classroom.turns import TurnRejected
 from server.core.contracts.graph import ChainLine, NodeLine
-from server.core.notes import content_fingerprint
-from server.core.turns import TurnRejected
+from server.core.library.notes import content_fingerprint
 from tests.flows.graph_pipeline import Pipeline, invariants, retired_jobs
 
 

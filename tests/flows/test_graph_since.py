@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from server.services.graph import GraphService
+from server.services.library.graph import GraphService
 from server.store.graph import FileGraphStore
 from tests.flows.test_library import NOTES, Library, library  # noqa: F401 - the fixture
 from tests.unit.test_graph_view import _same, apply_delta, expand

@@ -9,8 +9,8 @@ from typing import Any
 
 import httpx
 
-from server.core.phases import phase_of
-from server.core.plan_tree import derive_statuses, plan_of
+from server.core.classroom.phases import phase_of
+from server.core.classroom.plan_tree import derive_statuses, plan_of
 from server.core.transcript import pending_questions
 from tests.livehttp import serve
 from tests.procs import learner_turn, start_on_stub

@@ -9,7 +9,7 @@ import asyncio
 from pathlib import Path
 
 from server.core.contracts.graph import ChainLine, RunLine
-from server.core.notes import content_fingerprint
+from server.core.library.notes import content_fingerprint
 from tests.flows.graph_pipeline import Pipeline, invariants, lesson_pairs, retired_jobs
 from tests.flows.test_graph_replace import block
 

@@ -21,7 +21,7 @@ from server.api.app import create_app
 from server.config import DataPaths
 from server.services.chats import utc_now
 from server.services.container import build_services
-from server.services.extraction import BACKGROUND_PERMITS
+from server.services.library.extraction import BACKGROUND_PERMITS
 from tests.fakes import FakeSecrets
 from tests.flows.conftest import COMPATIBLE_SLOT, Script
 from tests.flows.graph_script import graph_model

@@ -19,8 +19,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from server.api.app import create_app
 from server.config import DataPaths
-from server.core.context import DEFAULT_CONTEXT_TOKENS, RECENT_TURNS
-from server.core.coverage import estimate_tokens
+from server.core.classroom.context import DEFAULT_CONTEXT_TOKENS, RECENT_TURNS
+from server.core.tokens import estimate_tokens
 from server.services.container import build_services
 from tests.fakes import FakeSecrets
 from tests.flows.conftest import COMPATIBLE_SLOT, Live, Script, turn_body
@@ -168,7 +168,7 @@ def test_a_failing_summary_call_leaves_turns_running_on_a_shorter_view_that_says
 def test_consecutive_turns_reuse_the_role_agent_built_once(live: Live, monkeypatch) -> None:
     """Issue 15, turn overhead: an agent is stateless between runs, so a lesson's turns share the
     one built for (role, model, tools); the lesson still reads each turn's new message."""
-    import server.services.turn as turn_module
+    import server.services.classroom.turn as turn_module
 
     built: list[str] = []
     real = turn_module.build_prober

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-import server.services.extraction as extraction
+import server.services.library.extraction as extraction
 from tests.flows.test_library import Library, library  # noqa: F401 (the notes-import fixture)
 
 DRAWING = """---
@@ -82,7 +82,7 @@ def test_a_note_imported_before_preparation_existed_is_still_unchanged(
     """A source an older version stamped with the raw file's fingerprint is not re-extracted
     because preparation now trims its padding (an upgrade costs no model calls)."""
     from server.core.contracts.graph import SourceLine
-    from server.core.notes import content_fingerprint, decode_note, source_id
+    from server.core.library.notes import content_fingerprint, decode_note, source_id
 
     padded = "# Cells\n\nA cell is the unit of life.   \n\n\n\nATP carries energy.\n"
     (tmp_path / "old.md").write_text(padded)

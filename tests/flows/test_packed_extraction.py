@@ -29,9 +29,9 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from server.core.contracts.graph import CoverageLine, NodeLine, RunLine, SourceLine, VersionLine
 from server.core.contracts.models import ResolvedModel, Settings
-from server.core.notes import source_id
-from server.services.extraction import ExtractionService
-from server.services.library import LibraryService
+from server.core.library.notes import source_id
+from server.services.library.extraction import ExtractionService
+from server.services.library.library import LibraryService
 from server.store.graph import FileGraphStore
 from server.store.ledger import read_ledger
 from tests.fakes import FakeSettingsStore

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 from pydantic_ai.models.function import FunctionModel
 
+from server.core.classroom.turns import TurnRejected
 from server.core.contracts.models import ResolvedModel
 from server.core.contracts.practice import AnswerBody, CreateSet, PracticeParams, Problem, ProblemSet
 from server.core.events import EventBus
-from server.core.turns import TurnRejected
 from server.services.practice import INTERRUPTED, PracticeService
 from server.store.practice import FilePracticeStore
 from tests.flows.graph_pipeline import Pipeline

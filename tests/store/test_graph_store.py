@@ -22,7 +22,7 @@ from server.core.contracts.graph import (
     SourceLine,
     Verdicts,
 )
-from server.core.graph import ChainIndex, completion, plan_merge, version_jobs
+from server.core.library.graph import ChainIndex, completion, plan_merge, version_jobs
 from server.store import ledger
 from server.store.graph import FileGraphStore
 

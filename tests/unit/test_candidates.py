@@ -9,13 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from server.core.candidates import (
-    audit_candidates,
-    candidates,
-    fuse,
-    statement_key,
-    text_of,
-)
 from server.core.contracts.graph import (
     FindingChain,
     FindingProposition,
@@ -25,8 +18,15 @@ from server.core.contracts.graph import (
     Provenance,
     Verdicts,
 )
-from server.core.graph import node_id, plan_merge
-from server.services.embeddings import CandidateVectors
+from server.core.library.candidates import (
+    audit_candidates,
+    candidates,
+    fuse,
+    statement_key,
+    text_of,
+)
+from server.core.library.graph import node_id, plan_merge
+from server.services.library.embeddings import CandidateVectors
 from tests.fakes.embedder import FakeEmbedder
 
 
@@ -193,7 +193,7 @@ def test_a_failing_embedder_leaves_candidates_lexical_and_is_not_asked_again() -
 def test_the_packaged_embedder_loads_offline_and_knows_a_paraphrase(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
-    from server.agent.embedder import OnnxEmbedder, model_file
+    from server.agent.library.embedder import OnnxEmbedder, model_file
 
     assert model_file().is_file() and os.path.getsize(model_file()) < 30_000_000
     embedder = OnnxEmbedder()
@@ -214,7 +214,7 @@ def test_the_packaged_embedder_loads_offline_and_knows_a_paraphrase(monkeypatch:
 
 
 def test_the_real_embedder_says_plainly_when_its_model_file_is_missing(tmp_path: Path) -> None:
-    from server.agent.embedder import OnnxEmbedder
+    from server.agent.library.embedder import OnnxEmbedder
     from server.core.ports import EmbedderUnavailable
 
     broken = OnnxEmbedder(model_path=tmp_path / "absent.onnx")

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from server.core.context import (
+from server.core.classroom.context import (
     CONTEXT_MESSAGE_ID,
     RECENT_TURNS,
     SUMMARY_STEP_TURNS,
@@ -22,7 +22,7 @@ from server.core.context import (
     summary_due,
 )
 from server.core.contracts.models import ResolvedModel, Settings
-from server.services.context import ContextService
+from server.services.classroom.context import ContextService
 from tests.fakes import FakeSettingsStore
 from tests.fakes.summaries import FakeSummaryCache
 
@@ -226,8 +226,8 @@ async def test_a_summary_that_matched_these_messages_is_not_fingerprinted_again(
     """The running summary's staleness check after each turn walks the covered messages by
     identity once they were found to match (the fingerprint hashes each of them: ~10 ms at
     10,000 messages), and still finds an edit (issue 15)."""
-    import server.core.context as core_context
-    import server.services.context as service_context
+    import server.core.classroom.context as core_context
+    import server.services.classroom.context as service_context
 
     cache, summarizer = FakeSummaryCache(), Summarizer()
     context = service(cache, summarizer)
@@ -267,7 +267,7 @@ def test_message_sizes_are_computed_once_per_message() -> None:
 
 
 def test_teacher_prose_views_are_remade_only_for_new_or_replaced_messages() -> None:
-    from server.core.coverage import ViewMemo, message_views
+    from server.core.library.coverage import ViewMemo, message_views
     from tests.flows.test_workbench import teaching_record
 
     messages = [*teaching_record("c"), *lesson(400)[2:]]

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.core.coverage import MessageView, batch_uncovered, estimate_tokens, message_views, uncovered
-from server.core.notes import NoteRefused, chunk_note, decode_note, source_id
+from server.core.library.coverage import MessageView, batch_uncovered, message_views, uncovered
+from server.core.library.notes import NoteRefused, chunk_note, decode_note, source_id
+from server.core.tokens import estimate_tokens
 from tests.shared import NOTES
 
 PROBE_DONE = {

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import orjson
 
-from server.core.folders import folder_key, folder_path, folder_tree
-from server.core.graph_view import clusters, derive_view, view_bytes
-from server.core.layout import region_metrics, settle
+from server.core.library.folders import folder_key, folder_path, folder_tree
+from server.core.library.graph_view import clusters, derive_view, view_bytes
+from server.core.library.layout import region_metrics, settle
 from tests.synthetic_layout import synthetic_vault
 from tests.unit.test_graph_view import node
 

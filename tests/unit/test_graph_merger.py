@@ -20,7 +20,7 @@ from server.core.contracts.graph import (
     Provenance,
     Verdicts,
 )
-from server.core.graph import (
+from server.core.library.graph import (
     ChainIndex,
     chain_id,
     covered_by,

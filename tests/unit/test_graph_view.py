@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from server.core.contracts.graph import Chain, Proposition
-from server.core.graph import chain_id
-from server.core.graph_view import (
+from server.core.library.graph import chain_id
+from server.core.library.graph_view import (
     COMPACT_FORMAT,
     chain_line,
     clusters,
@@ -22,7 +22,7 @@ from server.core.graph_view import (
     derive_view,
     view_bytes,
 )
-from server.core.layout import sanitize_positions, settle
+from server.core.library.layout import sanitize_positions, settle
 
 
 def node(nid: str, source: str = "src_a") -> Proposition:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from server.core.notes import folder_refusal
-from server.services.library import IMPORT_ROOTS_ENV, import_roots
+from server.core.library.notes import folder_refusal
+from server.services.library.library import IMPORT_ROOTS_ENV, import_roots
 from server.store.settings import FileSettingsStore
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from server.core.json_body import MAX_DEPTH, BodyRefused, parse_json_body
-from server.core.layout import sanitize_positions
+from server.core.library.layout import sanitize_positions
 
 
 @pytest.mark.parametrize(

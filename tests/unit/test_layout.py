@@ -8,7 +8,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from server.core.layout import (
+from server.core.library.layout import (
     GAP,
     convex_hull,
     polygon_area,

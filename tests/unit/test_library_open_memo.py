@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from server.core.contracts.chat import ChatRecord, ModelRef
 from server.core.contracts.graph import CoverageLine
 from server.core.contracts.models import Settings
-from server.core.coverage import message_views, uncovered
-from server.core.graph import covered_by, version_jobs
-from server.services.library import LibraryService
+from server.core.library.coverage import message_views, uncovered
+from server.core.library.graph import covered_by, version_jobs
+from server.services.library.library import LibraryService
 from tests.fakes import FakeSettingsStore
 from tests.unit.test_coverage_and_notes import PROBE_DONE
 
@@ -130,7 +130,7 @@ def test_a_turn_that_adds_a_message_diffs_only_the_new_view(monkeypatch: Any) ->
         diffed.append(len(views))
         return uncovered(views, covered)
 
-    monkeypatch.setattr("server.services.library.uncovered", counting)
+    monkeypatch.setattr("server.services.library.library.uncovered", counting)
     views, tokens = library._open(record([*messages, teacher("m-new", "New prose.")]))
     assert diffed == [1] and views[:-1] == first and views[-1].message_id == "m-new"
     assert tokens == sum(v.tokens for v in views)

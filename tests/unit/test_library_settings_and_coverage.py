@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from server.core.contracts.models import Settings
-from server.core.coverage import message_views, summarize
-from server.core.notes import source_id
+from server.core.library.coverage import message_views, summarize
+from server.core.library.notes import source_id
 from server.store.settings import FileSettingsStore
 
 HANDOVER = {"type": "tool-probe_done", "toolCallId": "c", "state": "output-available", "input": {}}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic_ai.ui.vercel_ai import VercelAIAdapter
 from pydantic_ai.ui.vercel_ai.request_types import UIMessage
 
-from server.agent.lesson import ModelHistory
+from server.agent.classroom.lesson import ModelHistory
 from tests.unit.test_context import lesson
 
 

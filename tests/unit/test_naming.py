@@ -12,11 +12,11 @@ import pytest
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from server.agent.namer import BadTitle, clean_title
+from server.agent.classroom.namer import BadTitle, clean_title
 from server.core.contracts.chat import ChatRecord
 from server.core.contracts.models import ModelRef, ResolvedModel
 from server.core.events import EventBus
-from server.services.naming import MAX_TRIES, NamingService
+from server.services.classroom.naming import MAX_TRIES, NamingService
 from server.store.chats import FileChatStore
 from tests.flows.lesson_script import ASSESSMENT
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from server.core.note_text import parse_front_matter, prepare_note, split_front_matter
-from server.core.notes import NoteRefused, chunk_note, decode_note
+from server.core.library.note_text import parse_front_matter, prepare_note, split_front_matter
+from server.core.library.notes import NoteRefused, chunk_note, decode_note
 from tests.shared import NOTES
 
 GOOD = sorted(NOTES.glob("*.md"))

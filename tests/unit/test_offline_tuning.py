@@ -13,11 +13,11 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from server.agent.classroom.lesson import OfflineTuning, build_prober, build_teacher, prober_next_tool
+from server.agent.classroom.tools import _PLAN_PATTERN, LessonDeps, offline_tool_schema
 from server.agent.engine import WholeResponseModel
-from server.agent.lesson import OfflineTuning, build_prober, build_teacher, prober_next_tool
-from server.agent.tools import _PLAN_PATTERN, LessonDeps, offline_tool_schema
+from server.core.classroom.plan_tree import parse_plan
 from server.core.contracts.questions import QuizInput
-from server.core.plan_tree import parse_plan
 
 Seen = dict[str, Any]
 

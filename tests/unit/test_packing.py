@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from server.core.contracts.graph import PackedFindings
-from server.core.packing import (
+from server.core.library.packing import (
     PACK_NOTE_TOKENS,
     PackNote,
     pack_problems,

@@ -17,9 +17,9 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from server.agent.lesson import build_teacher
-from server.agent.tools import LessonDeps, offline_tool_schema
-from server.core.plan_tree import derive_statuses, parse_plan
+from server.agent.classroom.lesson import build_teacher
+from server.agent.classroom.tools import LessonDeps, offline_tool_schema
+from server.core.classroom.plan_tree import derive_statuses, parse_plan
 
 PLAN = parse_plan(
     "Derivatives", "graph TD\n limits[Limits] --> deriv[Derivative]\n deriv --> power[Power rule]"

@@ -7,11 +7,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from server.core.classroom.answers import apply_answers
+from server.core.classroom.phases import phase_of
+from server.core.classroom.plan_tree import PlanError, parse_plan
+from server.core.classroom.questions import display_order, grade_quiz
 from server.core.contracts.questions import QuizInput
-from server.core.phases import phase_of
-from server.core.plan_tree import PlanError, parse_plan
-from server.core.questions import display_order, grade_quiz
-from server.core.transcript import apply_answers, for_model, pending_questions
+from server.core.transcript import for_model, pending_questions
 
 
 @given(st.text(max_size=40), st.integers(min_value=0, max_value=12))

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from server.core.classroom.turns import TurnRejected, learner_message, title_after, upsert_message
 from server.core.contracts.chat import ChatRequest
-from server.core.turns import TurnRejected, learner_message, title_after, upsert_message
 
 
 def request(*messages: dict) -> ChatRequest:
@@ -82,7 +82,7 @@ def test_title_from_first_learner_line() -> None:
 
 
 def test_accepting_an_answered_message_again_is_refused() -> None:
-    from server.core.turns import accept_learner_message
+    from server.core.classroom.turns import accept_learner_message
 
     reply = {"id": "a1", "role": "assistant", "parts": [{"type": "text", "text": "x"}]}
     with pytest.raises(TurnRejected) as info:
@@ -92,7 +92,7 @@ def test_accepting_an_answered_message_again_is_refused() -> None:
 
 
 def test_regenerate_replaces_the_replies_after_the_message() -> None:
-    from server.core.turns import accept_learner_message
+    from server.core.classroom.turns import accept_learner_message
 
     reply = {"id": "a1", "role": "assistant", "parts": [{"type": "text", "text": "partial"}]}
     assert accept_learner_message([user("q"), reply], user("q"), regenerate=True) == [user("q")]
@@ -102,7 +102,7 @@ def test_regenerate_replaces_the_replies_after_the_message() -> None:
 
 
 def test_framework_errors_reach_the_learner_in_plain_words() -> None:
-    from server.services.turn import learner_facing
+    from server.services.classroom.turn import learner_facing
 
     raw = {
         "type": "error",
@@ -154,7 +154,7 @@ def test_accepting_a_message_scans_once_and_decides_as_before(
     roles: list[str], pick: int, regenerate: bool
 ) -> None:
     """Issue 15: one scan from the end (no list of every id); the decisions are unchanged."""
-    from server.core.turns import accept_learner_message
+    from server.core.classroom.turns import accept_learner_message
 
     messages = [{"id": f"m{i}", "role": role, "parts": []} for i, role in enumerate(roles)]
     message = user("again", f"m{pick}")
@@ -182,7 +182,7 @@ def test_a_message_index_carried_from_turn_to_turn_decides_as_a_scan(steps: list
     """Issue 15: accepting and placing by the lesson's `MessageIndex` (which follows the list each
     step returns, and is rebuilt for a list it did not make) gives the same lists and the same
     refusals as scanning."""
-    from server.core.turns import MessageIndex, accept_learner_message
+    from server.core.classroom.turns import MessageIndex, accept_learner_message
 
     index = MessageIndex()
     scanned: list[dict] = []

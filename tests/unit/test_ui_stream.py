@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.core.ui_stream import AssistantMessageFold
+from server.core.classroom.ui_stream import AssistantMessageFold
 
 
 def fold(chunks: list[dict]) -> dict | None:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from server.core.classroom.plan_tree import PlanError, derive_statuses, parse_plan
+from server.core.classroom.questions import AnswerRejected, display_order, fnv1a32, mulberry32, settle_answer
+from server.core.classroom.questions import _next_unit as next_unit
 from server.core.contracts.plan import PlanTree
-from server.core.plan_tree import PlanError, derive_statuses, parse_plan
-from server.core.questions import AnswerRejected, display_order, fnv1a32, mulberry32, settle_answer
-from server.core.questions import _next_unit as next_unit
 from tests.vectors.generate import build, render
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors"

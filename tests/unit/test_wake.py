@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from server.core.classroom.turns import TurnRejected
 from server.core.contracts.chat import ChatRecord
 from server.core.contracts.jobs import (
     DemoArtifact,
@@ -22,7 +23,6 @@ from server.core.contracts.jobs import (
     steer_message,
 )
 from server.core.events import EventBus
-from server.core.turns import TurnRejected
 from server.core.workbench.wake import (
     backoff_delay,
     delivered,

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from server.core.classroom.plan_tree import PlanError, derive_statuses, parse_plan
+from server.core.classroom.questions import AnswerRejected, display_order, fnv1a32, settle_answer
 from server.core.contracts.graph import Chain
 from server.core.contracts.plan import PlanTree
-from server.core.plan_tree import PlanError, derive_statuses, parse_plan
 from server.core.practice.chains import chain_coverage, chains_for_selection
 from server.core.practice.levels import levels_view
-from server.core.questions import AnswerRejected, display_order, fnv1a32, settle_answer
 
 HERE = Path(__file__).resolve().parent
 

@@ -13,7 +13,7 @@ from server.api.bodies import StrictRoute, inline_schema, request_body
 from server.api.deps import ServicesDep
 from server.core.contracts.chat import ChatRecord, ChatRequest, ChatSummary, CreateChat, RenameChat
 from server.core.contracts.models import ModelSlot
-from server.services.turn import STREAM_HEADERS
+from server.services.classroom.turn import STREAM_HEADERS
 
 
 class SessionSettings(BaseModel):

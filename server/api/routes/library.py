@@ -16,7 +16,7 @@ from starlette.datastructures import UploadFile
 from server.api.bodies import StrictRoute, inline_schema, json_body, request_body
 from server.api.deps import ServicesDep
 from server.core.contracts.models import CHUNK_TOKENS_FLOOR, IDLE_SECONDS_FLOOR
-from server.core.notes import MAX_NOTE_BYTES, FolderRefused
+from server.core.library.notes import MAX_NOTE_BYTES, FolderRefused
 from server.services.container import Services
 
 router = APIRouter(route_class=StrictRoute)

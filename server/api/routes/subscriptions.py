@@ -28,8 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from server.api.bodies import StrictRoute
 from server.api.deps import ServicesDep
+from server.core.classroom.turns import TurnRejected
 from server.core.subscriptions import ScopedAuth, SubscriptionProvider
-from server.core.turns import TurnRejected
 
 router = APIRouter(route_class=StrictRoute)
 

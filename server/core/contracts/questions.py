@@ -1,7 +1,7 @@
 """Client-side question tools: `quiz` and `ask_user_question` (seed §5).
 
 The model calls them; the browser renders them in the question dock, grades a quiz with the same
-core as `server/core/questions.py`, and answers with `addToolOutput`. Inputs are validated when the
+core as `server/core/classroom/questions.py`, and answers with `addToolOutput`. Inputs are validated when the
 model calls (errors go back to the model); outputs are re-validated and re-graded by the server.
 """
 

@@ -17,10 +17,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from server.core.classroom.turns import TurnRejected
 from server.core.contracts.jobs import JobRecord, steer_message
 from server.core.events import EventBus
 from server.core.ports import ChatStore
-from server.core.turns import TurnRejected
 from server.core.workbench.wake import backoff_delay, delivered, pending_delivery
 from server.services.workbench.runner import JobRunner
 

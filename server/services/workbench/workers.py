@@ -10,9 +10,9 @@ from typing import Any
 
 from server.agent.workbench.web import build_search
 from server.agent.workbench.workers import WorkerDeps, run_worker
+from server.core.classroom.turns import TurnRejected
 from server.core.contracts.jobs import JobKind, WorkerResult, WorkerUsage
 from server.core.ports import Headless
-from server.core.turns import TurnRejected
 from server.services.models import ModelService
 
 log = logging.getLogger("lh.job")

@@ -7,7 +7,7 @@ section, and every proposition and chain of the submit names the note it comes f
 submit is then split into one `Findings` per note, and each note merges as if it had had its
 own run (its own job id, provenance, coverage, run line, version swap and fingerprint).
 
-Units: tokens are the server's estimate (`core/coverage.py: estimate_tokens`, characters / 4).
+Units: tokens are the server's estimate (`core/library/coverage.py: estimate_tokens`, characters / 4).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from server.core.contracts.graph import FindingChain, FindingProposition, Findings, PackedFindings
-from server.core.graph import findings_problems
+from server.core.library.graph import findings_problems
 
 PACK_BUDGET = 8_192
 """Note tokens one pack holds at most (the default chunk budget: the model reads, and answers for,

@@ -40,7 +40,7 @@ from typing import Any, Literal, TypeVar
 from pydantic_ai.models import Model
 from pydantic_ai.usage import RunUsage
 
-from server.agent.extraction import (
+from server.agent.library.extraction import (
     AuditDeps,
     Door,
     auditor_prompt,
@@ -55,7 +55,6 @@ from server.agent.extraction import (
 )
 from server.agent.model_guard import model_failure_of
 from server.agent.pricing import usage_cost
-from server.core.candidates import AuditCandidates, audit_candidates
 from server.core.contracts.graph import (
     Chain,
     CoverageLine,
@@ -67,13 +66,22 @@ from server.core.contracts.graph import (
     Verdicts,
 )
 from server.core.contracts.models import ResolvedModel
-from server.core.coverage import estimate_tokens
 from server.core.events import EventBus
-from server.core.graph import MergePlan, completion, plan_merge, restorable, simplify, version_jobs
-from server.core.packing import PACK_BUDGET, PackNote, pack_prompt, packable, shares, split_pack, take_pack
+from server.core.library.candidates import AuditCandidates, audit_candidates
+from server.core.library.graph import MergePlan, completion, plan_merge, restorable, simplify, version_jobs
+from server.core.library.packing import (
+    PACK_BUDGET,
+    PackNote,
+    pack_prompt,
+    packable,
+    shares,
+    split_pack,
+    take_pack,
+)
 from server.core.ports import Embedder, GraphStore
+from server.core.tokens import estimate_tokens
 from server.services.chats import utc_now
-from server.services.embeddings import CandidateVectors
+from server.services.library.embeddings import CandidateVectors
 
 log = logging.getLogger("lh.extraction")
 T = TypeVar("T")

@@ -19,9 +19,9 @@ from typing import Any
 
 from pydantic_ai import CallDeferred, FunctionToolset, ModelRetry, RunContext
 
+from server.core.classroom.plan_tree import PlanError, parse_plan, plan_of
 from server.core.contracts.plan import PlanInitInput, PlanTeachInput
 from server.core.contracts.questions import AskInput, QuizInput
-from server.core.plan_tree import PlanError, parse_plan, plan_of
 from server.core.ports import GraphReader
 from server.core.transcript import has_plan
 

@@ -20,8 +20,8 @@ from typing import Any
 
 from pydantic_ai.models import Model
 
-from server.agent.summarizer import summarize
-from server.core.context import (
+from server.agent.classroom.summarizer import summarize
+from server.core.classroom.context import (
     DEFAULT_CONTEXT_TOKENS,
     ModelView,
     SummaryCover,

@@ -25,7 +25,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from server.core.notes import NoteRefused
+from server.core.library.notes import NoteRefused
 
 JSON_BLOCK_CHARS = 2_000
 """A fenced JSON block longer than this is data, not an example: dropped."""

@@ -25,17 +25,12 @@ from pydantic import ValidationError
 from pydantic_ai import Agent
 from pydantic_ai.models import Model
 
-from server.agent.lesson import ModelHistory, RunUsage, build_prober, build_teacher, stream_turn
-from server.agent.tools import LessonDeps
-from server.agent.ui_messages import UsableMemo, message_problem, usable_for_model
-from server.core.contracts.chat import ChatRecord, ChatRequest, TurnUsage
-from server.core.contracts.jobs import ARTIFACT_PART, JobKind
-from server.core.contracts.models import ResolvedModel
-from server.core.model_failures import refusal_code, tool_error_sentence
-from server.core.phases import Role, phase_of, role_for
-from server.core.ports import ChatStore, GraphReader
-from server.core.transcript import apply_answers, awaits_continuation, for_model, probe_assessment
-from server.core.turns import (
+from server.agent.classroom.lesson import ModelHistory, RunUsage, build_prober, build_teacher, stream_turn
+from server.agent.classroom.tools import LessonDeps
+from server.agent.classroom.ui_messages import UsableMemo, message_problem, usable_for_model
+from server.core.classroom.answers import apply_answers
+from server.core.classroom.phases import Role, phase_of, role_for
+from server.core.classroom.turns import (
     MessageIndex,
     TurnRejected,
     accept_learner_message,
@@ -43,10 +38,16 @@ from server.core.turns import (
     title_after,
     upsert_message,
 )
-from server.core.ui_stream import AssistantMessageFold
+from server.core.classroom.ui_stream import AssistantMessageFold
+from server.core.contracts.chat import ChatRecord, ChatRequest, TurnUsage
+from server.core.contracts.jobs import ARTIFACT_PART, JobKind
+from server.core.contracts.models import ResolvedModel
+from server.core.model_failures import refusal_code, tool_error_sentence
+from server.core.ports import ChatStore, GraphReader
+from server.core.transcript import awaits_continuation, for_model, probe_assessment
 from server.core.workbench.wake import idle_wake_ready, place_steers, place_steers_in_answer
 from server.services.chats import utc_now
-from server.services.context import ContextService
+from server.services.classroom.context import ContextService
 from server.services.liveness import RunningTurn, TurnRegistry
 from server.services.models import ModelService
 

@@ -17,15 +17,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from server.core.tokens import estimate_tokens
 from server.core.transcript import tool_name
 
 TOKEN_FLOOR = 500
 DEFAULT_CHUNK_TOKENS = 8192
-
-
-def estimate_tokens(text: str) -> int:
-    """Estimated tokens: ceil(len(text) / 4)."""
-    return (len(text) + 3) // 4
 
 
 @dataclass(frozen=True)

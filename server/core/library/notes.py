@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePath, PurePosixPath, PureWindowsPath
 
-from server.core.coverage import check_budget, estimate_tokens
+from server.core.library.coverage import check_budget
+from server.core.tokens import estimate_tokens
 
 MAX_NOTE_BYTES = 2_000_000
 """Largest notes file accepted, in bytes (2 MB; the 110 KB fixture is far below)."""

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from server.core.contracts.chat import ChatRecord
 from server.core.contracts.graph import SourceLine
-from server.core.coverage import (
+from server.core.library.coverage import (
     MessageView,
     ViewMemo,
     batch_uncovered,
@@ -27,9 +27,9 @@ from server.core.coverage import (
     summarize,
     uncovered,
 )
-from server.core.graph import covered_by, version_jobs
-from server.core.note_text import prepare_note
-from server.core.notes import (
+from server.core.library.graph import covered_by, version_jobs
+from server.core.library.note_text import prepare_note
+from server.core.library.notes import (
     MAX_NOTE_BYTES,
     NOTE_SUFFIXES,
     FolderRefused,
@@ -43,7 +43,7 @@ from server.core.notes import (
 )
 from server.core.ports import ChatStore, GraphStore, SettingsStore
 from server.services.chats import utc_now
-from server.services.extraction import ExtractionService, JobSpec
+from server.services.library.extraction import ExtractionService, JobSpec
 
 log = logging.getLogger("lh.library")
 MAX_FOLDER_FILES = 100_000

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic_ai import FunctionToolset, ModelRetry, RunContext
 
-from server.agent.tools import LessonDeps
+from server.agent.classroom.tools import LessonDeps
 from server.core.contracts.jobs import DemoInput, JobKind, ResearchInput, VisualInput
 
 ACK_NOTE = (

@@ -22,17 +22,17 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.ui.vercel_ai import VercelAIAdapter
 from pydantic_ai.ui.vercel_ai.request_types import SubmitMessage, UIMessage
 
-from server.agent.engine import WholeResponseModel
-from server.agent.model_guard import ModelFailure, model_failure_of
-from server.agent.prompts import load_prompt
-from server.agent.tools import (
+from server.agent.classroom.job_tools import job_toolset
+from server.agent.classroom.tools import (
     LessonDeps,
     graph_toolset,
     offline_tool_schema,
     question_toolset,
     teacher_toolset,
 )
-from server.agent.workbench.dispatch import job_toolset
+from server.agent.engine import WholeResponseModel
+from server.agent.model_guard import ModelFailure, model_failure_of
+from server.agent.prompts import load_prompt
 from server.core.contracts.jobs import JobKind
 from server.core.contracts.plan import PlanTree
 from server.core.contracts.probe import ProbeAssessment

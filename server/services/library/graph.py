@@ -15,8 +15,9 @@ from typing import Any
 
 import orjson
 
-from server.core.folders import folder_tree
-from server.core.graph_view import (
+from server.core.classroom.turns import TurnRejected
+from server.core.library.folders import folder_tree
+from server.core.library.graph_view import (
     CompactRows,
     ViewRows,
     clusters,
@@ -27,10 +28,9 @@ from server.core.graph_view import (
     live_chains,
     view_bytes,
 )
-from server.core.layout import sanitize_positions, settle
+from server.core.library.layout import sanitize_positions, settle
 from server.core.ports import ChatStore, GraphStore
-from server.core.turns import TurnRejected
-from server.services.extraction import ExtractionService
+from server.services.library.extraction import ExtractionService
 
 log = logging.getLogger("lh.graph")
 

@@ -8,7 +8,7 @@ artifact keyed by the messages it covers (`SummaryCover`), made by the cheap slo
 missing or stale, the view still fits: the older messages are simply not shown, and the context
 message says so (nothing is lost: the record keeps them).
 
-Tokens are estimated as ceil(characters / 4) (`core.coverage.estimate_tokens`) over the compact
+Tokens are estimated as ceil(characters / 4) (`core.tokens.estimate_tokens`) over the compact
 JSON of a message's parts.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from server.core.coverage import estimate_tokens
+from server.core.tokens import estimate_tokens
 
 JsonObj = dict[str, Any]
 

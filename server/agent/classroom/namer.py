@@ -9,7 +9,7 @@ from pydantic_ai import Agent
 from pydantic_ai.models import Model
 
 from server.agent.prompts import load_prompt
-from server.core.turns import TITLE_CHARS
+from server.core.classroom.turns import TITLE_CHARS
 
 _WRAPPERS = "\"'`*“”‘’ "
 

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 
 from pydantic_ai.models import Model
 
-from server.agent.namer import name_lesson
+from server.agent.classroom.namer import name_lesson
 from server.core.contracts.chat import ChatRecord
 from server.core.contracts.models import ResolvedModel
 from server.core.events import EventBus

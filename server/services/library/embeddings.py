@@ -10,8 +10,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from server.core.candidates import text_of
 from server.core.contracts.graph import FindingProposition, Proposition
+from server.core.library.candidates import text_of
 from server.core.ports import Embedder, EmbedderUnavailable
 
 log = logging.getLogger("lh.services.embeddings")
@@ -22,7 +22,7 @@ def _digest(text: str) -> bytes:
 
 
 class CandidateVectors:
-    """Embeds findings and nodes for `server.core.candidates.audit_candidates`.
+    """Embeds findings and nodes for `server.core.library.candidates.audit_candidates`.
 
     Node vectors are kept as float16 by node id with the digest of the embedded text (a node whose
     name or statement changed is embedded again; ids no longer in the graph are dropped on the

@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from server.core.contracts.graph import Chain, Proposition
-from server.core.folders import folder_rows, folder_tree
+from server.core.library.folders import folder_rows, folder_tree
 
 IMPLIES = "⟹"
 AND = "∧"

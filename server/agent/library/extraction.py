@@ -21,10 +21,10 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RunUsage
 
 from server.agent.prompts import load_prompt
-from server.core.candidates import search
 from server.core.contracts.graph import Chain, Findings, PackedFindings, Proposition, Verdicts
-from server.core.graph import findings_problems
-from server.core.packing import pack_problems
+from server.core.library.candidates import search
+from server.core.library.graph import findings_problems
+from server.core.library.packing import pack_problems
 
 Door = Literal["session", "notes"]
 EXTRACTOR_TURNS = 4

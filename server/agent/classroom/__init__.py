@@ -1,0 +1,1 @@
+"""The Classroom's agent modules (docs/architecture.md, systems)."""

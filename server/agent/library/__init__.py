@@ -1,0 +1,1 @@
+"""The Library's agent modules (docs/architecture.md, systems)."""

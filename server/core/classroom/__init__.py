@@ -1,0 +1,1 @@
+"""The Classroom's core modules (docs/architecture.md, systems)."""

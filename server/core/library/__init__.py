@@ -1,0 +1,1 @@
+"""The Library's core modules (docs/architecture.md, systems)."""

@@ -1,0 +1,1 @@
+"""The Classroom's services modules (docs/architecture.md, systems)."""

@@ -1,0 +1,1 @@
+"""The Library's services modules (docs/architecture.md, systems)."""
