@@ -36,7 +36,7 @@ export interface GraphCluster {
   folder?: string | null;
 }
 
-/** A folder of imported notes: a cluster of file clusters (server `core/folders.py`). */
+/** A folder of imported notes: a cluster of file clusters (server `core/library/folders.py`). */
 export interface GraphFolder {
   key: string;
   /** The folder's name. */
@@ -151,7 +151,7 @@ export function normalizeGraph(raw: unknown): GraphData {
 // ---------------------------------------------------------------------------
 // The compact view (GET /api/graph?format=compact[&since=<version>], issue 17 item 5)
 
-/** The compact view's `format` (server `core/graph_view.py: COMPACT_FORMAT`). */
+/** The compact view's `format` (server `core/library/graph_view.py: COMPACT_FORMAT`). */
 export const COMPACT_FORMAT = 'lh-graph-compact/1';
 
 /** A decoded compact view and the version it is at (what `since` asks from next time). */

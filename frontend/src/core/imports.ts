@@ -6,7 +6,7 @@ import { isRunningRow, partIndex, rowKey, splitLabel, sumRowUsage, sumStats, typ
 
 export const NOTE_SUFFIXES = ['.md', '.markdown', '.txt'] as const;
 export const NOTE_ACCEPT = NOTE_SUFFIXES.join(',');
-/** The server's per-file limit (server/core/notes.py MAX_NOTE_BYTES). */
+/** The server's per-file limit (server/core/library/notes.py MAX_NOTE_BYTES). */
 export const MAX_NOTE_BYTES = 2_000_000;
 
 export type ImportAnswerStatus = 'queued' | 'unchanged' | 'running' | 'refused';

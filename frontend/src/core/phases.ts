@@ -1,5 +1,5 @@
 // Lesson phases, folded from the transcript: probe -> plan -> teach, strictly
-// (mirrors server/core/phases.py and transcript.py `probe_assessment`).
+// (mirrors server/core/classroom/phases.py and transcript.py `probe_assessment`).
 
 import { planOf } from './plan';
 import { toolNameOf, asToolPart, type MessageLike } from './transcript';

@@ -1,4 +1,4 @@
-// The lesson plan as the browser sees it (mirrors server/core/plan_tree.py
+// The lesson plan as the browser sees it (mirrors server/core/classroom/plan_tree.py
 // `plan_of` and `derive_statuses`). Statuses are never stored: they are folded
 // from the transcript's tagged quiz calls and the teacher's `plan_teach` calls.
 

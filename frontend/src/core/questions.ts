@@ -1,5 +1,5 @@
 // Question core: seeded option shuffling and quiz grading, mirrored from
-// server/core/questions.py. Both sides pass tests/vectors/questions.json, so
+// server/core/classroom/questions.py. Both sides pass tests/vectors/questions.json, so
 // the dock's option order and verdict equal the server's.
 //
 // The shuffle is Fisher-Yates driven by mulberry32, seeded with the 32-bit

@@ -1,7 +1,7 @@
 // What the browser sends with a turn (issue 15: a turn must cost the same at message 10,000 as at
 // message 10). The server takes only the LAST message of a `POST /api/chat` body — a new learner
 // message; or, after `addToolOutput`, the assistant message whose questions were answered — and
-// reads everything before it from the session record (server/services/turn.py `start`). So the
+// reads everything before it from the session record (server/services/classroom/turn.py `start`). So the
 // body carries that one message, plus what the server reads besides: `id`, `trigger` (a
 // regenerate) and `messageId`. Whatever else the transport would send (its `body` option, a
 // sendMessage's `body`) is kept.
