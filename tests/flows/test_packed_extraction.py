@@ -323,3 +323,37 @@ def test_a_packs_audit_writes_each_candidate_node_once(tmp_path: Path) -> None:
     assert prompt.count(f"- {shared.id}: Shared idea — ") == 1  # once, though four propositions name it
     assert prompt.count(shared.id) == 1 + 4
     assert sorted(shared.sources) == sorted([source_id("vault/first.md"), *(source_id(n) for n in files)])
+
+
+def test_finished_packs_leave_nothing_of_theirs_held(tmp_path: Path) -> None:
+    """Issue 16 item 2: after an import of several packs ends, the service holds none of their
+    objects (packs, the pack extractor's deps, packed submits, packed notes); its run tables are
+    empty, the feed's rows bounded, and one pack extractor agent is built for them all."""
+    import gc
+
+    from server.agent.library.extraction import PackDeps, PackExtractor, _agents
+    from server.core.contracts.graph import PackedFindings
+    from server.core.library.packing import PackNote
+    from server.services.library.extraction import KEEP_ENDED_ROWS, _Pack
+
+    door = Door(tmp_path)
+    files = [(f"vault/many {i}.md", note(i).encode()) for i in range(90)]  # 40 + 40 + 10: three packs
+
+    async def import_all() -> None:  # as the import route does: one import, its summary row
+        door.library.import_files(files, door.library.begin_import("Import of vault"))
+        await door.extraction.wait_all()
+
+    asyncio.run(import_all())
+    assert door.script.packs == 3 and door.script.alone == 0
+    assert len(door.ledger("sessions", RunLine)) == 90
+    service = door.extraction
+    assert not service.tasks and not service._active and not service._queued and not service._packs
+    assert len(service.rows) <= KEEP_ENDED_ROWS
+    gc.collect()
+    kinds = (_Pack, PackDeps, PackExtractor, PackedFindings, PackNote)
+    held = [o for o in gc.get_objects() if isinstance(o, kinds)]
+    assert held == []
+    pack_agents = [
+        k for k, (model, _) in _agents.items() if k[1] == "pack" and model.function.__self__ is door.script
+    ]
+    assert len(pack_agents) == 1  # built once, shared by the three packs

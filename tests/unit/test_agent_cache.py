@@ -11,7 +11,12 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.usage import RunUsage
 
-from server.agent.library.extraction import build_auditor, build_extractor, run_extractor
+from server.agent.library.extraction import (
+    build_auditor,
+    build_extractor,
+    build_pack_extractor,
+    run_extractor,
+)
 
 SUBMIT = {
     "propositions": [{"id": "p1", "name": "Heap", "statement": "A heap keeps its minimum at the root."}],
@@ -27,6 +32,11 @@ def test_an_agent_is_built_once_per_model_door_and_cap() -> None:
     assert build_extractor(model, door="notes", existing={}, max_tokens=512).agent is not first.agent
     assert build_extractor(other, door="notes", existing={}).agent is not first.agent
     assert build_auditor(model) is build_auditor(model)
+    pack = build_pack_extractor(model, notes=["src_a"], existing={})
+    again = build_pack_extractor(model, notes=["src_b"], existing={"n_a": 1})
+    assert again.agent is pack.agent and again.deps.notes == ["src_b"]  # the pack's own deps
+    assert pack.agent is not first.agent
+    assert build_pack_extractor(other, notes=["src_a"], existing={}).agent is not pack.agent
     assert build_auditor(model) is not build_auditor(other)
 
 

@@ -109,14 +109,28 @@ def build_extractor(
     return Extractor(agent, existing)
 
 
-def build_pack_extractor(
-    model: Model, *, notes: Collection[str], existing: Mapping[str, object], max_tokens: int | None = None
-) -> Agent[None, PackedFindings]:
-    """The extractor for a pack of small notes (decision 0023): the notes door's instructions plus
-    the pack's, and a submit whose every proposition and chain names its note. A submit naming
-    a note not in `notes`, or breaking the chain laws, goes back to it with the reasons."""
-    agent: Agent[None, PackedFindings] = Agent(
+@dataclass(frozen=True)
+class PackDeps:
+    """A pack run's deps: the note ids its submit may name (`src_...`) and the graph's node ids
+    (valid chain endpoints)."""
+
+    notes: Collection[str]
+    existing: Mapping[str, object]
+
+
+@dataclass(frozen=True)
+class PackExtractor:
+    """An extractor for one pack: the shared pack agent (see `build_pack_extractor`) and the
+    pack's deps, given to the run."""
+
+    agent: Agent[PackDeps, PackedFindings]
+    deps: PackDeps
+
+
+def _pack_agent(model: Model, max_tokens: int | None) -> Agent[PackDeps, PackedFindings]:
+    agent: Agent[PackDeps, PackedFindings] = Agent(
         model,
+        deps_type=PackDeps,  # the pack's note ids and the graph's node ids, per run
         instructions="\n\n".join(
             [load_prompt("extraction_core"), load_prompt("extraction_notes"), load_prompt("extraction_pack")]
         ),
@@ -131,13 +145,26 @@ def build_pack_extractor(
     )
 
     @agent.output_validator
-    def _pack_laws(packed: PackedFindings) -> PackedFindings:
-        problems = pack_problems(packed, notes, existing)
+    def _pack_laws(ctx: RunContext[PackDeps], packed: PackedFindings) -> PackedFindings:
+        problems = pack_problems(packed, ctx.deps.notes, ctx.deps.existing)
         if problems:
             raise ModelRetry("The submit was refused: " + "; ".join(problems) + ". Submit again.")
         return packed
 
     return agent
+
+
+def build_pack_extractor(
+    model: Model, *, notes: Collection[str], existing: Mapping[str, object], max_tokens: int | None = None
+) -> PackExtractor:
+    """The extractor for a pack of small notes (decision 0023): the notes door's instructions plus
+    the pack's, and a submit whose every proposition and chain names its note. A submit naming
+    a note not in `notes`, or breaking the chain laws, goes back to it with the reasons. The agent
+    is built once per (model, max_tokens) and shared (`_cached_agent`; issue 16: one built per
+    pack held its schemas and the pack's graph in its validator's closure); `notes` and
+    `existing` reach its validator as the run's deps."""
+    agent = _cached_agent(("pack", max_tokens), model, lambda: _pack_agent(model, max_tokens))
+    return PackExtractor(agent, PackDeps(notes, existing))
 
 
 def extractor_prompt(source_text: str, graph_so_far: str) -> str:
@@ -271,11 +298,9 @@ async def run_extractor(extractor: Extractor, prompt: str, usage: RunUsage) -> F
     return result.output
 
 
-async def run_pack_extractor(
-    agent: Agent[None, PackedFindings], prompt: str, usage: RunUsage
-) -> PackedFindings:
+async def run_pack_extractor(extractor: PackExtractor, prompt: str, usage: RunUsage) -> PackedFindings:
     """Run a pack's extractor; `usage` accumulates even when it fails."""
-    result = await agent.run(prompt, usage=usage)
+    result = await extractor.agent.run(prompt, deps=extractor.deps, usage=usage)
     return result.output
 
 
