@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from server.services import extraction
+from server.services.library import extraction
 from tests.flows.graph_pipeline import Pipeline
 
 
