@@ -214,9 +214,9 @@ def test_the_packaged_embedder_loads_offline_and_knows_a_paraphrase(monkeypatch:
     assert np.allclose(again[0], v[1], atol=1e-5)
 
 
-def _rss_mb() -> float:
+def _rss_mb(field: str = "VmRSS") -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
     raise AssertionError("no VmRSS")
 
@@ -226,17 +226,20 @@ def test_the_real_embedder_hands_back_a_large_batchs_memory() -> None:
     """Issue 16: onnxruntime's CPU arena grew to the largest batch seen and kept it (a pack's
     audit embeds up to 120 propositions: the server stayed at idle + 133 MB). Without the arena,
     64 texts of 128 tokens leave nothing once freed heap is trimmed (measured: +410 MB with the
-    arena, +1 MB without)."""
+    arena, +1 MB without); and a model run reads at most `BATCH_TOKENS`, so the peak stays
+    small too (32 such texts a run peaked at +362 MB)."""
     from server.agent.library.embedder import OnnxEmbedder
     from server.services.library.extraction import release_memory
 
     embedder = OnnxEmbedder()
     embedder.embed(["A group has an identity.", "A ring has a unit."])
     release_memory()
+    Path("/proc/self/clear_refs").write_text("5")  # VmHWM := VmRSS
     before = _rss_mb()
     words = ["every", "finite", "group", "of", "prime", "order", "is", "cyclic", "and", "abelian"]
     v = embedder.embed([" ".join(words[(i + k) % len(words)] for k in range(150)) for i in range(64)])
     assert v.shape == (64, 384)
+    assert _rss_mb("VmHWM") - before < 150
     del v
     release_memory()
     assert _rss_mb() - before < 60
