@@ -120,6 +120,9 @@ class OnnxEmbedder:
         # nodes merged since, and left the server at idle + 133 MB. Without it each run's
         # buffers go back to malloc (returned by `malloc_trim` after runs); same speed measured.
         options.enable_cpu_mem_arena = False
+        # No memory pattern either: it pre-plans one block per run shape; without it a 512-token
+        # run peaked at +37 MB instead of +70 MB in-process (240 propositions), at the same speed.
+        options.enable_mem_pattern = False
         session = ort.InferenceSession(str(model), sess_options=options, providers=["CPUExecutionProvider"])
         return session, tokenizer
 
