@@ -282,7 +282,9 @@ def classify(
         if kind is not None:
             break
     for link in chain if kind is None else ():  # second pass: what the provider said
-        if isinstance(link, pe.ModelRateLimitError):
+        if isinstance(link, pe.ModelContextWindowExceededError):  # a 400 that says what to change
+            kind = FailureKind.CONTEXT_EXCEEDED
+        elif isinstance(link, pe.ModelRateLimitError):
             kind = FailureKind.RATE_LIMITED
         elif isinstance(link, pe.ModelQuotaExceededError):
             kind = FailureKind.QUOTA

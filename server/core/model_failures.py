@@ -24,6 +24,7 @@ class FailureKind(StrEnum):
     AUTH = "auth_refused"
     NOT_FOUND = "model_not_found"
     REJECTED = "request_rejected"
+    CONTEXT_EXCEEDED = "context_exceeded"
     SERVER_ERROR = "server_error"
     FIRST_TOKEN_TIMEOUT = "first_token_timeout"  # noqa: S105 - not a password
     IDLE_TIMEOUT = "idle_timeout"
@@ -125,6 +126,16 @@ def failure_sentence(
         return f"the provider refused the API key{code}; check the key for this provider in Settings"
     if kind is FailureKind.NOT_FOUND:
         return f"the provider does not know the model '{model}'{code}; check the model name in Settings"
+    if kind is FailureKind.CONTEXT_EXCEEDED:
+        if offline:
+            return (
+                f"this request is longer than the offline model can read at once{code}; "
+                "an API key in Settings runs a model that can read it"
+            )
+        return (
+            f"this request is longer than {model} can read at once (its context window){code}; "
+            "choose a model with a larger context in Settings"
+        )
     if kind is FailureKind.REJECTED:
         return f"the provider refused the request to {model}{code}; try again, or choose another model"
     if kind is FailureKind.SERVER_ERROR:

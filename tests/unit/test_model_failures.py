@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from pydantic_ai import exceptions as pe
 
-from server.agent.model_guard import redact
+from server.agent.model_guard import classify, redact
 from server.core.model_failures import FailureKind, failure_sentence, parse_retry_after, refusal_code
 
 
@@ -109,3 +110,19 @@ def test_a_tool_calls_raw_validation_errors_become_one_plain_sentence() -> None:
     out = plain_tool_error({"type": "tool-output-error", "toolCallId": "c1", "errorText": raw}, names)
     assert out["errorText"] == "its answer could not be read as a quiz (invalid JSON)"
     assert "{" not in out["errorText"] and "json_invalid" not in out["errorText"]
+
+
+def test_a_request_longer_than_the_context_says_so_and_what_to_do() -> None:
+    """llama.cpp's 400 `context_length_exceeded` (seen when the offline model read a note in the
+    new-user check: 4,175 tokens for a 4,096-token context) names the cause, not a bare refusal."""
+    body = {"message": "maximum context length is 4096 tokens", "code": "context_length_exceeded"}
+    exc = pe._HTTPModelContextWindowExceededError(400, "SmolLM2-135M-Instruct", body)
+    offline = classify(exc, "SmolLM2-135M-Instruct", whole=True, offline=True)
+    assert offline is not None and offline.kind is FailureKind.CONTEXT_EXCEEDED
+    assert str(offline) == (
+        "this request is longer than the offline model can read at once (HTTP 400); "
+        "an API key in Settings runs a model that can read it"
+    )
+    hosted = classify(exc, "gpt-x")
+    assert hosted is not None and "longer than gpt-x can read at once" in str(hosted)
+    assert "maximum context length" not in str(hosted)  # the provider's body stays in the log
