@@ -811,12 +811,7 @@ class ExtractionService:
                 nodes, _ = graph()  # the graph as it stands now
                 verdicts = await self._audit(findings, nodes, model, cap, usage, [row])
                 plan, replaced = await self._commit(row, spec, findings, verdicts, graph, pending, replace)
-            row.stats = {
-                "addedNodes": plan.added_nodes,
-                "linkedNodes": plan.linked_nodes,
-                "addedChains": plan.added_chains,
-                "droppedChains": len(plan.dropped_chains),
-            }
+            row.stats = _row_stats(plan)
             row.phase = "done"
             return replaced
         except asyncio.CancelledError:
@@ -951,12 +946,7 @@ class ExtractionService:
                             (p.id, line.id)
                             for p, line in zip(findings.propositions, plan.node_lines, strict=True)
                         )
-                        row.stats = {
-                            "addedNodes": plan.added_nodes,
-                            "linkedNodes": plan.linked_nodes,
-                            "addedChains": plan.added_chains,
-                            "droppedChains": len(plan.dropped_chains),
-                        }
+                        row.stats = _row_stats(plan)
                         row.phase = "done"
                     _complete(run, merged)
         except asyncio.CancelledError:
@@ -1128,6 +1118,16 @@ def _complete(run: _Run, merged: bool) -> None:
         run.on_complete(merged)
     except Exception:
         log.exception("completing source %s failed", run.source)
+
+
+def _row_stats(plan: MergePlan) -> dict[str, int]:
+    """What a committed merge did, for its activity row (`JobStats`' camelCase keys)."""
+    return {
+        "addedNodes": plan.added_nodes,
+        "linkedNodes": plan.linked_nodes,
+        "addedChains": plan.added_chains,
+        "droppedChains": len(plan.dropped_chains),
+    }
 
 
 def _honest(exc: Exception) -> str:
