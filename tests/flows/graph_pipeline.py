@@ -125,9 +125,11 @@ class Script:
 class Pipeline:
     """One data dir's graph, its pipeline, and the notes door (chunks of at most 500 tokens)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, script: Any = None, chunk_tokens: int = 500) -> None:
+        """`script`: the scripted model's answers (a `Script` by default); `chunk_tokens`: the
+        notes door's chunk budget."""
         self.root = root
-        self.script = Script()
+        self.script = script if script is not None else Script()
         self.graph = FileGraphStore(root)
         self.script.lean_on = self.graph.nodes
         model = FunctionModel(function=self.script.model)
@@ -142,7 +144,8 @@ class Pipeline:
         self.extraction = ExtractionService(
             self.graph, model_for, clock=lambda: f"2026-01-01T{next(ticks):09d}"
         )
-        settings = FakeSettingsStore(Settings.model_validate({"graph": {"extractionChunkTokens": 500}}))
+        graph_settings = {"graph": {"extractionChunkTokens": chunk_tokens}}
+        settings = FakeSettingsStore(Settings.model_validate(graph_settings))
         self.chats = FakeChatStore()
         self.library = LibraryService(self.graph, self.extraction, settings, chats=self.chats)
         self.service = GraphService(self.graph, self.chats, self.extraction)

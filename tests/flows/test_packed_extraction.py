@@ -25,16 +25,12 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.function import AgentInfo
 
 from server.core.contracts.graph import CoverageLine, NodeLine, RunLine, SourceLine, VersionLine
-from server.core.contracts.models import ResolvedModel, Settings
 from server.core.library.notes import source_id
-from server.services.library.extraction import ExtractionService
-from server.services.library.library import LibraryService
-from server.store.graph import FileGraphStore
 from server.store.ledger import read_ledger
-from tests.fakes import FakeSettingsStore
+from tests.flows.graph_pipeline import Pipeline
 
 
 class PackScript:
@@ -143,25 +139,11 @@ def _submit(args: dict[str, Any]) -> ModelResponse:
     return ModelResponse(parts=[ToolCallPart("submit", json.dumps(args))])
 
 
-class Door:
+class Door(Pipeline):
+    """The graph pipeline over the pack-answering script, with room for a pack (2,000-token chunks)."""
+
     def __init__(self, root: Path) -> None:
-        self.root = root
-        self.script = PackScript()
-        self.graph = FileGraphStore(root)
-        model = FunctionModel(function=self.script.model)
-        resolved = ResolvedModel(
-            provider="openai-compatible", model="scripted", base_url="http://127.0.0.1:9/v1"
-        )
-        ticks = iter(range(10**9))
-
-        async def model_for() -> tuple[ResolvedModel, FunctionModel]:
-            return resolved, model
-
-        self.extraction = ExtractionService(
-            self.graph, model_for, clock=lambda: f"2026-01-01T{next(ticks):09d}"
-        )
-        settings = FakeSettingsStore(Settings.model_validate({"graph": {"extractionChunkTokens": 2000}}))
-        self.library = LibraryService(self.graph, self.extraction, settings)
+        super().__init__(root, PackScript(), chunk_tokens=2000)
 
     async def imports(self, files: dict[str, str]) -> dict[str, str]:
         """Import the files in one request; wait for every run; returns name -> status."""
