@@ -1048,39 +1048,43 @@ class ExtractionService:
         at = self.clock()
         provenance = Provenance(source=row.source, job=row.job, messages=spec.messages)
         nodes, chains = graph()  # unchanged while the section is held
-        # The store keeps the index of its counted chains; a pending run's own chains
-        # (graph_with: a superset of them) are layered over it, never copied into it.
-        index = self.graph.chain_index()
-        if pending:
-            index = index.over([c for cid, c in chains.items() if cid not in index])
-        plan = plan_merge(
-            nodes,
-            chains,
-            findings,
-            verdicts,
-            provenance,
-            at,
-            reserved=self.graph.deleted(),
-            index=index,
-        )
-        if pending:  # drop only this version's own chains: the counted graph stays whole
-            plan.dropped_chains -= set(self.graph.chains())
-        run = RunLine(
-            source=row.source,
-            job=row.job,
-            label=row.view()["label"],
-            addedNodes=plan.added_nodes,
-            linkedNodes=plan.linked_nodes,
-            addedChains=plan.added_chains,
-            droppedChains=len(plan.dropped_chains),
-            at=at,
-            pending=True if pending else None,
-        )
-        coverage = [
-            CoverageLine(source=row.source, message=key, fingerprint=fp, job=row.job, at=at)
-            for key, fp in spec.coverage
-        ]
-        await _to_thread_whole(self.graph.commit_merge, plan, coverage, run)
+        # The store keeps the index of exactly its counted chains (carried forward by each
+        # commit, which is the only writer of it and runs in this section).
+        counted = self.graph.chain_index()
+        reserved = self.graph.deleted()
+        label = row.view()["label"]
+
+        def plan_and_commit() -> MergePlan:
+            # In the worker thread with the commit (issue 16: chain simplification held the loop
+            # per merge late in a vault import). The section is held until it returns, so the
+            # graph read above is still the one merged into.
+            index = counted
+            if pending:  # its own chains (graph_with: a superset) layered over, never copied in
+                index = counted.over([c for cid, c in chains.items() if cid not in counted])
+            plan = plan_merge(
+                nodes, chains, findings, verdicts, provenance, at, reserved=reserved, index=index
+            )
+            if pending:  # drop only this version's own chains: the counted graph stays whole
+                plan.dropped_chains = {cid for cid in plan.dropped_chains if cid not in counted}
+            run = RunLine(
+                source=row.source,
+                job=row.job,
+                label=label,
+                addedNodes=plan.added_nodes,
+                linkedNodes=plan.linked_nodes,
+                addedChains=plan.added_chains,
+                droppedChains=len(plan.dropped_chains),
+                at=at,
+                pending=True if pending else None,
+            )
+            coverage = [
+                CoverageLine(source=row.source, message=key, fingerprint=fp, job=row.job, at=at)
+                for key, fp in spec.coverage
+            ]
+            self.graph.commit_merge(plan, coverage, run)
+            return plan
+
+        plan = await _to_thread_whole(plan_and_commit)
         replaced = await self._replace(row.source, replace) if replace is not None else True
         await self._after_merge(row.id)
         return plan, replaced

@@ -244,15 +244,16 @@ class GraphService:
         Then derives the view and saves its snapshot (`_snapshot`), so the first read after a
         merge, and after a restart, is served without deriving.
 
-        The ledgers are read on the loop (folds the store caches); the settle's inputs (lists over
-        every node and chain, issue 16), the settle and the positions file's read and write run in
-        a worker thread, so the loop stays free however large the graph. A drag committed
-        meanwhile is kept: the save merges into the file as it stands, under the lock
-        `put_positions` takes too."""
+        The ledgers are read on the loop (folds the store caches); the cluster labels and paths
+        (a pass over every source; the sources ledger and the chat store are thread-safe), the
+        settle's inputs (lists over every node and chain, issue 16), the settle and the positions
+        file's read and write run in a worker thread, so the loop stays free however large the
+        graph. A drag committed meanwhile is kept: the save merges into the file as it stands,
+        under the lock `put_positions` takes too."""
         nodes, chains = self.graph.nodes(), self.graph.chains()
-        labels, paths = self._labels(), self._paths()
 
         def settle_then_snapshot() -> int:
+            labels, paths = self._labels(), self._paths()  # a pass over every source (issue 16)
             live = live_chains(nodes, chains)
             ids = [*nodes, *(c.id for c in live)]
             links = [(p, c.id) for c in live for p in c.premises] + [(c.id, c.conclusion) for c in live]
