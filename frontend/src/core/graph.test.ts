@@ -10,8 +10,10 @@ import {
   normalizeRenderSettings,
   permanenceLine,
   readCompact,
+  changesOf,
   COMPACT_FORMAT,
   type CompactGraph,
+  type GraphData,
 } from './graph';
 
 const raw = {
@@ -183,7 +185,8 @@ describe('the compact view (issue 17 item 5)', () => {
     const next = readCompact(delta, held);
     expect(next?.version).toBe('e-2');
     const data = next!.data;
-    expect(data.nodes.map((n) => n.id)).toEqual(['n_a', 'n_b', 'n_c', 'n_d', 'arg_2', 'arg_3']);
+    // patched in place: replaced rows keep their place, new ones are appended
+    expect(data.nodes.map((n) => n.id)).toEqual(['n_a', 'n_b', 'n_c', 'arg_2', 'n_d', 'arg_3']);
     const byId = new Map(data.nodes.map((n) => [n.id, n]));
     expect(byId.get('n_b')).toMatchObject({ name: 'Bee', x: 30, y: 40 });
     expect(byId.get('arg_2')?.statement).toBe('A ∧ Bee ⟹ C'); // made again: n_b was renamed
@@ -204,10 +207,17 @@ describe('the compact view (issue 17 item 5)', () => {
     expect(held.data.nodes.find((n) => n.id === 'n_b')?.name).toBe('B'); // the held view is untouched
   });
 
-  it('an empty delta keeps the view', () => {
+  it('an empty delta keeps the view: the same object, nothing to draw again (issue 17)', () => {
     const held = readCompact(compact, null) as CompactGraph;
     const same = readCompact({ ...compact, version: 'e-2', since: 'e-1', full: false, props: [], chains: [], removed: [] }, held);
-    expect(same?.data).toEqual(held.data);
+    expect(same?.version).toBe('e-2');
+    expect(same?.data).toBe(held.data);
+    const again = readCompact({ ...compact, version: 'e-2', since: 'e-2', full: false, props: [], chains: [], removed: [] }, same);
+    expect(again).toBe(same);
+    // the whole view at the held version (a restarted server answers `since` with it): kept too
+    expect(readCompact(compact, held)).toBe(held);
+    // the same rows at another version are read again
+    expect(readCompact({ ...compact, version: 'e-9' }, held)?.data).not.toBe(held.data);
   });
 
   it('refuses what it cannot read: another format, or a delta from another version', () => {
@@ -216,5 +226,115 @@ describe('the compact view (issue 17 item 5)', () => {
     expect(readCompact({ ...compact, format: 'x' }, null)).toBeNull();
     expect(readCompact({ ...compact, full: false, since: 'e-0', version: 'e-2' }, held)).toBeNull();
     expect(readCompact({ ...compact, full: false, since: 'e-1', version: 'e-2' }, null)).toBeNull();
+  });
+});
+
+/** A compact view of `props` propositions in sessions of `per`, chains from each to the next,
+ * with `edit` applied to the rows (issue 17: a delta applied in place equals a whole read). */
+function bigView(props: number, per: number, edit: (p: unknown[][], c: unknown[][]) => void = () => {}) {
+  const p: unknown[][] = [];
+  const c: unknown[][] = [];
+  for (let i = 0; i < props; i++) p.push([`n_${i}`, `N${i}`, `N${i} holds.`, [], `s${Math.floor(i / per)}`, 0, 't', i, i]);
+  for (let i = 0; i + 2 < props; i += 2) c.push([`arg_${i}`, [`n_${i}`, `n_${i + 1}`], `n_${i + 2}`, [], 't', i, -i]);
+  edit(p, c);
+  const counts = new Map<string, number>();
+  for (const row of p) counts.set(row[4] as string, (counts.get(row[4] as string) ?? 0) + 1);
+  const clusters = [...counts].map(([key, n]) => ({ key, kind: 'notes', label: key.toUpperCase(), nodeCount: n }));
+  return { format: COMPACT_FORMAT, version: 'v', full: true, props: p, chains: c, clusters, folders: [] };
+}
+
+/** The delta from view `a` to view `b` as the server sends it: rows that differ, ids that went. */
+function deltaOf(a: ReturnType<typeof bigView>, b: ReturnType<typeof bigView>, since: string, version: string) {
+  const rowsBy = (rows: unknown[][]) => new Map(rows.map((r) => [r[0] as string, JSON.stringify(r)]));
+  const [ap, ac, bp, bc] = [rowsBy(a.props), rowsBy(a.chains), rowsBy(b.props), rowsBy(b.chains)];
+  return {
+    format: COMPACT_FORMAT,
+    version,
+    since,
+    full: false,
+    props: b.props.filter((r) => ap.get(r[0] as string) !== bp.get(r[0] as string)),
+    chains: b.chains.filter((r) => ac.get(r[0] as string) !== bc.get(r[0] as string)),
+    removed: [...ap.keys(), ...ac.keys()].filter((id) => !bp.has(id) && !bc.has(id)),
+    clusters: b.clusters,
+    folders: b.folders,
+  };
+}
+
+/** A view compared regardless of order (a patched view appends its new rows). */
+function canonical(data: GraphData) {
+  const key = (l: { source: string; target: string }) => `${l.source}>${l.target}`;
+  return {
+    nodes: [...data.nodes].sort((x, y) => x.id.localeCompare(y.id)),
+    links: data.links.map(key).sort(),
+    clusters: data.clusters.map((c) => ({ ...c, nodeIds: [...c.nodeIds].sort() })),
+    folders: data.folders ?? [],
+  };
+}
+
+describe('a delta applied in place (issue 17)', () => {
+  const before = bigView(40, 10);
+  const after = bigView(40, 10, (p, c) => {
+    p[3][1] = 'Renamed'; // n_3: chains using it read the new name
+    p[5][4] = 's3'; // n_5 moves to another session
+    p[7][7] = 700; // n_7 moves
+    p.splice(11, 1); // n_11 goes (its chains stay, without it)
+    p.push(['n_40', 'N40', 'N40 holds.', [], 's9', 0, 't', 1, 1]); // a new session
+    c.splice(0, 1); // arg_0 goes
+    c[1][1] = ['n_4', 'n_40']; // arg_4 changes its premises
+    c.push(['arg_new', ['n_38', 'n_39'], 'n_40', [], 't']);
+  });
+
+  it('gives what a whole read of the new view gives, and leaves the held view as it was', () => {
+    const held = readCompact(before, null) as CompactGraph;
+    const snapshot = JSON.stringify(held.data);
+    const next = readCompact(deltaOf(before, after, 'v', 'w'), held) as CompactGraph;
+    expect(canonical(next.data)).toEqual(canonical(readCompact(after, null)!.data));
+    expect(JSON.stringify(held.data)).toBe(snapshot);
+    const byId = new Map(next.data.nodes.map((n) => [n.id, n]));
+    expect(byId.get('arg_2')?.statement).toBe('N2 ∧ Renamed ⟹ N4');
+    expect(byId.get('arg_10')?.statement).toBe('N10 ∧  ⟹ N12'); // n_11 went
+  });
+
+  it('reuses what did not change and says what did (changesOf)', () => {
+    const held = readCompact(before, null) as CompactGraph;
+    const next = readCompact(deltaOf(before, after, 'v', 'w'), held) as CompactGraph;
+    const heldById = new Map(held.data.nodes.map((n) => [n.id, n]));
+    expect(next.data.nodes.find((n) => n.id === 'n_20')).toBe(heldById.get('n_20')); // the same object
+    const changes = changesOf(next.data)!;
+    expect(changes.base).toBe(held.data);
+    expect(changes.upserted.map((n) => n.id).sort()).toEqual(
+      ['arg_10', 'arg_2', 'arg_4', 'arg_new', 'n_3', 'n_40', 'n_5', 'n_7'].sort(),
+    );
+    expect(changes.removed.sort()).toEqual(['arg_0', 'n_11']);
+    // links: every link touching a relinked id went, then `links` joined; that is the new view's
+    const replayed = [...held.data.links.filter((l) => !changes.relinked.has(l.source) && !changes.relinked.has(l.target)), ...changes.links];
+    expect(replayed.map((l) => `${l.source}>${l.target}`).sort()).toEqual(canonical(next.data).links);
+    expect(changes.clusters).toBe(true);
+    expect(changesOf(held.data)).toBeUndefined();
+  });
+
+  it('a rename alone keeps the links and the clusters as they were (the same arrays)', () => {
+    const held = readCompact(before, null) as CompactGraph;
+    const renamed = bigView(40, 10, (p) => {
+      p[3][1] = 'Renamed';
+    });
+    const next = readCompact(deltaOf(before, renamed, 'v', 'w'), held) as CompactGraph;
+    expect(next.data.links).toBe(held.data.links);
+    expect(next.data.clusters).toBe(held.data.clusters);
+    expect(changesOf(next.data)?.upserted.map((n) => n.id).sort()).toEqual(['arg_2', 'n_3']);
+  });
+
+  it('deltas in a row, and a delta applied again to an older view, still give the whole read', () => {
+    const v1 = readCompact(before, null) as CompactGraph;
+    const v2 = readCompact(deltaOf(before, after, 'v', 'w'), v1) as CompactGraph;
+    const third = bigView(40, 10, (p, c) => {
+      p.splice(0, 5); // n_0..n_4 go
+      c.push(['arg_z', ['n_6'], 'n_7', [], 't']);
+    });
+    const v3 = readCompact(deltaOf(after, third, 'w', 'x'), v2) as CompactGraph;
+    expect(canonical(v3.data)).toEqual(canonical(readCompact(third, null)!.data));
+    // v1 handed its lookups on to v2: applying to v1 again rebuilds them from v1's own view
+    const again = readCompact(deltaOf(before, after, 'v', 'w'), v1) as CompactGraph;
+    expect(canonical(again.data)).toEqual(canonical(v2.data));
   });
 });

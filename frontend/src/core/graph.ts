@@ -260,50 +260,281 @@ function rows(raw: unknown, read: (row: unknown) => GraphNode | null, into: Map<
 }
 
 /**
+ * What applying a delta changed (`changesOf`), for a reader that keeps its own model of the view
+ * and patches it instead of rebuilding it (the canvas, issue 17): the view it was patched from,
+ * the nodes added or replaced (their new objects), the ids that went, and the links: every link
+ * touching an id in `relinked` was dropped, then `links` were added. `clusters`: the cluster or
+ * folder rows changed (membership, labels, kinds or folders).
+ */
+export interface GraphChanges {
+  base: GraphData;
+  upserted: GraphNode[];
+  removed: string[];
+  relinked: Set<string>;
+  links: GraphLink[];
+  clusters: boolean;
+}
+
+const CHANGES = new WeakMap<GraphData, GraphChanges>();
+
+/** How `data` was patched from the view before it (`readCompact` of a delta), if it was. */
+export function changesOf(data: GraphData): GraphChanges | undefined {
+  return CHANGES.get(data);
+}
+
+/**
+ * The lookups a delta is applied with, valid for the view `owner` only (a delta applied to it
+ * moves them to the new view, so an older view rebuilds its own): the nodes by id, where each
+ * sits in `owner.nodes`, the chains using each proposition, and the cluster and folder rows as
+ * sent (JSON, to tell a changed row from one sent again unchanged).
+ */
+interface CompactIndex {
+  owner: GraphData;
+  props: Map<string, GraphNode>;
+  chains: Map<string, GraphNode>;
+  slot: Map<string, number>;
+  uses: Map<string, Set<string>>;
+  clusterRows: string;
+  folderRows: string;
+}
+
+const INDEX = new WeakMap<CompactGraph, CompactIndex>();
+
+/** The index of `data`; `clusterRows`/`folderRows`: the rows as sent (else as normalized). */
+function buildIndex(data: GraphData, clusterRows?: string, folderRows?: string): CompactIndex {
+  const props = new Map<string, GraphNode>();
+  const chains = new Map<string, GraphNode>();
+  const slot = new Map<string, number>();
+  const uses = new Map<string, Set<string>>();
+  data.nodes.forEach((n, i) => {
+    slot.set(n.id, i);
+    if (n.kind === 'proposition') props.set(n.id, n);
+    else {
+      chains.set(n.id, n);
+      use(uses, n, 1);
+    }
+  });
+  return {
+    owner: data,
+    props,
+    chains,
+    slot,
+    uses,
+    clusterRows: clusterRows ?? JSON.stringify(data.clusters.map(({ nodeIds: _ids, ...row }) => row)),
+    folderRows: folderRows ?? JSON.stringify(data.folders ?? []),
+  };
+}
+
+function indexOf(held: CompactGraph): CompactIndex {
+  const kept = INDEX.get(held);
+  return kept && kept.owner === held.data ? kept : buildIndex(held.data);
+}
+
+function rowsJson(value: unknown): string {
+  return JSON.stringify(Array.isArray(value) ? value : []);
+}
+
+/** Register (+1) or forget (-1) a chain as a user of its members. */
+function use(uses: Map<string, Set<string>>, chain: GraphNode, sign: 1 | -1): void {
+  for (const p of [...(chain.premises ?? []), chain.conclusion ?? '']) {
+    if (!p) continue;
+    let set = uses.get(p);
+    if (sign > 0) {
+      if (!set) uses.set(p, (set = new Set()));
+      set.add(chain.id);
+    } else set?.delete(chain.id);
+  }
+}
+
+function chainLinks(chain: GraphNode, props: Map<string, GraphNode>, into: GraphLink[]): void {
+  for (const p of chain.premises ?? []) if (props.has(p)) into.push({ source: p, target: chain.id });
+  if (chain.conclusion && props.has(chain.conclusion)) into.push({ source: chain.id, target: chain.conclusion });
+}
+
+/**
  * Read a compact answer: a whole view (`full: true`) stands alone; a delta (`full: false`) is
  * applied to `held`, the view at its `since`: its rows replace or join the held ones, its
  * `removed` ids drop, its clusters and folders replace the held ones. Returns null for an answer
  * that is not a compact view, or a delta that does not follow `held` (then fetch the whole view).
  * Malformed rows drop, as in `normalizeGraph`.
+ *
+ * A delta is applied in place of a rebuild (issue 17): the work is the rows it carries plus a
+ * copy of the node array (a removal: one filter of the nodes, a changed or removed chain: one of
+ * the links); new rows are appended, so the node order may differ from a whole read's (the same
+ * nodes, links and cluster members). A delta that changes nothing, or a whole view at the held
+ * version, answers `held.data` itself (the same object: nothing to draw again). `changesOf` the
+ * new view tells what changed.
  */
 export function readCompact(raw: unknown, held: CompactGraph | null): CompactGraph | null {
   if (!isRecord(raw) || raw.format !== COMPACT_FORMAT || typeof raw.version !== 'string') return null;
-  const props = new Map<string, GraphNode>();
-  const chains = new Map<string, GraphNode>();
   if (raw.full !== false) {
+    if (held && raw.version === held.version) return held;
+    const props = new Map<string, GraphNode>();
+    const chains = new Map<string, GraphNode>();
     const seen = new Set<string>();
     rows(raw.props, propRow, props, seen);
     rows(raw.chains, chainRow, chains, seen);
-    return { version: raw.version, data: assemble(props, chains, raw.clusters, raw.folders) };
+    const data = assemble(props, chains, raw.clusters, raw.folders);
+    return keep({ version: raw.version, data }, buildIndex(data, rowsJson(raw.clusters), rowsJson(raw.folders)));
   }
   if (!held || raw.since !== held.version) return null;
-  for (const n of held.data.nodes) (n.kind === 'proposition' ? props : chains).set(n.id, n);
-  for (const id of strings(raw.removed)) {
-    props.delete(id);
+  return applyDelta(raw, held);
+}
+
+function applyDelta(raw: Record<string, unknown>, held: CompactGraph): CompactGraph {
+  const version = raw.version as string;
+  const base = held.data;
+  const idx = indexOf(held);
+  const { props, chains, uses } = idx;
+  const dead = new Set<string>();
+  /** Chains whose statement must be made again, and those whose links must too. */
+  const restate = new Set<string>();
+  const relink = new Set<string>();
+  /** Cluster key -> its members that left, and the ids that joined. */
+  const moves = new Map<string, { out: Set<string>; in: string[] }>();
+  const move = (key: string | null, id: string, joins: boolean) => {
+    if (!key) return;
+    let m = moves.get(key);
+    if (!m) moves.set(key, (m = { out: new Set(), in: [] }));
+    if (joins) m.in.push(id);
+    else m.out.add(id);
+  };
+  const users = (id: string, links: boolean) => {
+    for (const c of uses.get(id) ?? []) {
+      restate.add(c);
+      if (links) relink.add(c);
+    }
+  };
+  const dropChain = (id: string) => {
+    const old = chains.get(id);
+    if (!old) return;
     chains.delete(id);
+    use(uses, old, -1);
+  };
+  // a removed proposition takes its own links; its chains (if any stay) lose its name
+  for (const id of strings(raw.removed)) {
+    const prop = props.get(id);
+    if (prop) {
+      props.delete(id);
+      move(prop.cluster, id, false);
+      users(id, false);
+      dead.add(id);
+    } else if (chains.has(id)) {
+      dropChain(id);
+      dead.add(id);
+    }
   }
-  const renamed = new Set<string>();
+  const upserted = new Map<string, GraphNode>();
   const changed = new Map<string, GraphNode>();
   rows(raw.props, propRow, changed);
   for (const [id, node] of changed) {
-    if (props.get(id)?.name !== node.name) renamed.add(id);
-    chains.delete(id);
+    const old = props.get(id);
+    if (chains.has(id)) {
+      dropChain(id);
+      dead.add(id);
+    }
+    if (!old) users(id, true); // chains waiting for it gain their link to it
+    else if (old.name !== node.name) users(id, false);
+    if (old?.cluster !== node.cluster) {
+      if (old) move(old.cluster, id, false);
+      move(node.cluster, id, true);
+    }
     props.set(id, node);
+    upserted.set(id, node);
   }
-  const fresh = new Set<string>();
   changed.clear();
   rows(raw.chains, chainRow, changed);
   for (const [id, node] of changed) {
-    props.delete(id);
-    chains.set(id, node);
-    fresh.add(id);
-  }
-  if (renamed.size) {
-    for (const c of chains.values()) {
-      if ((c.conclusion && renamed.has(c.conclusion)) || c.premises?.some((p) => renamed.has(p))) fresh.add(c.id);
+    const prop = props.get(id);
+    if (prop) {
+      props.delete(id);
+      move(prop.cluster, id, false);
+      users(id, true);
+      upserted.delete(id);
+      dead.add(id);
     }
+    dropChain(id);
+    chains.set(id, node);
+    use(uses, node, 1);
+    restate.add(id);
+    relink.add(id);
   }
-  return { version: raw.version, data: assemble(props, chains, raw.clusters, raw.folders, fresh) };
+  for (const id of upserted.keys()) dead.delete(id);
+  for (const id of relink) if (chains.has(id)) dead.delete(id);
+
+  // links: those touching a removed id or a relinked chain go, the relinked chains' join
+  const slot = idx.slot;
+  const relinked = new Set<string>(dead);
+  let dropsLinks = dead.size > 0;
+  const links: GraphLink[] = [];
+  for (const id of restate) {
+    const chain = chains.get(id);
+    if (!chain) continue;
+    const node = { ...chain, statement: chainStatement(chain, props) };
+    chains.set(id, node);
+    upserted.set(id, node);
+    if (!relink.has(id)) continue;
+    relinked.add(id);
+    if (slot.has(id)) dropsLinks = true; // it was in the held view: it had links
+    chainLinks(node, props, links);
+  }
+
+  // the cluster and folder rows: the held ones when sent again unchanged
+  const clusterRows = rowsJson(raw.clusters);
+  const folderRows = rowsJson(raw.folders);
+  let clusters = base.clusters;
+  if (clusterRows !== idx.clusterRows || moves.size) {
+    const heldIds = new Map(base.clusters.map((c) => [c.key, c.nodeIds]));
+    const rowsWithIds = (Array.isArray(raw.clusters) ? raw.clusters : []).map((c) => {
+      if (!isRecord(c) || typeof c.key !== 'string') return c;
+      const m = moves.get(c.key);
+      let ids = heldIds.get(c.key) ?? [];
+      if (m) ids = [...ids.filter((i) => !m.out.has(i)), ...m.in.filter((i) => props.get(i)?.cluster === c.key)];
+      return { ...c, nodeIds: ids };
+    });
+    clusters = normalizeGraph({ clusters: rowsWithIds }).clusters;
+  }
+  const foldersChanged = folderRows !== idx.folderRows;
+  const folders = foldersChanged ? normalizeGraph({ folders: raw.folders }).folders : base.folders;
+
+  if (!upserted.size && !dead.size && clusters === base.clusters && !foldersChanged) {
+    return held.version === version ? held : keep({ version, data: base }, idx);
+  }
+
+  // the node array: replaced in place, new ones appended, removed ones filtered out
+  let nodes = base.nodes.slice();
+  if (dead.size) {
+    nodes = nodes.filter((n) => !dead.has(n.id));
+    slot.clear();
+    nodes.forEach((n, i) => slot.set(n.id, i));
+  }
+  for (const [id, node] of upserted) {
+    const at = slot.get(id);
+    if (at === undefined) {
+      slot.set(id, nodes.length);
+      nodes.push(node);
+    } else nodes[at] = node;
+  }
+  const kept = dropsLinks ? base.links.filter((l) => !relinked.has(l.source) && !relinked.has(l.target)) : base.links;
+  const data: GraphData = { nodes, links: links.length || dropsLinks ? [...kept, ...links] : base.links, clusters };
+  if (folders?.length) data.folders = folders;
+  idx.clusterRows = clusterRows;
+  idx.folderRows = folderRows;
+  CHANGES.set(data, {
+    base,
+    upserted: [...upserted.values()],
+    removed: [...dead],
+    relinked,
+    links,
+    clusters: clusters !== base.clusters || foldersChanged,
+  });
+  return keep({ version, data }, idx);
+}
+
+function keep(graph: CompactGraph, idx: CompactIndex): CompactGraph {
+  idx.owner = graph.data;
+  INDEX.set(graph, idx);
+  return graph;
 }
 
 /** The stored chains behind the implication nodes (members that are not propositions drop the chain). */
