@@ -7,7 +7,7 @@ import { forceCollide, forceLink, forceManyBody, forceSimulation, forceX, forceY
 import { quadtree, type Quadtree } from 'd3-quadtree';
 import { select } from 'd3-selection';
 import { zoom, zoomIdentity, type ZoomBehavior, type ZoomTransform } from 'd3-zoom';
-import { DEFAULT_RENDER, type GraphData, type NodeKind, type RenderSettings } from '../core/graph';
+import { DEFAULT_RENDER, changesOf, type GraphChanges, type GraphData, type GraphNode, type NodeKind, type RenderSettings } from '../core/graph';
 import { MAX_ZOOM, MIN_ZOOM, NO_CLUSTER_COLOR, boundsOf, fitCamera, hashString, parseCamera, type Camera, type Point } from '../core/graphMath';
 import { plainMath } from '../core/math';
 import { onThemeChange } from '../theme';
@@ -85,6 +85,9 @@ export interface GraphStats {
   mode: 'direct' | 'vector' | 'pixels';
   /** Every label drawn in the last frame as [x0, y0, x1, y1] in canvas CSS px (none overlap). */
   labelBoxes: [number, number, number, number][];
+  /** The last new view taken: how long it took (ms), whether a delta was patched in place, and
+   * how many views were taken (the same view again is not counted). */
+  setData?: { ms: number; patched: boolean; calls: number };
 }
 
 /** Above this many nodes the simulation never runs on its own: server positions are the layout. */
@@ -105,6 +108,14 @@ export class GraphRenderer {
   private readonly resize: ResizeObserver;
   private readonly sceneLayer = new SceneLayer(() => this.markDirty());
   private dataVersion = 0;
+  /** The view last taken, and the cluster colours and labels it was drawn with. */
+  private data: GraphData | null = null;
+  private colors = new Map<string, string>();
+  private clusterLabels = new Map<string, string>();
+  /** The simulation does not hold the current nodes and links yet (a patched large graph). */
+  private simStale = false;
+  /** How long the last setData took, ms, and whether it patched (issue 17; the bench reads it). */
+  private lastSetData = { ms: 0, patched: false, calls: 0 };
 
   private nodes: RenderNode[] = [];
   private byId = new Map<string, RenderNode>();
@@ -220,47 +231,238 @@ export class GraphRenderer {
   // -------------------------------------------------------------------------
   // Data and settings
 
-  /** Take a new view of the graph; nodes that stay keep where they are now. */
+  /**
+   * Take a new view of the graph; nodes that stay keep where they are now. The same view again
+   * does nothing; a view patched from the one held (`changesOf`, a delta after a merge) is
+   * applied to the model in place (issue 17): only its nodes, their links, clusters and hulls.
+   */
   setData(data: GraphData, colors: Map<string, string>, labels: Map<string, string>): void {
+    const t0 = performance.now();
+    if (data === this.data && sameMap(colors, this.colors) && sameMap(labels, this.clusterLabels)) return;
+    const changes = changesOf(data);
+    const patched = !!changes && !!this.data && changes.base === this.data && !this.drag;
+    if (patched) this.patch(data, changes!, colors, labels);
+    else this.rebuild(data, colors, labels);
+    this.data = data;
+    this.colors = colors;
+    this.clusterLabels = labels;
+    this.lastSetData = { ms: performance.now() - t0, patched, calls: this.lastSetData.calls + 1 };
+  }
+
+  /** One view node into the model: the held render node updated, or a new one (unplaced when the
+   * server has no position for it). */
+  private take(g: GraphNode, previous: Map<string, RenderNode>, colors: Map<string, string>, unplaced: RenderNode[]): RenderNode {
+    let node = previous.get(g.id);
+    const hasPos = g.x !== undefined && g.y !== undefined;
+    const name = plainMath(g.kind === 'implication' ? g.statement : g.name);
+    if (node) {
+      if (node.name !== name) node.labelWidth = -1;
+      node.name = name;
+      node.kind = g.kind;
+      node.cluster = g.cluster;
+      // The server moved it (another tab dragged it): follow.
+      if (hasPos && (node.ax !== g.x || node.ay !== g.y) && this.drag?.node !== node) {
+        node.ax = g.x!;
+        node.ay = g.y!;
+        node.x = g.x!;
+        node.y = g.y!;
+        node.vx = 0;
+        node.vy = 0;
+      }
+    } else {
+      node = {
+        id: g.id,
+        kind: g.kind,
+        name,
+        cluster: g.cluster,
+        color: NO_CLUSTER_COLOR,
+        ax: hasPos ? g.x! : null,
+        ay: hasPos ? g.y! : null,
+        degree: 0,
+        labelWidth: -1,
+        x: hasPos ? g.x! : 0,
+        y: hasPos ? g.y! : 0,
+      };
+      if (!hasPos) unplaced.push(node);
+    }
+    node.color = g.cluster ? (colors.get(g.cluster) ?? NO_CLUSTER_COLOR) : NO_CLUSTER_COLOR;
+    return node;
+  }
+
+  /**
+   * Apply a delta to the model: the changed nodes are updated or created, removed ones drop,
+   * the links of relinked nodes are made again, label order and hull work are limited to the
+   * nodes and clusters touched; nothing else moves and the camera stays.
+   */
+  private patch(data: GraphData, changes: GraphChanges, colors: Map<string, string>, labels: Map<string, string>): void {
+    const byId = this.byId;
+    const touched = new Set<RenderNode>();
+    const touchedClusters = new Set<string>();
+    const gone = new Set<RenderNode>();
+    for (const id of changes.removed) {
+      const node = byId.get(id);
+      if (!node) continue;
+      byId.delete(id);
+      gone.add(node);
+      if (node.cluster) touchedClusters.add(node.cluster);
+    }
+    const unplaced: RenderNode[] = [];
+    const added: RenderNode[] = [];
+    for (const g of changes.upserted) {
+      const known = byId.get(g.id);
+      const was = known ? { cluster: known.cluster, x: known.x, y: known.y, color: known.color } : null;
+      const node = this.take(g, byId, colors, unplaced);
+      if (!known) {
+        byId.set(node.id, node);
+        added.push(node);
+      }
+      touched.add(node);
+      if (!was || was.cluster !== node.cluster || was.x !== node.x || was.y !== node.y || was.color !== node.color) {
+        if (was?.cluster) touchedClusters.add(was.cluster);
+        if (node.cluster) touchedClusters.add(node.cluster);
+      }
+    }
+    let nodes = this.nodes;
+    if (gone.size) nodes = nodes.filter((n) => !gone.has(n));
+    if (added.length) nodes = nodes === this.nodes ? [...nodes, ...added] : (nodes.push(...added), nodes);
+    // links: those touching a relinked id go, the delta's join
+    let links = this.links;
+    if (changes.relinked.size || changes.links.length) {
+      links = [];
+      for (const l of this.links) {
+        if (changes.relinked.has(l.source.id) || changes.relinked.has(l.target.id)) {
+          l.source.degree--;
+          l.target.degree--;
+          touched.add(l.source).add(l.target);
+        } else links.push(l);
+      }
+      for (const l of changes.links) {
+        const source = byId.get(l.source);
+        const target = byId.get(l.target);
+        if (!source || !target) continue;
+        source.degree++;
+        target.degree++;
+        touched.add(source).add(target);
+        links.push({ source, target });
+      }
+    }
+    this.placeNew(unplaced, links, nodes);
+    // colours: a new session can shift the palette of others (assignClusterColors)
+    let recolor = false;
+    for (const c of this.clusters) if ((colors.get(c.key) ?? NO_CLUSTER_COLOR) !== c.color) recolor = true;
+    if (recolor) for (const n of nodes) n.color = n.cluster ? (colors.get(n.cluster) ?? NO_CLUSTER_COLOR) : NO_CLUSTER_COLOR;
+    const structure = gone.size > 0 || added.length > 0 || links !== this.links;
+    this.nodes = nodes;
+    this.links = links;
+    if (gone.size || added.length || recolor || touchedClusters.size) this.regroup();
+    // label order: the touched propositions leave it and go back in at their place
+    const order = this.labelOrder.filter((n) => !touched.has(n) && !gone.has(n));
+    for (const n of touched) if (n.kind === 'proposition' && !gone.has(n) && byId.get(n.id) === n) insertSorted(order, n, byLabelPriority);
+    this.labelOrder = order;
+    if (data.folders !== changes.base.folders || this.clusterLabelsChanged(labels)) {
+      this.buildClusters(data, colors, labels);
+    } else {
+      this.patchClusters(touchedClusters, gone, colors, labels);
+    }
+    this.afterData();
+    if (structure) this.simStale = true;
+    if (this.nodes.length <= LARGE_GRAPH * 4) this.syncSim();
+    this.posVersion++;
+    this.scenePos++;
+    if (this.dragScene) forgetCorners(this.dragScene);
+    if (unplaced.length && this.nodes.length <= LARGE_GRAPH * 4) this.reheat(0.4);
+    if (!this.cameraReady) this.initCamera();
+    this.markDirty();
+  }
+
+  /** A cluster's label differs from what the model draws (a lesson renamed). */
+  private clusterLabelsChanged(labels: Map<string, string>): boolean {
+    for (const [key, label] of labels) if (label !== this.clusterLabels.get(key)) return true;
+    return labels.size !== this.clusterLabels.size;
+  }
+
+  /** The touched sessions' members again (their hulls to compute); new sessions join, empty ones go. */
+  private patchClusters(keys: Set<string>, gone: Set<RenderNode>, colors: Map<string, string>, labels: Map<string, string>): void {
+    for (const c of this.clusters) c.color = colors.get(c.key) ?? NO_CLUSTER_COLOR;
+    if (!keys.size) return;
+    const members = new Map<string, RenderNode[]>();
+    for (const key of keys) members.set(key, []);
+    // the touched sessions' members, in node order (one pass: a mover left one and joined another)
+    for (const n of this.nodes) if (n.kind === 'proposition' && n.cluster && members.has(n.cluster)) members.get(n.cluster)!.push(n);
+    const inFolder = folderOfCluster(this.data?.folders ?? []);
+    let listChanged = false;
+    for (const [key, list] of members) {
+      const c = this.clusterOf.get(key);
+      if (c) {
+        c.nodes = list;
+        c.hullDirty = true;
+        if (!list.length) listChanged = true;
+      } else if (list.length) {
+        const made: RenderCluster = {
+          key,
+          label: plainMath(labels.get(key) ?? key),
+          color: colors.get(key) ?? NO_CLUSTER_COLOR,
+          nodes: list,
+          hull: null,
+          hullDirty: true,
+          level: inFolder.has(key) ? 'file' : 'top',
+        };
+        this.clusters.push(made);
+        this.clusterOf.set(key, made);
+        listChanged = true;
+      }
+      const folder = this.folderOf.get(key);
+      if (folder) {
+        folder.nodes = folder.nodes.filter((n) => !gone.has(n) && n.cluster !== key).concat(list);
+        folder.hullDirty = true;
+      }
+    }
+    if (listChanged) {
+      this.clusters = this.clusters.filter((c) => c.nodes.length);
+      this.clusterOf = new Map(this.clusters.map((c) => [c.key, c]));
+      this.hullClusters = this.folderClusters.length ? [...this.folderClusters, ...this.clusters] : this.clusters;
+    }
+  }
+
+  /** Draw lists by colour, and the implications. */
+  private regroup(): void {
+    this.groups = new Map();
+    this.implications = [];
+    for (const n of this.nodes) {
+      if (n.kind === 'implication') this.implications.push(n);
+      else {
+        let group = this.groups.get(n.color);
+        if (!group) this.groups.set(n.color, (group = []));
+        group.push(n);
+      }
+    }
+  }
+
+  /** The simulation holds the current nodes and links (only needed when it runs). */
+  private syncSim(): void {
+    if (!this.simStale) return;
+    this.simStale = false;
+    this.sim.nodes(this.nodes);
+    (this.sim.force('link') as ReturnType<typeof forceLink<RenderNode, RenderLink>>).links(this.links);
+  }
+
+  /** Selection, hover and the drag split follow a new model. */
+  private afterData(): void {
+    if (this.dragScene) this.dragScene = this.splitForDrag(this.dragScene.node);
+    if (this.hoverId && !this.byId.has(this.hoverId)) this.hoverId = null;
+    if (this.selectedId && !this.byId.has(this.selectedId)) this.selectedId = null;
+    this.computeHighlight();
+    this.dataVersion++;
+  }
+
+  /** The whole model from the view. */
+  private rebuild(data: GraphData, colors: Map<string, string>, labels: Map<string, string>): void {
     const previous = this.byId;
     const nodes: RenderNode[] = [];
     const byId = new Map<string, RenderNode>();
     const unplaced: RenderNode[] = [];
     for (const g of data.nodes) {
-      let node = previous.get(g.id);
-      const hasPos = g.x !== undefined && g.y !== undefined;
-      const name = plainMath(g.kind === 'implication' ? g.statement : g.name);
-      if (node) {
-        if (node.name !== name) node.labelWidth = -1;
-        node.name = name;
-        node.kind = g.kind;
-        node.cluster = g.cluster;
-        // The server moved it (another tab dragged it): follow.
-        if (hasPos && (node.ax !== g.x || node.ay !== g.y) && this.drag?.node !== node) {
-          node.ax = g.x!;
-          node.ay = g.y!;
-          node.x = g.x!;
-          node.y = g.y!;
-          node.vx = 0;
-          node.vy = 0;
-        }
-      } else {
-        node = {
-          id: g.id,
-          kind: g.kind,
-          name,
-          cluster: g.cluster,
-          color: NO_CLUSTER_COLOR,
-          ax: hasPos ? g.x! : null,
-          ay: hasPos ? g.y! : null,
-          degree: 0,
-          labelWidth: -1,
-          x: hasPos ? g.x! : 0,
-          y: hasPos ? g.y! : 0,
-        };
-        if (!hasPos) unplaced.push(node);
-      }
-      node.color = g.cluster ? (colors.get(g.cluster) ?? NO_CLUSTER_COLOR) : NO_CLUSTER_COLOR;
+      const node = this.take(g, previous, colors, unplaced);
       node.degree = 0;
       nodes.push(node);
       byId.set(node.id, node);
@@ -279,19 +481,25 @@ export class GraphRenderer {
     this.nodes = nodes;
     this.byId = byId;
     this.links = links;
-    this.groups = new Map();
-    this.implications = [];
-    for (const n of nodes) {
-      if (n.kind === 'implication') this.implications.push(n);
-      else {
-        let group = this.groups.get(n.color);
-        if (!group) this.groups.set(n.color, (group = []));
-        group.push(n);
-      }
-    }
-    this.labelOrder = nodes.filter((n) => n.kind === 'proposition').sort((a, b) => b.degree - a.degree || a.name.localeCompare(b.name));
+    this.regroup();
+    this.labelOrder = nodes.filter((n) => n.kind === 'proposition').sort(byLabelPriority);
+    this.buildClusters(data, colors, labels);
+    this.afterData();
+    this.simStale = false;
+    this.sim.nodes(nodes);
+    (this.sim.force('link') as ReturnType<typeof forceLink<RenderNode, RenderLink>>).links(links);
+    this.positionsChanged();
+    // Nodes with a server position start exactly there (the server settled them); the
+    // simulation only runs to place new nodes, and while a node is dragged.
+    if (unplaced.length && nodes.length <= LARGE_GRAPH * 4) this.reheat(unplaced.length === nodes.length ? 1 : 0.4);
+    if (!this.cameraReady) this.initCamera();
+    this.markDirty();
+  }
+
+  /** Sessions and folders (with their hulls to compute) from the model's nodes. */
+  private buildClusters(data: GraphData, colors: Map<string, string>, labels: Map<string, string>): void {
     const clusterNodes = new Map<string, RenderNode[]>();
-    for (const n of nodes) {
+    for (const n of this.nodes) {
       if (n.kind !== 'proposition' || !n.cluster) continue;
       let list = clusterNodes.get(n.cluster);
       if (!list) clusterNodes.set(n.cluster, (list = []));
@@ -320,21 +528,6 @@ export class GraphRenderer {
     }
     this.folderClusters = folders;
     this.hullClusters = folders.length ? [...folders, ...this.clusters] : this.clusters;
-    if (this.dragScene) this.dragScene = this.splitForDrag(this.dragScene.node);
-
-    if (this.hoverId && !byId.has(this.hoverId)) this.hoverId = null;
-    if (this.selectedId && !byId.has(this.selectedId)) this.selectedId = null;
-    this.computeHighlight();
-
-    this.dataVersion++;
-    this.sim.nodes(nodes);
-    (this.sim.force('link') as ReturnType<typeof forceLink<RenderNode, RenderLink>>).links(links);
-    this.positionsChanged();
-    // Nodes with a server position start exactly there (the server settled them); the
-    // simulation only runs to place new nodes, and while a node is dragged.
-    if (unplaced.length && nodes.length <= LARGE_GRAPH * 4) this.reheat(unplaced.length === nodes.length ? 1 : 0.4);
-    if (!this.cameraReady) this.initCamera();
-    this.markDirty();
   }
 
   /** New nodes without a server position start next to their placed neighbours (or the middle). */
@@ -493,6 +686,7 @@ export class GraphRenderer {
   }
 
   private reheat(alpha: number, target = 0): void {
+    this.syncSim();
     this.sim.alpha(Math.max(this.sim.alpha(), alpha)).alphaTarget(target);
     this.simRunning = true;
     this.schedule();
@@ -758,6 +952,7 @@ export class GraphRenderer {
       onScreen: this.lastDraw.onScreen,
       mode: this.lastDraw.mode,
       labelBoxes: this.lastDraw.labelBoxes.map((b) => [round2(b.x0), round2(b.y0), round2(b.x1), round2(b.y1)]),
+      setData: { ...this.lastSetData, ms: round2(this.lastSetData.ms) },
     };
   }
 
@@ -780,6 +975,30 @@ export class GraphRenderer {
     this.canvas.removeEventListener('click', this.onClick);
     this.canvas.removeEventListener('contextmenu', this.onContextMenu);
   }
+}
+
+/** Label priority: higher degree first, then by name. */
+function byLabelPriority(a: RenderNode, b: RenderNode): number {
+  return b.degree - a.degree || a.name.localeCompare(b.name);
+}
+
+/** Insert into a list sorted by `cmp`, after its equals (binary search). */
+function insertSorted<T>(list: T[], item: T, cmp: (a: T, b: T) => number): void {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (cmp(list[mid], item) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  list.splice(lo, 0, item);
+}
+
+function sameMap(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
+  if (a === b) return true;
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) if (b.get(k) !== v) return false;
+  return true;
 }
 
 function median(values: readonly number[]): number | null {
