@@ -19,6 +19,15 @@ Chromium rasterizes later, which the frame times include); `mode` is how the las
 scene (direct, or through the cached vector / pixel layer, see frontend/src/graph/draw.ts).
 Screenshots go to /tmp/graph-shots/bench-<size>-<view>.png.
 
+`--delta` (issue 17) measures what the page does when the graph changes under it instead of the
+pans: a refresh that changes nothing (three `visibilitychange` refreshes: the page reads `since`
+its version) and a merge of 20 propositions + 30 chains (appended to the ledgers with their
+positions, as a settle leaves them, then a refresh): the main thread's long tasks (> 50 ms,
+`PerformanceObserver`) from the refresh until the new nodes are drawn, the renderer's own
+`setData` time and whether it patched (`stats().setData`, absent in bundles before it), frames
+drawn, and whether a node on screen or the camera moved. `--server-root <tree>` serves another
+checkout (a `git archive` of an older commit with its frontend built): an A/B of bundles.
+
 `--per-source` changes the sessions' size (issue 17's bad input): `--sizes 20000 --per-source 1`
 is 10,000 sessions of one node (their chains link neighbouring sessions), `--sizes 20000
 --per-source 10000` one giant session of 10,000 nodes (a disc as dense as a source of 100).
@@ -32,6 +41,8 @@ import math
 import random
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -42,7 +53,7 @@ from server.core.library.graph import chain_id
 from server.store.ledger import append_ledger
 from tests.bench.common import run_line
 from tests.e2e.conftest import CHROMIUM_ARGS
-from tests.procs import start_server
+from tests.procs import ServerProcess, server_env, start_server, wait_ready
 
 AT = "2026-11-30T00:00:00Z"
 WORDS = [
@@ -273,11 +284,121 @@ def pan(page: Any, seconds: float, zooming: bool = False) -> dict[str, float]:
     }
 
 
-def measure(size: int, seconds: float, browser: Any) -> list[tuple[str, dict[str, float]]]:
+LONG_TASKS = """() => {
+  window.__lhLong = [];
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) window.__lhLong.push(e.duration);
+  }).observe({ type: 'longtask' });
+}"""
+
+
+def append_merge(data_dir: Path, k: int, props: int = 20, chains: int = 30) -> int:
+    """A merge as the ledgers record it: `props` new propositions in a new source, `chains` chains
+    among them and the graph's first propositions, with positions (what the settle writes).
+    Returns the number of new view nodes."""
+    rng = random.Random(1000 + k)
+    root = data_dir / "graph"
+    src, job = f"src_delta{k:011x}", f"job_delta_{k}"
+    positions = json.loads((root / "positions.json").read_text())
+    nodes = []
+    for i in range(props):
+        nid = f"n_d{k:03x}{i:012x}"
+        nodes.append(
+            NodeLine(
+                id=nid,
+                name=f"Merged {k}.{i}",
+                statement=f"Merged {k}.{i} holds.",
+                provenance=Provenance(source=src, job=job),
+                at=AT,
+            )
+        )
+        positions[nid] = [round(rng.uniform(-200, 200), 2), round(rng.uniform(-200, 200), 2)]
+    lines = []
+    while len(lines) < chains:
+        premises = sorted({nodes[rng.randrange(props)].id, f"n_{rng.randrange(50):016x}"})
+        conclusion = nodes[rng.randrange(props)].id
+        if conclusion in premises:
+            continue
+        cid = chain_id(premises, conclusion)
+        if any(c.id == cid for c in lines):
+            continue
+        lines.append(
+            ChainLine(
+                id=cid,
+                premises=premises,
+                conclusion=conclusion,
+                provenance=Provenance(source=src, job=job),
+                at=AT,
+            )
+        )
+        positions[cid] = [round(rng.uniform(-200, 200), 2), round(rng.uniform(-200, 200), 2)]
+    append_ledger(
+        root / "sources.jsonl", [SourceLine(id=src, kind="notes", title=f"notes/merged-{k}.md", at=AT)]
+    )
+    append_ledger(root / "nodes.jsonl", nodes)
+    append_ledger(root / "chains.jsonl", lines)
+    append_ledger(root / "sessions.jsonl", [run_line(src, job, props, len(lines))])
+    (root / "positions.json").write_text(json.dumps(positions))
+    return props + len(lines)
+
+
+def refresh_and_wait(page: Any, nodes: int, timeout_s: float = 120) -> dict[str, Any]:
+    """Refresh the page's graph (a `visibilitychange`, as when the tab comes back) and wait until
+    the renderer holds `nodes` nodes and the graph read has answered; then 1 s more."""
+    before = page.evaluate("window.__lhGraph.stats()")
+    page.evaluate("() => { window.__lhLong = []; }")
+    t0 = time.monotonic()
+    with page.expect_response(lambda r: "/api/graph?format=compact" in r.url, timeout=timeout_s * 1000):
+        page.evaluate("() => document.dispatchEvent(new Event('visibilitychange'))")
+    page.wait_for_function("n => window.__lhGraph.stats().nodes === n", arg=nodes, timeout=timeout_s * 1000)
+    shown_s = time.monotonic() - t0
+    page.wait_for_timeout(1000)
+    after = page.evaluate("window.__lhGraph.stats()")
+    long = page.evaluate("window.__lhLong")
+    return {"before": before, "after": after, "long": long, "shown": shown_s}
+
+
+def measure_delta(page: Any, data_dir: Path, size: int) -> list[tuple[str, dict[str, Any]]]:
+    page.evaluate(LONG_TASKS)
+    spot = node_spot(page)
+    probe = page.evaluate("([x, y]) => window.__lhGraph.nodeAt(x, y)", list(spot))
+    where = lambda: page.evaluate("id => window.__lhGraph.nodeScreenPosition(id)", probe)  # noqa: E731
+    rows = []
+    total = size
+    for k in range(3):
+        at = where()
+        r = refresh_and_wait(page, total)
+        r["moved"] = at != where() or r["before"]["zoom"] != r["after"]["zoom"]
+        rows.append((f"refresh, no change ({k + 1})", r))
+    for k in range(3):
+        at = where()
+        total += append_merge(data_dir, k)
+        r = refresh_and_wait(page, total)
+        r["moved"] = at != where() or r["before"]["zoom"] != r["after"]["zoom"]
+        rows.append((f"merge of 20 props + 30 chains ({k + 1})", r))
+    return rows
+
+
+def start_in(root: Path, data_dir: Path) -> ServerProcess:
+    """`start_server`, but the server (and its built bundle) of another checkout."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "server", "--port", "0", "--data-dir", str(data_dir)],
+        cwd=root,
+        env=server_env(None),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    return ServerProcess(process, wait_ready(process, 60), data_dir).drain()
+
+
+def measure(
+    size: int, seconds: float, browser: Any, delta: bool = False, root: Path | None = None
+) -> list[tuple[str, dict[str, Any]]]:
     with tempfile.TemporaryDirectory(prefix="lh-bench-canvas-") as tmp:
         data_dir = Path(tmp) / "data"
         write_graph(data_dir, size)
-        server = start_server(data_dir, timeout=60)
+        server = start_in(root, data_dir) if root else start_server(data_dir, timeout=60)
         try:
             context = browser.new_context(viewport=VIEWPORT)
             page = context.new_page()
@@ -290,6 +411,10 @@ def measure(size: int, seconds: float, browser: Any) -> list[tuple[str, dict[str
                 timeout=180_000,
             )
             load_s = time.monotonic() - t0
+            if delta:
+                found = measure_delta(page, data_dir, size)
+                context.close()
+                return found
             rows = []
             zoom = page.evaluate("window.__lhGraph.stats().zoom")
             page.screenshot(path=str(SHOTS / f"bench-{size}-whole.png"))
@@ -342,6 +467,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000,50000")
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--per-source", type=int, default=PER_SOURCE, help="propositions per source")
+    parser.add_argument("--delta", action="store_true", help="refreshes and merges instead of pans")
+    parser.add_argument("--server-root", type=Path, default=None, help="serve another checkout")
     args = parser.parse_args()
     PER_SOURCE = args.per_source
     from playwright.sync_api import sync_playwright
@@ -355,6 +482,20 @@ def main() -> None:
         browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
         try:
             for size in (int(s) for s in args.sizes.split(",")):
+                if args.delta:
+                    for view, r in measure(size, args.seconds, browser, True, args.server_root):
+                        set_data = r["after"].get("setData") or {}
+                        before_calls = (r["before"].get("setData") or {}).get("calls", 0)
+                        print(
+                            f"  {size} {view}: shown after {r['shown']:.2f} s; long tasks {len(r['long'])}"
+                            f" (sum {sum(r['long']):.0f} ms, max {max(r['long'], default=0):.0f} ms);"
+                            f" frames {r['after']['frames'] - r['before']['frames']};"
+                            f" setData calls {set_data.get('calls', 0) - before_calls},"
+                            f" last {set_data.get('ms', '-')} ms"
+                            f" patched {set_data.get('patched', '-')}; node or camera moved: {r['moved']}",
+                            flush=True,
+                        )
+                    continue
                 for view, r in measure(size, args.seconds, browser):
                     results.append((size, view, r))
                     print(

@@ -365,8 +365,9 @@ export class GraphRenderer {
       this.patchClusters(touchedClusters, gone, colors, labels);
     }
     this.afterData();
+    // the simulation takes the new nodes and links when it next runs (reheat): feeding it
+    // re-initialises every force over all nodes
     if (structure) this.simStale = true;
-    if (this.nodes.length <= LARGE_GRAPH * 4) this.syncSim();
     this.posVersion++;
     this.scenePos++;
     if (this.dragScene) forgetCorners(this.dragScene);

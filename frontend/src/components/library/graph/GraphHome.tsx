@@ -37,9 +37,12 @@ export default function GraphHome({ graph }: Props) {
 
   const nodes = useMemo(() => new Map(data.nodes.map((n) => [n.id, n])), [data]);
   const chains = useMemo(() => chainsOf(data), [data]);
-  const colors = useMemo(() => assignClusterColors(data.clusters.map((c) => c.key)), [data]);
-  const labels = useMemo(() => new Map(data.clusters.map((c) => [c.key, clusterLabel(c)])), [data]);
-  const counts = graphCounts(data);
+  // keyed on the clusters: a delta that leaves them alone (a patched view reuses the array)
+  // gives the canvas the same maps (issue 17)
+  const clusters = data.clusters;
+  const colors = useMemo(() => assignClusterColors(clusters.map((c) => c.key)), [clusters]);
+  const labels = useMemo(() => new Map(clusters.map((c) => [c.key, clusterLabel(c)])), [clusters]);
+  const counts = useMemo(() => graphCounts(data), [data]);
 
   // Deleted (or vanished) nodes leave the selection and the card.
   useEffect(() => {
