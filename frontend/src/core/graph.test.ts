@@ -12,6 +12,7 @@ import {
   readCompact,
   changesOf,
   COMPACT_FORMAT,
+  MAX_COORD,
   type CompactGraph,
   type GraphData,
 } from './graph';
@@ -338,3 +339,18 @@ describe('a delta applied in place (issue 17)', () => {
     expect(canonical(again.data)).toEqual(canonical(v2.data));
   });
 });
+
+describe('positions the canvas cannot use (issue 17, bad input)', () => {
+  it('a position not finite or beyond MAX_COORD is no position (the canvas places the node)', () => {
+    const row = (id: string, x: unknown, y: unknown) => [id, id, '', [], 's1', 0, 't', x, y];
+    const read = readCompact(
+      { format: COMPACT_FORMAT, version: 'v', full: true, props: [row('n_a', 1, 2), row('n_b', 1e9, 0), row('n_c', -MAX_COORD, MAX_COORD), row('n_d', 'NaN', 0)], chains: [], clusters: [] },
+      null,
+    )!;
+    const at = Object.fromEntries(read.data.nodes.map((n) => [n.id, n.x === undefined ? null : [n.x, n.y]]));
+    expect(at).toEqual({ n_a: [1, 2], n_b: null, n_c: [-MAX_COORD, MAX_COORD], n_d: null });
+    const full = normalizeGraph({ nodes: [{ id: 'n_x', x: 0, y: -2e6 }, { id: 'n_y', x: 3, y: 4 }] });
+    expect(full.nodes.map((n) => n.x ?? null)).toEqual([null, 3]);
+  });
+});
+

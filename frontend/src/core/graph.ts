@@ -80,6 +80,17 @@ function finite(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }
 
+/** How far from the origin a position may be (the server's limit for dragged ones,
+ * `core/library/layout.py: sanitize_positions`). */
+export const MAX_COORD = 1e6;
+
+/** A coordinate the canvas can place a node at: finite and within `MAX_COORD` (a damaged or
+ * hand-edited positions.json: the node is then placed next to its neighbours, issue 17). */
+function coord(value: unknown): number | undefined {
+  const v = finite(value);
+  return v !== undefined && Math.abs(v) <= MAX_COORD ? v : undefined;
+}
+
 /** The view as the UI uses it: malformed rows dropped, links only between known nodes. */
 export function normalizeGraph(raw: unknown): GraphData {
   if (!isRecord(raw)) return EMPTY_GRAPH;
@@ -98,8 +109,8 @@ export function normalizeGraph(raw: unknown): GraphData {
       sources: strings(n.sources),
       createdAt: typeof n.createdAt === 'string' ? n.createdAt : '',
     };
-    const x = finite(n.x);
-    const y = finite(n.y);
+    const x = coord(n.x);
+    const y = coord(n.y);
     if (x !== undefined && y !== undefined) {
       node.x = x;
       node.y = y;
@@ -199,8 +210,8 @@ function chainRow(row: unknown): GraphNode | null {
 }
 
 function placeAt(node: GraphNode, x: unknown, y: unknown): void {
-  const fx = finite(x);
-  const fy = finite(y);
+  const fx = coord(x);
+  const fy = coord(y);
   if (fx !== undefined && fy !== undefined) {
     node.x = fx;
     node.y = fy;

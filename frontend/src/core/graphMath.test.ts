@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CLUSTER_COLORS, assignClusterColors, boundsOf, fitCamera, hullLabelAnchor, labelAlpha, paddedHull, parseCamera, shorten } from './graphMath';
+import { CLUSTER_COLORS, assignClusterColors, boundsOf, fitBounds, fitCamera, hullLabelAnchor, labelAlpha, paddedHull, parseCamera, shorten } from './graphMath';
 
 describe('fitCamera', () => {
   it('centres the bounds and fits them with a margin', () => {
@@ -105,3 +105,23 @@ describe('shorten', () => {
     expect(shorten('abcdefgh', 5)).toBe('abcd…');
   });
 });
+
+describe('fitBounds (issue 17, bad input: far-away positions)', () => {
+  const spiral = Array.from({ length: 200 }, (_, i) => ({ x: Math.sqrt(i) * 30 * Math.cos(i * 2.4), y: Math.sqrt(i) * 30 * Math.sin(i * 2.4) }));
+
+  it('an ordinary layout keeps every point', () => {
+    expect(fitBounds(spiral)).toEqual(boundsOf(spiral));
+    const twoRegions = [...spiral, ...spiral.slice(0, 60).map((p) => ({ x: p.x + 2000, y: p.y }))];
+    expect(fitBounds(twoRegions)).toEqual(boundsOf(twoRegions));
+  });
+
+  it('a few nodes far away, or not finite, do not count', () => {
+    const far = [...spiral, { x: 1e9, y: 0 }, { x: -5e5, y: 3e5 }, { x: NaN, y: 1 }, { x: 1, y: Infinity }];
+    expect(fitBounds(far)).toEqual(boundsOf(spiral));
+    const k = fitCamera(fitBounds(far), 800, 600).k;
+    expect(k).toBeGreaterThan(0.5); // the graph fills the view, not a dot
+    expect(fitBounds([])).toBeNull();
+    expect(fitBounds([{ x: 0, y: 0 }, { x: 1e9, y: 1e9 }])).toEqual({ x0: 0, y0: 0, x1: 1e9, y1: 1e9 }); // too few to judge
+  });
+});
+

@@ -21,6 +21,37 @@ export interface Bounds {
   y1: number;
 }
 
+/**
+ * The box the camera fits (issue 17, bad input): the bounding box of the points without the
+ * few far away from the rest, so a node at a million units (a hand-edited or damaged
+ * positions.json) does not shrink the graph to a dot or push it off screen. Per axis, a point
+ * counts when it lies within 4 spreads of the 10–90 % range (spread: that range, at least 1); an
+ * ordinary layout loses nothing, and under 5 points all count. Non-finite coordinates never
+ * count. O(n log n).
+ */
+export function fitBounds(points: readonly { x: number; y: number }[]): Bounds | null {
+  const xs: number[] = [];
+  const ys: number[] = [];
+  for (const p of points) {
+    if (!Number.isFinite(p.x) || !Number.isFinite(p.y)) continue;
+    xs.push(p.x);
+    ys.push(p.y);
+  }
+  if (xs.length < 5) return boundsOf(xs.map((x, i) => ({ x, y: ys[i] })));
+  const range = (v: number[]): [number, number] => {
+    const s = Float64Array.from(v).sort();
+    const lo = s[Math.floor((s.length - 1) * 0.1)];
+    const hi = s[Math.floor((s.length - 1) * 0.9)];
+    const spread = Math.max(hi - lo, 1);
+    return [lo - 4 * spread, hi + 4 * spread];
+  };
+  const [ax, bx] = range(xs);
+  const [ay, by] = range(ys);
+  const kept = [];
+  for (let i = 0; i < xs.length; i++) if (xs[i] >= ax && xs[i] <= bx && ys[i] >= ay && ys[i] <= by) kept.push({ x: xs[i], y: ys[i] });
+  return boundsOf(kept);
+}
+
 /** The bounding box of some points (null for none). */
 export function boundsOf(points: Iterable<{ x: number; y: number }>): Bounds | null {
   let x0 = Infinity;

@@ -8,7 +8,7 @@ import { quadtree, type Quadtree } from 'd3-quadtree';
 import { select } from 'd3-selection';
 import { zoom, zoomIdentity, type ZoomBehavior, type ZoomTransform } from 'd3-zoom';
 import { DEFAULT_RENDER, changesOf, type GraphChanges, type GraphData, type GraphNode, type NodeKind, type RenderSettings } from '../core/graph';
-import { MAX_ZOOM, MIN_ZOOM, NO_CLUSTER_COLOR, boundsOf, fitCamera, hashString, parseCamera, type Camera, type Point } from '../core/graphMath';
+import { MAX_ZOOM, MIN_ZOOM, NO_CLUSTER_COLOR, fitBounds, fitCamera, hashString, parseCamera, type Camera, type Point } from '../core/graphMath';
 import { plainMath } from '../core/math';
 import { onThemeChange } from '../theme';
 import { SceneLayer, drawScene, graphColorsFromCss, setGraphColors, type DrawStats } from './draw';
@@ -535,7 +535,7 @@ export class GraphRenderer {
   private placeNew(unplaced: RenderNode[], links: RenderLink[], all: RenderNode[]): void {
     if (!unplaced.length) return;
     const free = new Set(unplaced);
-    const b = boundsOf(all.filter((n) => !free.has(n)));
+    const b = fitBounds(all.filter((n) => !free.has(n)));
     const cx = b ? (b.x0 + b.x1) / 2 : 0;
     const cy = b ? (b.y0 + b.y1) / 2 : 0;
     const anchors = new Map<RenderNode, RenderNode[]>();
@@ -631,16 +631,16 @@ export class GraphRenderer {
     } catch {
       stored = null;
     }
-    this.setCamera(stored ?? fitCamera(boundsOf(this.nodes), this.width, this.height, FIT_INSETS));
+    this.setCamera(stored ?? fitCamera(fitBounds(this.nodes), this.width, this.height, FIT_INSETS));
   }
 
   private setCamera(c: Camera): void {
     this.zoomBehavior.transform(select(this.canvas), zoomIdentity.translate(c.x, c.y).scale(c.k));
   }
 
-  /** Show the whole graph. */
+  /** Show the whole graph (but for nodes far away from all the rest: `fitBounds`). */
   fit(): void {
-    this.setCamera(fitCamera(boundsOf(this.nodes), this.width, this.height, FIT_INSETS));
+    this.setCamera(fitCamera(fitBounds(this.nodes), this.width, this.height, FIT_INSETS));
   }
 
   /** Centre the camera on a node, keeping the zoom (at least `minK`). */
