@@ -14,6 +14,8 @@ from server.core.contracts.graph import Chain, Proposition
 from server.core.library.graph import chain_id
 from server.core.library.graph_view import (
     COMPACT_FORMAT,
+    ViewRows,
+    _plan,
     chain_line,
     clusters,
     compact_bytes,
@@ -183,12 +185,21 @@ def test_a_patched_view_equals_a_fresh_derivation(
     assert patched == orjson.dumps(derive_view(nodes, chains, positions, labels, paths))
     for nid in touched & set(nodes):  # a touched proposition's row was serialised again
         assert nid in memo.rebuilt
-    for nid, (_, _, _, start, end) in memo.nodes.items():  # the memo's spans are the view's rows
-        assert orjson.loads(patched[start:end])["id"] == nid
-    for cid, (_, _, start, end, link_start, link_end) in memo.chains.items():
-        assert orjson.loads(patched[start:end])["id"] == cid
+    _spans_are_rows(patched, memo)
+
+
+def _spans_are_rows(body: bytes, memo: ViewRows) -> None:
+    """The memo's spans are the view's rows, and its links the chains' links."""
+    for nid in memo.props.ids:
+        start, end = memo.props.span(nid) or (0, 0)
+        assert orjson.loads(body[start:end])["id"] == nid
+    assert memo.chains.ids == memo.links.ids
+    for cid in memo.chains.ids:
+        start, end = memo.chains.span(cid) or (0, 0)
+        assert orjson.loads(body[start:end])["id"] == cid
+        link_start, link_end = memo.links.span(cid) or (0, 0)
         assert cid in {
-            link[k] for link in orjson.loads(b"[" + patched[link_start:link_end] + b"]") for k in link
+            link[k] for link in orjson.loads(b"[" + body[link_start:link_end] + b"]") for k in link
         }
 
 
@@ -202,11 +213,9 @@ def test_a_merge_rebuilds_only_the_rows_it_touched() -> None:
     after = {**nodes, "b": linked, "d": node("d", "src_b")}
     patched, memo = view_bytes(after, {c1.id: c1, c2.id: c2}, {"a": (1.0, 2.0)}, {}, rows)
     assert "a" not in memo.rebuilt and "c" not in memo.rebuilt  # reused
-    assert (
-        "b" in memo.rebuilt
-        and b'"sources":["src_a","src_b"]' in patched[memo.nodes["b"][3] : memo.nodes["b"][4]]
-    )
-    assert c1.id in memo.rebuilt  # its conclusion's proposition was copied
+    span = memo.props.span("b") or (0, 0)
+    assert "b" in memo.rebuilt and b'"sources":["src_a","src_b"]' in patched[span[0] : span[1]]
+    assert c1.id not in memo.rebuilt  # its conclusion was copied, its name (the chain's line) kept
     assert patched == orjson.dumps(derive_view(after, {c1.id: c1, c2.id: c2}, {"a": (1.0, 2.0)}, {}))
     moved, again = view_bytes(after, {c1.id: c1, c2.id: c2}, {"a": (3.0, 2.0)}, {}, memo)  # a drag
     assert "a" in again.rebuilt and "b" not in again.rebuilt
@@ -268,7 +277,8 @@ def test_the_compact_view_stands_for_the_full_view_in_fewer_bytes() -> None:
     assert expand(view) == full
     assert len(body) < len(orjson.dumps(full)) / 2
     assert rows.changed is None  # no previous derivation: everything is new
-    for nid, (_, _, _, start, end) in rows.nodes.items():
+    for nid in rows.props.ids:
+        start, end = rows.span(nid) or (0, 0)
         assert orjson.loads(body[start:end])[0] == nid
     assert orjson.loads(b"{" + body[rows.tail[0] : rows.tail[1]] + b"}")["clusters"] == view["clusters"]
 
@@ -311,6 +321,56 @@ def test_a_delta_applied_to_the_old_compact_view_gives_the_new_one(
         views.append(view)
     delta = orjson.loads(compact_delta(rows, changed, "e-3", "e-1"))
     _same(expand(apply_delta(first, delta)), expand(views[-1]))
+
+
+@given(graphs(), st.data())
+def test_a_merge_is_patched_from_the_rows_it_touched(
+    before: tuple[dict[str, Proposition], dict[str, Chain], dict[str, tuple[float, float]]],
+    data: st.DataObject,
+) -> None:
+    """What a merge does (propositions copied with a new alias or source, or renamed; fresh
+    propositions appended; chains appended or dropped; positions moved or added, as a settle
+    does) is found without a pass over the rows (`_plan` answers), and both forms patched from
+    it equal a fresh derivation; the compact delta applied to the old view gives the new one."""
+    nodes, chains, positions = before
+    labels = {"src_a": ("notes", "a.md")}
+    paths = data.draw(st.sampled_from([None, {"src_a": "v/a.md", "src_b": "v/sub/b.md"}]))
+    _, rows = view_bytes(nodes, chains, positions, labels, None, paths)
+    first, compact = compact_bytes(nodes, chains, positions, labels, "e-1", None, paths)
+    nodes, chains, positions = dict(nodes), dict(chains), dict(positions)
+    for nid in data.draw(st.sets(st.sampled_from(sorted(nodes)))) if nodes else ():
+        kind = data.draw(st.sampled_from(["alias", "source", "rename", "move"]))
+        if kind == "alias":
+            nodes[nid] = nodes[nid].model_copy(update={"aliases": [*nodes[nid].aliases, "again"]})
+        elif kind == "source":
+            nodes[nid] = nodes[nid].model_copy(update={"sources": [*nodes[nid].sources, "src_z"]})
+        elif kind == "rename":
+            nodes[nid] = nodes[nid].model_copy(update={"name": f"{nid} renamed"})
+        else:
+            positions[nid] = (positions.get(nid, (0.0, 0.0))[0] + 1.0, 2.5)
+    named = {m for c in chains.values() for m in (*c.premises, c.conclusion)}
+    for nid in data.draw(st.sets(st.sampled_from(sorted(set(IDS) - set(nodes) - named) or ["n0"]))):
+        if nid not in nodes and nid not in named:  # a merge mints ids no chain names yet
+            nodes[nid] = node(nid, data.draw(st.sampled_from(["src_a", "src_b", "c_9"])))
+    had = set(chains)
+    for cid in data.draw(st.sets(st.sampled_from(sorted(chains)))) if chains else ():
+        chains.pop(cid)  # simplification dropped it
+    _, extra, moved = data.draw(graphs())
+    chains.update({cid: c for cid, c in extra.items() if cid not in had})
+    positions.update({k: v for k, v in moved.items() if k in nodes or k in chains})
+    assert _plan(nodes, chains, positions, rows.inputs, rows.props, rows.chains) is not None
+    assert _plan(nodes, chains, positions, compact.inputs, compact.props, compact.chains) is not None
+    patched, memo = view_bytes(nodes, chains, positions, labels, rows, paths)
+    assert patched == orjson.dumps(derive_view(nodes, chains, positions, labels, paths))
+    _spans_are_rows(patched, memo)
+    body, compact = compact_bytes(nodes, chains, positions, labels, "e-2", compact, paths)
+    view = orjson.loads(body)
+    _same(expand(view), derive_view(nodes, chains, positions, labels, paths))
+    assert compact.changed is not None
+    delta = orjson.loads(compact_delta(compact, compact.changed, "e-2", "e-1"))
+    _same(expand(apply_delta(orjson.loads(first), delta)), expand(view))
+    again, same = view_bytes(nodes, chains, positions, labels, memo, paths)
+    assert again == patched and same.rebuilt == frozenset()
 
 
 def test_an_unchanged_graph_gives_an_empty_delta() -> None:

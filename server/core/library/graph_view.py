@@ -14,8 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import compress, filterfalse, islice
+from operator import is_not
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import orjson
 
 from server.core.contracts.graph import Chain, Proposition
@@ -167,42 +171,261 @@ def _chain_links(chain: Chain) -> list[dict[str, str]]:
     ]
 
 
-_NodeMemo = tuple[Proposition, "tuple[float, float] | None", "str | None", int, int]
-_ChainMemo = tuple[Chain, "tuple[float, float] | None", int, int, int, int]
 _NODES_OPEN = b'{"nodes":['
 _LINKS_OPEN = b'],"links":['
 
 
 @dataclass(frozen=True)
-class ViewRows:
-    """A derived view's rows, each with what it was derived from, so the next derivation reuses
-    every row whose inputs are unchanged (`view_bytes`). A row's JSON is not kept apart: it is
-    the span `body[start:end]` of the view's JSON (keeping each row's bytes too held the view
-    twice, issue 16's RSS after an import). Never mutated: each derivation returns a new one
-    (safe to share between the loop and a worker thread).
+class Spans:
+    """One run of rows of a body (joined by commas), each row a span of it, in body order. Never
+    mutated.
 
     Attributes:
-        body: the view's JSON these rows are spans of.
-        nodes: proposition id -> (its Proposition, position, cluster, its row's start, end).
-        chains: chain id -> (its Chain, position, its row's start, end, its links' start, end:
-            the links' JSON objects joined by commas).
+        ids: the rows' ids in body order.
+        starts: each row's start in the body (bytes).
+        lengths: each row's length (bytes).
+        index: id -> its place in `ids`.
+    """
+
+    ids: list[str] = field(default_factory=list)
+    starts: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    lengths: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, np.int64))
+    index: dict[str, int] = field(default_factory=dict)
+
+    @staticmethod
+    def of(
+        ids: list[str], lengths: npt.NDArray[np.int64], base: int, index: dict[str, int] | None = None
+    ) -> Spans:
+        """The spans of rows of these lengths joined by commas from `base` (no Python loop:
+        `index`, when given, is `ids`' index already)."""
+        starts = np.empty(len(lengths), np.int64)
+        if len(lengths):
+            starts[0] = 0
+            np.cumsum(lengths[:-1] + 1, out=starts[1:])
+            starts += base
+        if index is None:
+            index = dict(zip(ids, range(len(ids)), strict=True))
+        return Spans(ids, starts, lengths, index)
+
+    def span(self, rid: str) -> tuple[int, int] | None:
+        """(start, end) of `rid`'s row, None when it has none."""
+        i = self.index.get(rid)
+        return None if i is None else (int(self.starts[i]), int(self.starts[i] + self.lengths[i]))
+
+    def run(self, first: int, last: int) -> tuple[int, int]:
+        """(start, end) of rows `first`..`last` (inclusive) with the commas between them."""
+        return int(self.starts[first]), int(self.starts[last] + self.lengths[last])
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a derivation was derived from (copies of the mappings; their objects are read-only by
+    contract), so the next one finds what changed with C loops (`_plan`).
+
+    Attributes:
+        nodes, chains, positions: the mappings as they were.
+        dangling: the chain ids of `chains` that are not in the view (a member missing).
+        groups: birth session -> its proposition ids in `nodes` order (`birth_partition`, unsorted).
+    """
+
+    nodes: dict[str, Proposition] = field(default_factory=dict)
+    chains: dict[str, Chain] = field(default_factory=dict)
+    positions: dict[str, tuple[float, float]] = field(default_factory=dict)
+    dangling: frozenset[str] = frozenset()
+    groups: dict[str, list[str]] = field(default_factory=dict)
+
+
+def _birth(node: Proposition) -> str:
+    return node.sources[0] if node.sources else ""
+
+
+def _groups(nodes: Mapping[str, Proposition]) -> dict[str, list[str]]:
+    groups: dict[str, list[str]] = {}
+    for node in nodes.values():
+        groups.setdefault(_birth(node), []).append(node.id)
+    return groups
+
+
+def _partition(groups: Mapping[str, list[str]]) -> list[tuple[str, list[str]]]:
+    """`birth_partition` from the groups."""
+    return sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+
+
+def _is_live(chain: Chain, nodes: Mapping[str, Proposition]) -> bool:
+    return chain.conclusion in nodes and all(map(nodes.__contains__, chain.premises))
+
+
+@dataclass
+class _Plan:
+    """What changed since a derivation, as rows: what the derivation is from (`inputs`), the
+    proposition rows to serialise again in place (`nodes`) and those appended (`new_nodes`, in
+    order), the same for chains, and the chain rows that went (`gone`)."""
+
+    inputs: Inputs
+    nodes: set[str]
+    new_nodes: list[str]
+    chains: set[str]
+    new_chains: list[str]
+    gone: set[str]
+
+
+def _plan(
+    nodes: Mapping[str, Proposition],
+    chains: Mapping[str, Chain],
+    positions: Mapping[str, tuple[float, float]],
+    old: Inputs | None,
+    props: Spans,
+    rows: Spans,
+) -> _Plan | None:
+    """The rows a derivation after `old` must serialise again, found without a Python pass over
+    the unchanged rows (issue 17 item 5): the rows whose object is no longer the same one (the
+    store's folds copy exactly what a merge touched), whose position changed, appended ones and
+    the chains that went. None when the change is not of that shape (a proposition went, the
+    order changed, a chain started or stopped dangling) or there is no `old`: the caller derives
+    row by row."""
+    if old is None:
+        return None
+    old_ids = props.ids
+    n = len(old_ids)
+    if len(nodes) < n or not old.nodes.keys() <= nodes.keys():
+        return None  # a proposition went (a deletion): chains may dangle now
+    new_order = list(nodes)
+    if new_order[:n] != old_ids:
+        return None
+    touched = set(compress(old_ids, map(is_not, islice(nodes.values(), n), old.nodes.values())))
+    new_nodes = new_order[n:]
+    old_chain_ids = list(old.chains)
+    gone_all = old.chains.keys() - chains.keys()
+    kept = list(filterfalse(gone_all.__contains__, old_chain_ids)) if gone_all else old_chain_ids
+    chain_order = list(chains)
+    if chain_order[: len(kept)] != kept:
+        return None
+    changed_chains = set(
+        compress(kept, map(is_not, map(chains.__getitem__, kept), map(old.chains.__getitem__, kept)))
+    )
+    dangling = set(old.dangling - gone_all)
+    for cid in [*dangling, *changed_chains]:
+        if _is_live(chains[cid], nodes) != (cid not in dangling):
+            return None  # a chain starts (or stops) to count in the middle of the rows
+    new_chains = []
+    for cid in chain_order[len(kept) :]:
+        if _is_live(chains[cid], nodes):
+            new_chains.append(cid)
+        else:
+            dangling.add(cid)
+    moved: set[str] = set()
+    if positions != old.positions:
+        moved = {k for k, _ in positions.items() ^ old.positions.items()}
+    renamed = {nid for nid in touched if nodes[nid].name != old.nodes[nid].name}
+    dirty_chains = (changed_chains | (moved & rows.index.keys())) - dangling - gone_all
+    if renamed:
+        dirty_chains.update(
+            cid
+            for cid in rows.ids
+            if cid not in gone_all
+            and (chains[cid].conclusion in renamed or not renamed.isdisjoint(chains[cid].premises))
+        )
+    groups = old.groups
+    if touched or new_nodes:
+        if any(_birth(nodes[nid]) != _birth(old.nodes[nid]) or nodes[nid].id != nid for nid in touched):
+            groups = _groups(nodes)
+        else:
+            groups = dict(groups)
+            for nid in new_nodes:
+                node = nodes[nid]
+                if node.id != nid:
+                    return None
+                key = _birth(node)
+                groups[key] = [*groups.get(key, ()), nid]
+    inputs = Inputs(dict(nodes), dict(chains), dict(positions), frozenset(dangling), groups)
+    return _Plan(
+        inputs,
+        touched | (moved & props.index.keys()),
+        new_nodes,
+        dirty_chains,
+        new_chains,
+        gone_all & rows.index.keys(),
+    )
+
+
+def _patch(
+    body: memoryview,
+    old: Spans,
+    dirty: Mapping[str, bytes],
+    gone: set[str],
+    added: list[bytes],
+    added_ids: list[str],
+    base: int,
+) -> tuple[bytes, Spans]:
+    """A run of rows patched: the old rows copied in runs between the `dirty` ones (id -> its new
+    JSON) and the `gone` ones, then `added` appended. Returns (the run's bytes, its spans from
+    `base`)."""
+    breaks = sorted(old.index[i] for i in (*dirty, *gone))
+    pieces: list[bytes | memoryview] = []
+    at = 0
+    for b in breaks:
+        if b > at:
+            start, end = old.run(at, b - 1)
+            pieces.append(body[start:end])
+        rid = old.ids[b]
+        if rid in dirty:
+            pieces.append(dirty[rid])
+        at = b + 1
+    if at < len(old.ids):
+        start, end = old.run(at, len(old.ids) - 1)
+        pieces.append(body[start:end])
+    pieces.extend(added)
+    lengths = old.lengths.copy()
+    for rid, row in dirty.items():
+        lengths[old.index[rid]] = len(row)
+    ids, index = old.ids, None
+    if gone:
+        lengths = np.delete(lengths, [old.index[g] for g in gone])
+        ids = list(filterfalse(gone.__contains__, ids))
+    else:
+        index = dict(old.index)
+        index.update(zip(added_ids, range(len(ids), len(ids) + len(added_ids)), strict=True))
+    if added:
+        lengths = np.concatenate([lengths, np.fromiter(map(len, added), np.int64, len(added))])
+    return b",".join(pieces), Spans.of([*ids, *added_ids], lengths, base, index)
+
+
+def _fresh(rows: list[tuple[str, bytes | memoryview]], base: int) -> tuple[bytes, Spans]:
+    parts = [row for _, row in rows]
+    lengths = np.fromiter(map(len, parts), np.int64, len(parts))
+    return b",".join(parts), Spans.of([rid for rid, _ in rows], lengths, base)
+
+
+def _inputs(
+    nodes: Mapping[str, Proposition],
+    chains: Mapping[str, Chain],
+    positions: Mapping[str, tuple[float, float]],
+    groups: dict[str, list[str]],
+) -> Inputs:
+    dangling = frozenset(cid for cid, chain in chains.items() if not _is_live(chain, nodes))
+    return Inputs(dict(nodes), dict(chains), dict(positions), dangling, groups)
+
+
+@dataclass(frozen=True)
+class ViewRows:
+    """A derived view's rows as spans of its body, with what they were derived from, so the next
+    derivation reuses every row whose inputs are unchanged (`view_bytes`). Never mutated: each
+    derivation returns a new one (safe to share between the loop and a worker thread).
+
+    Attributes:
+        body: the view's JSON.
+        props, chains: the proposition and implication rows (spans of `body`).
+        links: each live chain's links (its link objects joined by commas), by chain id.
+        inputs: what the rows were derived from.
         rebuilt: the ids whose rows this derivation serialised (not reused).
     """
 
     body: bytes = b""
-    nodes: dict[str, _NodeMemo] = field(default_factory=dict)
-    chains: dict[str, _ChainMemo] = field(default_factory=dict)
+    props: Spans = field(default_factory=Spans)
+    chains: Spans = field(default_factory=Spans)
+    links: Spans = field(default_factory=Spans)
+    inputs: Inputs = field(default_factory=Inputs)
     rebuilt: frozenset[str] = frozenset()
-
-
-def _spans(start: int, parts: list[bytes | memoryview]) -> tuple[list[int], int]:
-    """The offsets of `parts` joined by commas from `start`, and where the joined run ends."""
-    offsets = []
-    at = start
-    for part in parts:
-        offsets.append(at)
-        at += len(part) + 1
-    return offsets, (at - 1 if parts else start)
 
 
 def view_bytes(
@@ -215,72 +438,61 @@ def view_bytes(
 ) -> tuple[bytes, ViewRows]:
     """`orjson.dumps(derive_view(...))`, byte for byte, re-deriving and re-serialising only the
     rows whose inputs changed since `previous` (issue 17, item 5: after a merge, the view is
-    patched where the merge touched it); a reused row is copied from `previous.body`.
+    patched where the merge touched it); reused rows are copied from `previous.body` in runs.
 
     A proposition row is reused when its Proposition is the same object (the store's folds copy
     exactly the propositions a merge touched, so identity means unchanged; folds are read-only by
-    contract) and its cluster and position are equal; a chain row when its Chain and every
-    member's Proposition is the same object as before (its statement is made of their names) and
-    its position is equal.
+    contract) and its position is equal; a chain row when its Chain is the same object, no
+    member's name changed and its position is equal. After a merge (objects copied or appended,
+    chains appended or dropped) the changed rows are found with C loops (`_plan`), so the cost is
+    that of the touched rows plus copying the body; otherwise (a proposition deleted, the order
+    changed) row by row.
 
     Returns:
         (the view's JSON, the rows to pass as `previous` next time).
     """
     old = previous or ViewRows()
-    old_nodes, old_chains = old.nodes, old.chains
-    was_body = memoryview(old.body)
-    partition = birth_partition(nodes)
-    cluster_of = {nid: key for key, ids in partition for nid in ids}
+    was = memoryview(old.body)
+    plan = _plan(nodes, chains, positions, None if previous is None else old.inputs, old.props, old.chains)
+    if plan is None:
+        groups = _groups(nodes)
+        inputs = _inputs(nodes, chains, positions, groups)
+        prop_rows, chain_rows, link_rows, rebuilt = _view_rows_one_by_one(
+            nodes, chains, positions, old, was, inputs
+        )
+        props, props_spans = _fresh(prop_rows, len(_NODES_OPEN))
+        chains_base = len(_NODES_OPEN) + len(props) + (1 if props else 0)
+        rows, chain_spans = _fresh(chain_rows, chains_base)
+        links, link_spans = _fresh(link_rows, _links_base(props, rows))
+    else:
+        inputs = plan.inputs
+        dirty = {
+            nid: orjson.dumps(_node_row(nodes[nid], _birth(nodes[nid]), positions)) for nid in plan.nodes
+        }
+        added = [orjson.dumps(_node_row(nodes[nid], _birth(nodes[nid]), positions)) for nid in plan.new_nodes]
+        props, props_spans = _patch(was, old.props, dirty, set(), added, plan.new_nodes, len(_NODES_OPEN))
+        chains_base = len(_NODES_OPEN) + len(props) + (1 if props else 0)
+        dirty_rows = {cid: orjson.dumps(_chain_row(chains[cid], nodes, positions)) for cid in plan.chains}
+        added_rows = [orjson.dumps(_chain_row(chains[cid], nodes, positions)) for cid in plan.new_chains]
+        rows, chain_spans = _patch(
+            was, old.chains, dirty_rows, plan.gone, added_rows, plan.new_chains, chains_base
+        )
+        changed_links = {cid: orjson.dumps(_chain_links(chains[cid]))[1:-1] for cid in plan.chains}
+        added_links = [orjson.dumps(_chain_links(chains[cid]))[1:-1] for cid in plan.new_chains]
+        links, link_spans = _patch(
+            was, old.links, changed_links, plan.gone, added_links, plan.new_chains, _links_base(props, rows)
+        )
+        rebuilt = frozenset((*plan.nodes, *plan.new_nodes, *plan.chains, *plan.new_chains))
+    partition = _partition(inputs.groups)
     folder_of, folders = _folders(partition, paths)
-    parts: list[bytes | memoryview] = []
-    node_keys: list[tuple[str, Proposition, tuple[float, float] | None, str | None]] = []
-    renamed: set[str] = set()  # propositions whose object changed or is new: their chains re-derive
-    rebuilt: set[str] = set()
-    for nid, node in nodes.items():
-        place = positions.get(nid)
-        cluster = cluster_of.get(nid)
-        hit = old_nodes.get(nid)
-        if hit is None or hit[0] is not node:
-            renamed.add(nid)
-            hit = None
-        elif hit[1] != place or hit[2] != cluster:
-            hit = None
-        if hit is None:
-            rebuilt.add(nid)
-            parts.append(orjson.dumps(_node_row(node, cluster, positions)))
-        else:
-            parts.append(was_body[hit[3] : hit[4]])
-        node_keys.append((nid, node, place, cluster))
-    link_parts: list[bytes | memoryview] = []
-    chain_keys: list[tuple[str, Chain, tuple[float, float] | None]] = []
-    for cid, chain in chains.items():
-        conclusion, premises = chain.conclusion, chain.premises
-        if conclusion not in nodes or not all(map(nodes.__contains__, premises)):
-            continue  # dangling: not in the view (`live_chains`)
-        place = positions.get(cid)
-        was = old_chains.get(cid)
-        if (
-            was is None
-            or was[0] is not chain
-            or was[1] != place
-            or conclusion in renamed
-            or not renamed.isdisjoint(premises)
-        ):
-            rebuilt.add(cid)
-            parts.append(orjson.dumps(_chain_row(chain, nodes, positions)))
-            link_parts.append(orjson.dumps(_chain_links(chain))[1:-1])
-        else:
-            parts.append(was_body[was[2] : was[3]])
-            link_parts.append(was_body[was[4] : was[5]])
-        chain_keys.append((cid, chain, place))
-    starts, rows_end = _spans(len(_NODES_OPEN), parts)
-    link_starts, _ = _spans(rows_end + len(_LINKS_OPEN), link_parts)
     body = b"".join(
         [
             _NODES_OPEN,
-            b",".join(parts),
+            props,
+            b"," if props and rows else b"",
+            rows,
             _LINKS_OPEN,
-            b",".join(link_parts),
+            links,
             b'],"clusters":',
             orjson.dumps(_cluster_rows(partition, labels, folder_of)),
             b',"folders":',
@@ -288,21 +500,68 @@ def view_bytes(
             b"}",
         ]
     )
-    memo = ViewRows(body=body, rebuilt=frozenset(rebuilt))
-    for (nid, node, place, cluster), start, part in zip(node_keys, starts, parts, strict=False):
-        memo.nodes[nid] = (node, place, cluster, start, start + len(part))
-    shift = len(node_keys)
-    for i, (cid, chain, place) in enumerate(chain_keys):
-        start, link_start = starts[shift + i], link_starts[i]
-        memo.chains[cid] = (
-            chain,
-            place,
-            start,
-            start + len(parts[shift + i]),
-            link_start,
-            link_start + len(link_parts[i]),
-        )
-    return body, memo
+    return body, ViewRows(body, props_spans, chain_spans, link_spans, inputs, rebuilt)
+
+
+def _links_base(props: bytes, rows: bytes) -> int:
+    """Where the links start in the full view's body: after the proposition and chain rows."""
+    return len(_NODES_OPEN) + len(props) + (1 if props and rows else 0) + len(rows) + len(_LINKS_OPEN)
+
+
+def _view_rows_one_by_one(
+    nodes: Mapping[str, Proposition],
+    chains: Mapping[str, Chain],
+    positions: Mapping[str, tuple[float, float]],
+    old: ViewRows,
+    was: memoryview,
+    inputs: Inputs,
+) -> tuple[
+    list[tuple[str, bytes | memoryview]],
+    list[tuple[str, bytes | memoryview]],
+    list[tuple[str, bytes | memoryview]],
+    frozenset[str],
+]:
+    """`view_bytes`'s rows derived one by one, each reused from `old` when its inputs are the
+    same objects (and its members' names unchanged, for a chain) and its position equal."""
+    before = old.inputs
+    prop_rows: list[tuple[str, bytes | memoryview]] = []
+    renamed: set[str] = set()
+    rebuilt: set[str] = set()
+    for nid, node in nodes.items():
+        span = old.props.span(nid)
+        was_node = before.nodes.get(nid)
+        if was_node is not node:
+            if was_node is None or was_node.name != node.name:
+                renamed.add(nid)
+            span = None
+        elif before.positions.get(nid) != positions.get(nid):
+            span = None
+        if span is None:
+            rebuilt.add(nid)
+            prop_rows.append((nid, orjson.dumps(_node_row(node, _birth(node), positions))))
+        else:
+            prop_rows.append((nid, was[span[0] : span[1]]))
+    chain_rows: list[tuple[str, bytes | memoryview]] = []
+    link_rows: list[tuple[str, bytes | memoryview]] = []
+    for cid, chain in chains.items():
+        if cid in inputs.dangling:
+            continue
+        span, links = old.chains.span(cid), old.links.span(cid)
+        if (
+            span is None
+            or links is None
+            or before.chains.get(cid) is not chain
+            or before.positions.get(cid) != positions.get(cid)
+            or chain.conclusion in renamed
+            or not renamed.isdisjoint(chain.premises)
+        ):
+            rebuilt.add(cid)
+            chain_rows.append((cid, orjson.dumps(_chain_row(chain, nodes, positions))))
+            link_rows.append((cid, orjson.dumps(_chain_links(chain))[1:-1]))
+        else:
+            chain_rows.append((cid, was[span[0] : span[1]]))
+            link_rows.append((cid, was[links[0] : links[1]]))
+    return prop_rows, chain_rows, link_rows, frozenset(rebuilt)
 
 
 COMPACT_FORMAT = "lh-graph-compact/1"
@@ -311,24 +570,29 @@ COMPACT_FORMAT = "lh-graph-compact/1"
 
 @dataclass(frozen=True)
 class CompactRows:
-    """A compact view's rows as spans of its body (`compact_bytes`), with what each row was
-    derived from, so the next derivation reuses unchanged rows and a delta (`compact_delta`)
-    copies changed rows out of the body. Never mutated.
+    """A compact view's rows as spans of its body (`compact_bytes`), with what they were derived
+    from, so the next derivation reuses unchanged rows and a delta (`compact_delta`) copies
+    changed rows out of the body. Never mutated.
 
     Attributes:
         body: the compact view's JSON.
-        nodes: proposition id -> (its Proposition, position, cluster, row start, row end).
-        chains: chain id -> (its Chain, position, row start, row end).
+        props, chains: the rows (spans of `body`).
+        inputs: what the rows were derived from.
         tail: (start, end) of `"clusters":[...],"folders":[...]` in `body`.
         changed: the ids whose rows were serialised again or dropped since `previous`; None when
             there was no `previous` (everything is new).
     """
 
     body: bytes = b""
-    nodes: dict[str, _NodeMemo] = field(default_factory=dict)
-    chains: dict[str, tuple[Chain, tuple[float, float] | None, int, int]] = field(default_factory=dict)
+    props: Spans = field(default_factory=Spans)
+    chains: Spans = field(default_factory=Spans)
+    inputs: Inputs = field(default_factory=Inputs)
     tail: tuple[int, int] = (0, 0)
     changed: frozenset[str] | None = None
+
+    def span(self, rid: str) -> tuple[int, int] | None:
+        """(start, end) of the row of `rid` (a proposition or a chain), None when it has none."""
+        return self.props.span(rid) or self.chains.span(rid)
 
 
 def _compact_node(node: Proposition, cluster: str | None, place: tuple[float, float] | None) -> bytes:
@@ -388,52 +652,74 @@ def compact_bytes(
         (the body, the rows to pass as `previous` next time).
     """
     old = previous or CompactRows()
-    was_body = memoryview(old.body)
-    partition = birth_partition(nodes)
-    cluster_of = {nid: key for key, ids in partition for nid in ids}
-    folder_of, folders = _folders(partition, paths)
-    changed: set[str] = set()
+    was = memoryview(old.body)
+    before = old.inputs
     head = _compact_head(version) + b',"props":['
-    props: list[bytes | memoryview] = []
-    node_keys = []
-    for nid, node in nodes.items():
-        place = positions.get(nid)
-        cluster = cluster_of.get(nid)
-        hit = old.nodes.get(nid)
-        if hit is None or (hit[0] is not node and hit[0] != node) or hit[1] != place or hit[2] != cluster:
-            changed.add(nid)
-            props.append(_compact_node(node, cluster, place))
-        else:
-            props.append(was_body[hit[3] : hit[4]])
-        node_keys.append((nid, node, place, cluster))
-    rows: list[bytes | memoryview] = []
-    chain_keys = []
-    for cid, chain in chains.items():
-        if chain.conclusion not in nodes or not all(map(nodes.__contains__, chain.premises)):
-            continue
-        place = positions.get(cid)
-        was = old.chains.get(cid)
-        if was is None or (was[0] is not chain and was[0] != chain) or was[1] != place:
-            changed.add(cid)
-            rows.append(_compact_chain(chain, place))
-        else:
-            rows.append(was_body[was[2] : was[3]])
-        chain_keys.append((cid, chain, place))
-    starts, props_end = _spans(len(head), props)
-    chain_starts, chains_end = _spans(props_end + len(b'],"chains":['), rows)
+    plan = _plan(nodes, chains, positions, None if previous is None else before, old.props, old.chains)
+    changed: set[str] = set()
+    if plan is None:
+        inputs = _inputs(nodes, chains, positions, _groups(nodes))
+        prop_rows: list[tuple[str, bytes | memoryview]] = []
+        for nid, node in nodes.items():
+            place, span = positions.get(nid), old.props.span(nid)
+            hit = before.nodes.get(nid)
+            if span is None or (hit is not node and hit != node) or before.positions.get(nid) != place:
+                changed.add(nid)
+                prop_rows.append((nid, _compact_node(node, _birth(node), place)))
+            else:
+                prop_rows.append((nid, was[span[0] : span[1]]))
+        chain_rows: list[tuple[str, bytes | memoryview]] = []
+        for cid, chain in chains.items():
+            if cid in inputs.dangling:
+                continue
+            place, span = positions.get(cid), old.chains.span(cid)
+            hit_chain = before.chains.get(cid)
+            if (
+                span is None
+                or (hit_chain is not chain and hit_chain != chain)
+                or before.positions.get(cid) != place
+            ):
+                changed.add(cid)
+                chain_rows.append((cid, _compact_chain(chain, place)))
+            else:
+                chain_rows.append((cid, was[span[0] : span[1]]))
+        props, props_spans = _fresh(prop_rows, len(head))
+        chains_base = len(head) + len(props) + len(b'],"chains":[')
+        rows, chain_spans = _fresh(chain_rows, chains_base)
+        changed.update(old.props.index.keys() - props_spans.index.keys())  # removed (C set difference)
+        changed.update(old.chains.index.keys() - chain_spans.index.keys())
+    else:
+        inputs = plan.inputs
+        dirty = {
+            nid: _compact_node(nodes[nid], _birth(nodes[nid]), positions.get(nid))
+            for nid in plan.nodes
+            if before.nodes[nid] != nodes[nid] or before.positions.get(nid) != positions.get(nid)
+        }
+        added = [_compact_node(nodes[nid], _birth(nodes[nid]), positions.get(nid)) for nid in plan.new_nodes]
+        props, props_spans = _patch(was, old.props, dirty, set(), added, plan.new_nodes, len(head))
+        dirty_rows = {
+            cid: _compact_chain(chains[cid], positions.get(cid))
+            for cid in plan.chains
+            if before.chains[cid] != chains[cid] or before.positions.get(cid) != positions.get(cid)
+        }
+        added_rows = [_compact_chain(chains[cid], positions.get(cid)) for cid in plan.new_chains]
+        chains_base = len(head) + len(props) + len(b'],"chains":[')
+        rows, chain_spans = _patch(
+            was, old.chains, dirty_rows, plan.gone, added_rows, plan.new_chains, chains_base
+        )
+        changed.update(dirty, plan.new_nodes, dirty_rows, plan.new_chains, plan.gone)
+    partition = _partition(inputs.groups)
+    folder_of, folders = _folders(partition, paths)
     tail = _compact_tail(_cluster_rows(partition, labels, folder_of), folders)
-    body = b"".join([head, b",".join(props), b'],"chains":[', b",".join(rows), b"],", tail, b"}"])
-    tail_start = chains_end + 2
-    memo = CompactRows(body=body, tail=(tail_start, tail_start + len(tail)))
-    for (nid, node, place, cluster), start, part in zip(node_keys, starts, props, strict=True):
-        memo.nodes[nid] = (node, place, cluster, start, start + len(part))
-    for (cid, chain, place), start, part in zip(chain_keys, chain_starts, rows, strict=True):
-        memo.chains[cid] = (chain, place, start, start + len(part))
-    if previous is not None:
-        changed.update(old.nodes.keys() - memo.nodes.keys())  # removed (a set difference in C)
-        changed.update(old.chains.keys() - memo.chains.keys())
+    body = b"".join([head, props, b'],"chains":[', rows, b"],", tail, b"}"])
+    tail_start = chains_base + len(rows) + 2
     return body, CompactRows(
-        memo.body, memo.nodes, memo.chains, memo.tail, None if previous is None else frozenset(changed)
+        body,
+        props_spans,
+        chain_spans,
+        inputs,
+        (tail_start, tail_start + len(tail)),
+        None if previous is None else frozenset(changed),
     )
 
 
@@ -452,11 +738,11 @@ def compact_delta(rows: CompactRows, changed: set[str] | frozenset[str], version
     appended), removed ids drop."""
     body = memoryview(rows.body)
     # in view order (where each row sits in the body), so appended rows keep the view's order
-    prop_spans = sorted(rows.nodes[i][3:5] for i in changed if i in rows.nodes)
-    chain_spans = sorted(rows.chains[i][2:4] for i in changed if i in rows.chains)
+    prop_spans = sorted(span for i in changed if (span := rows.props.span(i)) is not None)
+    chain_spans = sorted(span for i in changed if (span := rows.chains.span(i)) is not None)
     props = [body[a:b] for a, b in prop_spans]
     chains = [body[a:b] for a, b in chain_spans]
-    removed = sorted(i for i in changed if i not in rows.nodes and i not in rows.chains)
+    removed = sorted(i for i in changed if i not in rows.props.index and i not in rows.chains.index)
     return b"".join(
         [
             _compact_head(version, since),
