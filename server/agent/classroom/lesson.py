@@ -15,7 +15,13 @@ import orjson
 from pydantic_ai import Agent, DeferredToolRequests, RunContext, ToolOutput
 from pydantic_ai.agent import AgentRunResult
 from pydantic_ai.capabilities import AbstractCapability, PrepareOutputTools, PrepareTools
-from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    SystemPromptPart,
+    _drop_compaction_parts,
+)
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
@@ -294,7 +300,9 @@ class ModelHistory:
 
     Keyed by message id, valid while the message is the very same object (records are immutable
     values; `core.transcript.for_model` copies only messages it changes). Each turn gets fresh
-    message objects with fresh part lists, so a run never changes what the cache holds."""
+    message objects with fresh part lists, so a run never changes what the cache holds.
+    A system prompt a record's message carries (a `system` UIMessage) is left out, as the
+    adapter's server-owned system prompt did (`stream_turn`): the agents' instructions are theirs."""
 
     def __init__(self) -> None:
         self._cache: dict[str, tuple[dict[str, Any], list[ModelMessage]]] = {}
@@ -306,11 +314,27 @@ class ModelHistory:
             key = str(message.get("id"))
             hit = self._cache.get(key)
             if hit is None or hit[0] is not message:
-                hit = (message, VercelAIAdapter.load_messages([UIMessage.model_validate(message)]))
+                loaded = VercelAIAdapter.load_messages([UIMessage.model_validate(message)])
+                hit = (message, _without_system_prompts(loaded))
             kept[key] = hit
             out.extend(_with_own_parts(m) for m in hit[1])
         self._cache = kept
         return out
+
+
+def _without_system_prompts(messages: list[ModelMessage]) -> list[ModelMessage]:
+    """`messages` without `SystemPromptPart`s (a request left empty is dropped): what
+    `ReinjectSystemPrompt(replace_existing=True)` removed from the history of every request, done
+    once per message instead of per run (issue 15)."""
+    out: list[ModelMessage] = []
+    for message in messages:
+        if isinstance(message, ModelRequest) and any(isinstance(p, SystemPromptPart) for p in message.parts):
+            parts = [p for p in message.parts if not isinstance(p, SystemPromptPart)]
+            if not parts:
+                continue
+            message = replace(message, parts=parts)
+        out.append(message)
+    return out
 
 
 def _with_own_parts(message: ModelMessage) -> ModelMessage:
@@ -340,6 +364,38 @@ class _FailureTellingAdapter(VercelAIAdapter[Any, Any]):
 
         stream.on_error = keep_failure  # type: ignore[method-assign]
         return stream
+
+
+async def _run_events(
+    agent: Agent[LessonDeps, Any],
+    adapter: VercelAIAdapter[LessonDeps, Any],
+    earlier: list[ModelMessage],
+    deps: LessonDeps,
+) -> AsyncIterator[Any]:
+    """The run's pydantic-ai events (`agent.run_stream_events`), for the adapter to turn into
+    UI message stream chunks (decision 0024, issue 15).
+
+    What `VercelAIAdapter.run_stream_native` does for this adapter (no conversation store, no
+    frontend toolset, no client state, the chat id as the conversation id), without its per-run
+    `ReinjectSystemPrompt` capability: the agents have no system prompt of their own (their
+    `instructions` are sent anyway), so all it did was drop system prompt parts from the history,
+    and the history has none (`ModelHistory` leaves them out; the client's message goes through
+    the adapter's `sanitize_messages`, which strips them). A refusal of the client's message (a
+    `UserError`) is raised here, inside the stream, so it reaches the learner as an `error` chunk,
+    as with `run_stream_native`."""
+    deferred = adapter.deferred_tool_results
+    client = adapter.sanitize_messages(
+        _drop_compaction_parts(adapter.messages) if earlier else adapter.messages,
+        deferred_tool_results=deferred,
+    )
+    async with agent.run_stream_events(
+        message_history=[*earlier, *client],
+        deferred_tool_results=deferred,
+        conversation_id=adapter.conversation_id,
+        deps=deps,
+    ) as events:
+        async for event in events:
+            yield event
 
 
 def _cost(result: AgentRunResult[Any]) -> float | None:
@@ -391,10 +447,10 @@ async def stream_turn(
         only: strip it before the chunk reaches a client).
     """
     if history is not None and len(messages) > 1:
-        earlier: list[ModelMessage] | None = history.convert(messages[:-1])
+        earlier: list[ModelMessage] = history.convert(messages[:-1])
         run_input = SubmitMessage(id=chat_id, messages=[UIMessage.model_validate(messages[-1])])
     else:
-        earlier = None
+        earlier = []
         run_input = SubmitMessage(id=chat_id, messages=[UIMessage.model_validate(m) for m in messages])
     adapter = _FailureTellingAdapter(
         agent=agent, run_input=run_input, sdk_version=SDK_VERSION, server_message_id=reply_id
@@ -411,7 +467,9 @@ async def stream_turn(
         spawn=spawn,
         take_steers=take_steers,
     )
-    async for chunk in adapter.run_stream(deps=deps, on_complete=on_complete, message_history=earlier):
+    async for chunk in adapter.transform_stream(
+        _run_events(agent, adapter, earlier, deps), on_complete=on_complete
+    ):
         encoded = chunk.encode(SDK_VERSION)
         if encoded == "[DONE]":
             continue
