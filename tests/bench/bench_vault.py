@@ -359,6 +359,12 @@ def print_probe(path: Path) -> None:
             f"CPU over the server's life: event-loop thread {body['loop_cpu_s']:.1f} s, "
             f"whole process {body['process_cpu_s']:.1f} s"
         )
+    sched = body.get("loop_sched")
+    if sched:
+        print(
+            f"event-loop thread on a CPU {sched['run_s']:.1f} s, runnable but waiting for a CPU "
+            f"{sched['wait_s']:.1f} s ({sched['slices']:,} timeslices); machine: {body.get('cpu_pressure')}"
+        )
     print("stalled in (innermost frame: samples):")
     for name, n in list(body["leaf"].items())[:25]:
         print(f"  {n:5d}  {name}")

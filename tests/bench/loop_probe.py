@@ -6,7 +6,8 @@ A watchdog thread posts a no-op to the event loop every `PERIOD_S` (10 ms) with
 waits longer than `STALL_S` (30 ms), the event-loop thread's Python stack is sampled every
 `PERIOD_S`; each sample counts once for its innermost `server/` frame and once for its whole
 `server/`-only stack. At shutdown the figures are written as JSON to `$LH_LOOP_PROBE_OUT`:
-`{"lags_ms": [...], "stalls": n, "leaf": {frame: samples}, "stacks": {stack: samples}}`.
+`{"lags_ms": [...], "stalls": n, "leaf": {frame: samples}, "stacks": {stack: samples}, ...}`, with
+the loop thread's CPU seconds and its run-queue wait (seconds runnable but not on a CPU).
 Nothing here is imported by the server: it wraps `server.__main__.main`.
 """
 
@@ -95,6 +96,8 @@ class LoopProbe:
             "worst": sorted(self.worst, key=lambda w: -w[0])[:30],
             "loop_cpu_s": _cpu_s(f"/proc/self/task/{self.native_id}/stat"),
             "process_cpu_s": _cpu_s("/proc/self/stat"),
+            "loop_sched": _sched(f"/proc/self/task/{self.native_id}/schedstat"),
+            "cpu_pressure": _pressure(),
         }
         path.write_text(json.dumps(body, indent=1))
 
@@ -106,6 +109,25 @@ def _cpu_s(stat: str) -> float | None:
     except OSError:
         return None
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _sched(path: str) -> dict[str, float] | None:
+    """A thread's scheduler figures (Linux schedstat): seconds on a CPU, seconds runnable but
+    waiting for one (the run queue), and timeslices; None when the kernel does not keep them."""
+    try:
+        run_ns, wait_ns, slices = (int(x) for x in Path(path).read_text().split()[:3])
+    except (OSError, ValueError):
+        return None
+    return {"run_s": run_ns / 1e9, "wait_s": wait_ns / 1e9, "slices": slices}
+
+
+def _pressure() -> str | None:
+    """The machine's CPU pressure line (`some avg10 avg60 avg300`: % of time a task waited for a
+    CPU), or None."""
+    try:
+        return Path("/proc/pressure/cpu").read_text().splitlines()[0]
+    except (OSError, IndexError):
+        return None
 
 
 def main() -> int:
