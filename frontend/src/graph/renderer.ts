@@ -306,6 +306,9 @@ export class GraphRenderer {
       gone.add(node);
       if (node.cluster) touchedClusters.add(node.cluster);
     }
+    // links drop only around ids the model held (a new chain has none yet)
+    let dropsLinks = gone.size > 0;
+    for (const id of changes.relinked) if (!dropsLinks && byId.has(id)) dropsLinks = true;
     const unplaced: RenderNode[] = [];
     const added: RenderNode[] = [];
     for (const g of changes.upserted) {
@@ -322,19 +325,22 @@ export class GraphRenderer {
         if (node.cluster) touchedClusters.add(node.cluster);
       }
     }
-    let nodes = this.nodes;
-    if (gone.size) nodes = nodes.filter((n) => !gone.has(n));
-    if (added.length) nodes = nodes === this.nodes ? [...nodes, ...added] : (nodes.push(...added), nodes);
+    // the model's own arrays change in place (the simulation is re-fed before it runs again)
+    const nodes = gone.size ? this.nodes.filter((n) => !gone.has(n)) : this.nodes;
+    for (const n of added) nodes.push(n);
     // links: those touching a relinked id go, the delta's join
     let links = this.links;
+    const linksBefore = links.length;
     if (changes.relinked.size || changes.links.length) {
-      links = [];
-      for (const l of this.links) {
-        if (changes.relinked.has(l.source.id) || changes.relinked.has(l.target.id)) {
-          l.source.degree--;
-          l.target.degree--;
-          touched.add(l.source).add(l.target);
-        } else links.push(l);
+      if (dropsLinks) {
+        links = [];
+        for (const l of this.links) {
+          if (changes.relinked.has(l.source.id) || changes.relinked.has(l.target.id)) {
+            l.source.degree--;
+            l.target.degree--;
+            touched.add(l.source).add(l.target);
+          } else links.push(l);
+        }
       }
       for (const l of changes.links) {
         const source = byId.get(l.source);
@@ -351,7 +357,7 @@ export class GraphRenderer {
     let recolor = false;
     for (const c of this.clusters) if ((colors.get(c.key) ?? NO_CLUSTER_COLOR) !== c.color) recolor = true;
     if (recolor) for (const n of nodes) n.color = n.cluster ? (colors.get(n.cluster) ?? NO_CLUSTER_COLOR) : NO_CLUSTER_COLOR;
-    const structure = gone.size > 0 || added.length > 0 || links !== this.links;
+    const structure = gone.size > 0 || added.length > 0 || links !== this.links || links.length !== linksBefore;
     this.nodes = nodes;
     this.links = links;
     if (gone.size || added.length || recolor || touchedClusters.size) this.regroup();

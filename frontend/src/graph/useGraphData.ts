@@ -38,7 +38,9 @@ export function useGraphData(): GraphDataState {
     try {
       const [next, named] = await Promise.all([api.getGraphSince(held.current), api.getGraphSources().catch(() => null)]);
       if (mine !== seq.current) return;
-      if (named) setSources(named);
+      // the same sources again keep the held list (no re-render of the page for a refresh that
+      // changed nothing, issue 17)
+      if (named) setSources((was) => (JSON.stringify(was) === JSON.stringify(named) ? was : named));
       held.current = next.version === null ? null : next;
       setData(next.data);
       setError(null);
