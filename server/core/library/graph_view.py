@@ -12,10 +12,10 @@ single files), and the view lists the folders (issue 17 item 2, decision 0022).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import compress, filterfalse, islice
-from operator import is_not
+from operator import is_not, ne, not_
 from typing import Any
 
 import numpy as np
@@ -287,22 +287,22 @@ def _plan(
         return None
     old_ids = props.ids
     n = len(old_ids)
-    if len(nodes) < n or not old.nodes.keys() <= nodes.keys():
-        return None  # a proposition went (a deletion): chains may dangle now
     new_order = list(nodes)
     if new_order[:n] != old_ids:
-        return None
+        return None  # a proposition went (a deletion: chains may dangle now) or the order changed
     touched = set(compress(old_ids, map(is_not, islice(nodes.values(), n), old.nodes.values())))
     new_nodes = new_order[n:]
-    old_chain_ids = list(old.chains)
-    gone_all = old.chains.keys() - chains.keys()
-    kept = list(filterfalse(gone_all.__contains__, old_chain_ids)) if gone_all else old_chain_ids
+    gone_all = set(filterfalse(chains.__contains__, old.chains))
+    if gone_all:
+        keep = list(map(not_, map(gone_all.__contains__, old.chains)))
+        kept = list(compress(old.chains, keep))
+        kept_values: Iterable[Chain] = compress(old.chains.values(), keep)
+    else:
+        kept, kept_values = list(old.chains), old.chains.values()
     chain_order = list(chains)
     if chain_order[: len(kept)] != kept:
         return None
-    changed_chains = set(
-        compress(kept, map(is_not, map(chains.__getitem__, kept), map(old.chains.__getitem__, kept)))
-    )
+    changed_chains = set(compress(kept, map(is_not, islice(chains.values(), len(kept)), kept_values)))
     dangling = set(old.dangling - gone_all)
     for cid in [*dangling, *changed_chains]:
         if _is_live(chains[cid], nodes) != (cid not in dangling):
@@ -313,9 +313,7 @@ def _plan(
             new_chains.append(cid)
         else:
             dangling.add(cid)
-    moved: set[str] = set()
-    if positions != old.positions:
-        moved = {k for k, _ in positions.items() ^ old.positions.items()}
+    moved = _moved(positions, old.positions)
     renamed = {nid for nid in touched if nodes[nid].name != old.nodes[nid].name}
     dirty_chains = (changed_chains | (moved & rows.index.keys())) - dangling - gone_all
     if renamed:
@@ -346,6 +344,17 @@ def _plan(
         new_chains,
         gone_all & rows.index.keys(),
     )
+
+
+def _moved(new: Mapping[str, tuple[float, float]], old: Mapping[str, tuple[float, float]]) -> set[str]:
+    """The ids whose position changed, was added or went. The settle appends to positions.json
+    and a drag replaces values in place, so the old keys are usually the new ones' prefix: then
+    the values are compared in order (no hashing); else as sets of items."""
+    keys = list(new)
+    n = len(old)
+    if keys[:n] == list(old):
+        return set(compress(keys, map(ne, islice(new.values(), n), old.values()))) | set(keys[n:])
+    return {k for k, _ in new.items() ^ old.items()}
 
 
 def _patch(
