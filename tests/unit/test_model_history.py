@@ -15,6 +15,7 @@ from pydantic_ai.ui.vercel_ai.request_types import UIMessage
 
 from server.agent.classroom.lesson import ModelHistory, stream_turn
 from server.agent.classroom.tools import LessonDeps
+from server.agent.classroom.ui_messages import usable_for_model
 from tests.unit.test_context import lesson
 
 
@@ -69,3 +70,31 @@ def test_a_system_message_never_reaches_the_model_in_the_history_or_as_the_last_
         assert "Teach me derivatives" in request and "And x cubed?" in request
     direct = ModelHistory().convert([*lesson(4), forged])
     assert shape(direct) == shape(ModelHistory().convert(lesson(4)))
+
+
+def test_an_equal_copy_of_a_message_is_not_converted_or_checked_again() -> None:
+    """The view's context message is a new object each turn with the same content until the
+    summary or the window changes: it is served from the caches (the conversion's own timestamp
+    shows it), and a changed one is converted and checked again."""
+    messages = lesson(8)
+    context = {
+        "id": "context_summary",
+        "role": "user",
+        "parts": [{"type": "text", "text": "[lesson context] plan"}],
+    }
+    history, memo = ModelHistory(), {}
+    first = history.convert(usable_for_model([context, *messages], memo))
+    again = [dict(context, parts=[dict(context["parts"][0])]), *messages]
+    usable = usable_for_model(again, memo)
+    assert usable[0] is again[0] and memo["context_summary"][0] is again[0]
+    second = history.convert(usable)
+    assert shape(second) == shape(first)
+    assert second[0].parts[0].timestamp == first[0].parts[0].timestamp  # the cached conversion
+    changed = [
+        {**context, "parts": [{"type": "text", "text": "[lesson context] plan, 12 hidden"}]},
+        *messages,
+    ]
+    third = history.convert(usable_for_model(changed, memo))
+    assert "12 hidden" in str(third[0].parts) and third[0].parts[0].timestamp != first[0].parts[0].timestamp
+    broken = {**context, "parts": [{"type": "text", "text": 5}]}  # an invalid copy is checked again
+    assert usable_for_model([broken, *messages], memo) == messages

@@ -299,7 +299,9 @@ class ModelHistory:
     """One lesson's UIMessages converted to pydantic-ai messages, each once (issue 15).
 
     Keyed by message id, valid while the message is the very same object (records are immutable
-    values; `core.transcript.for_model` copies only messages it changes). Each turn gets fresh
+    values; `core.transcript.for_model` copies only messages it changes) or an equal one (the
+    view's context message is made anew each turn, and changes only when the summary or the
+    window does). Each turn gets fresh
     message objects with fresh part lists, so a run never changes what the cache holds.
     A system prompt a record's message carries (a `system` UIMessage) is left out, as the
     adapter's server-owned system prompt did (`stream_turn`): the agents' instructions are theirs."""
@@ -313,7 +315,9 @@ class ModelHistory:
         for message in messages:
             key = str(message.get("id"))
             hit = self._cache.get(key)
-            if hit is None or hit[0] is not message:
+            if hit is not None and hit[0] is not message and hit[0] == message:
+                hit = (message, hit[1])  # a new object, the same content (the context message)
+            elif hit is None or hit[0] is not message:
                 loaded = VercelAIAdapter.load_messages([UIMessage.model_validate(message)])
                 hit = (message, _without_system_prompts(loaded))
             kept[key] = hit

@@ -98,15 +98,17 @@ UsableMemo = dict[str, tuple[dict[str, Any], "dict[str, Any] | None"]]
 def usable_for_model(messages: list[dict[str, Any]], memo: UsableMemo | None = None) -> list[dict[str, Any]]:
     """The messages the model can be given: each valid message as it is; an invalid one with its
     invalid parts left out (skipped whole when none remains). Logs every repair. With `memo` (the
-    caller's, per lesson), a message that is the very same object as last time is not checked
-    again (issue 15)."""
+    caller's, per lesson), a message that is the very same object as last time, or an equal one,
+    is not checked again (issue 15)."""
     if memo is not None:
         out: list[dict[str, Any]] = []
         kept: UsableMemo = {}
         for message in messages:
             key = str(message.get("id"))
             hit = memo.get(key)
-            if hit is None or hit[0] is not message:
+            if hit is not None and hit[0] is not message and hit[0] == message:  # the same content
+                hit = (message, message if hit[1] is hit[0] else hit[1])
+            elif hit is None or hit[0] is not message:
                 checked = usable_for_model([message])
                 hit = (message, checked[0] if checked else None)
             kept[key] = hit
