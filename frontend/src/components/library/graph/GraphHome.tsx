@@ -42,7 +42,7 @@ export default function GraphHome({ graph }: Props) {
   const clusters = data.clusters;
   const colors = useMemo(() => assignClusterColors(clusters.map((c) => c.key)), [clusters]);
   const labels = useMemo(() => new Map(clusters.map((c) => [c.key, clusterLabel(c)])), [clusters]);
-  const counts = useMemo(() => graphCounts(data), [data]);
+  const counts = useMemo(() => graphCounts(data, chains), [data, chains]);
 
   // Deleted (or vanished) nodes leave the selection and the card.
   useEffect(() => {
