@@ -364,6 +364,7 @@ def test_a_merge_is_patched_from_the_rows_it_touched(
     assert patched == orjson.dumps(derive_view(nodes, chains, positions, labels, paths))
     _spans_are_rows(patched, memo)
     body, compact = compact_bytes(nodes, chains, positions, labels, "e-2", compact, paths)
+    assert body == compact_bytes(nodes, chains, positions, labels, "e-2", None, paths)[0]  # the same wire
     view = orjson.loads(body)
     _same(expand(view), derive_view(nodes, chains, positions, labels, paths))
     assert compact.changed is not None
