@@ -21,8 +21,9 @@ KeysOwner = Literal["desktop", "server"]
 DESKTOP_KEYS_DETAIL = "In the desktop app, keys are kept by the app itself: enter them in Settings."
 
 
-def _keys_owner(request: Request) -> KeysOwner:
-    """`desktop` when Electron main owns the keys (the server runs with `LH_API_TOKEN`), else `server`."""
+async def _keys_owner(request: Request) -> KeysOwner:
+    """`desktop` when Electron main owns the keys (the server runs with `LH_API_TOKEN`), else `server`
+    (a coroutine: FastAPI runs a plain `def` dependency in a worker thread, issue 16)."""
     owner: KeysOwner = getattr(request.app.state, "keys_owner", "server")
     return owner
 

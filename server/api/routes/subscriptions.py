@@ -100,7 +100,7 @@ async def logout(provider: SubscriptionProvider, services: ServicesDep) -> dict[
     return await services.subscriptions.logout(provider)
 
 
-def _shell_only(request: Request, services: ServicesDep) -> None:
+async def _shell_only(request: Request, services: ServicesDep) -> None:
     """Runs before the body is read: web mode 404, a missing or wrong secret 403 (compared in
     constant time)."""
     owner = services.subscriptions
