@@ -149,7 +149,12 @@ def build_services(
         stores.graph, lambda: models.model_for_slot("cheap"), events=events, embedder=OnnxEmbedder()
     )
     library = LibraryService(
-        stores.graph, extraction, stores.settings, chats=stores.chats, turn_running=registry.running
+        stores.graph,
+        extraction,
+        stores.settings,
+        chats=stores.chats,
+        turn_running=registry.running,
+        context_window=lambda: models.context_window("cheap"),
     )
     graph = GraphService(stores.graph, stores.chats, extraction)
     extraction.after_merge = graph.settle_layout

@@ -44,7 +44,7 @@ from server.core.model_failures import FailureKind
 from server.core.model_slots import Resolution, resolve_ref, resolve_slot, stamp_from
 from server.core.ports import SecretStore, SettingsStore
 from server.core.subscriptions import SUBSCRIPTION_PROVIDERS, ScopedAuth, SubscriptionAuth, auth_problem
-from server.services.offline_model import OfflineModelServer
+from server.services.offline_model import CONTEXT_TOKENS, TOKENS_PER_ESTIMATE, OfflineModelServer
 
 ModelFactory = Callable[[ResolvedModel, "str | None", "str | None"], Model]
 """(resolved, api_key, base_url) -> model. Tests inject scripted models here."""
@@ -161,6 +161,15 @@ class ModelService:
         return self.offline is not None and self.offline.available
 
     # -- resolution -----------------------------------------------------------------------------
+    def context_window(self, slot: str) -> tuple[int, float] | None:
+        """The context window of the model `slot` resolves to now when it is known to be small:
+        the offline model's (`CONTEXT_TOKENS` tokens, `TOKENS_PER_ESTIMATE` of its tokens per
+        estimated token); else None (keyed models: large, or no model).
+
+        Raises StoreCorrupt for unreadable settings."""
+        resolved = self.resolve(self.settings.load(), slot).model
+        return (CONTEXT_TOKENS, TOKENS_PER_ESTIMATE) if resolved is not None and resolved.offline else None
+
     def resolve(self, settings: Settings, slot: str) -> Resolution:
         return resolve_slot(
             settings.models,

@@ -44,6 +44,10 @@ GGUF_ENV = "LH_OFFLINE_GGUF"
 FROZEN_MODEL_DIR = "offline-model"
 """Folder of the frozen bundle (next to the executable's libraries) that holds the GGUF."""
 CONTEXT_TOKENS = 4096
+TOKENS_PER_ESTIMATE = 2.0
+"""SmolLM2's tokens per `estimate_tokens` token, at most, on the fixture notes in Latin scripts
+(measured with the real server: English prose ~1.2, the German analysis notes with LaTeX ~2.0;
+CJK text runs higher and its chunks may still overflow, plainly)."""
 SELF_CHECK_PROMPT = "The quick brown fox jumps over the lazy dog because"
 """Several tokens evaluated as one batch: the evaluation that crashed natively built llama.cpp."""
 

@@ -11,9 +11,11 @@
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic_ai import Agent, ModelRetry, RunContext, ToolOutput
 from pydantic_ai.models import Model
@@ -25,6 +27,7 @@ from server.core.contracts.graph import Chain, Findings, PackedFindings, Proposi
 from server.core.library.candidates import search
 from server.core.library.graph import findings_problems
 from server.core.library.packing import pack_problems
+from server.core.tokens import estimate_tokens
 
 Door = Literal["session", "notes"]
 EXTRACTOR_TURNS = 4
@@ -83,7 +86,7 @@ def _extractor_agent(
         deps_type=Mapping[str, object],  # the node ids, per run
         instructions=load_prompt("extraction_core") + "\n\n" + load_prompt(f"extraction_{door}"),
         name="extractor",
-        output_type=ToolOutput(Findings, name="submit", description="Submit the propositions and chains."),
+        output_type=ToolOutput(Findings, name="submit", description=SUBMIT_DESCRIPTION),
         retries={"tools": EXTRACTOR_TURNS - 1, "output": EXTRACTOR_TURNS - 1},
         model_settings=ModelSettings(max_tokens=max_tokens) if max_tokens else None,
     )
@@ -96,6 +99,25 @@ def _extractor_agent(
         return findings
 
     return agent
+
+
+SUBMIT_DESCRIPTION = "Submit the propositions and chains."
+
+
+@functools.cache
+def extractor_overhead_tokens() -> int:
+    """The estimated tokens (`estimate_tokens`) every extractor request carries besides its
+    source: the instructions (the larger door's) and the submit tool's name, description and
+    JSON schema, as sent. The chunk budget leaves room for them (`fitting_chunk_tokens`)."""
+    instructions = max(
+        (
+            load_prompt("extraction_core") + "\n\n" + load_prompt(f"extraction_{door}")
+            for door in get_args(Door)
+        ),
+        key=len,
+    )
+    schema = json.dumps(Findings.model_json_schema())
+    return estimate_tokens(instructions) + estimate_tokens("submit " + SUBMIT_DESCRIPTION + schema)
 
 
 def build_extractor(

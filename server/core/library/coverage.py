@@ -24,6 +24,35 @@ TOKEN_FLOOR = 500
 DEFAULT_CHUNK_TOKENS = 8192
 
 
+def fitting_chunk_tokens(
+    configured: int,
+    context_tokens: int | None,
+    overhead_tokens: int,
+    answer_tokens: int,
+    tokens_per_estimate: float = 1.0,
+) -> int:
+    """The chunk budget a model can read: `configured`, lowered to what its context window holds
+    after the request's fixed part and the room its answer needs (seed §6 budgets).
+
+    Args:
+        configured: the settings' `graph.extractionChunkTokens` (estimated tokens).
+        context_tokens: the model's context window (its own tokens); None when unknown or large
+            (keyed models): `configured` then stands, as before.
+        overhead_tokens: the extractor's instructions and tool schema (estimated tokens).
+        answer_tokens: the answer's room (the request's `max_tokens`, the model's own tokens).
+        tokens_per_estimate: the model's tokens per estimated token (`estimate_tokens` counts
+            4 characters a token; a small model's tokenizer cuts finer).
+    Returns:
+        min(configured, (context - answer) / tokens_per_estimate - overhead) in estimated tokens,
+        never below the floor (`TOKEN_FLOOR`): a window too small for even that is left to fail
+        plainly (`context_exceeded`).
+    """
+    if context_tokens is None:
+        return configured
+    fits = int((context_tokens - answer_tokens) / tokens_per_estimate) - overhead_tokens
+    return min(configured, max(TOKEN_FLOOR, fits))
+
+
 @dataclass(frozen=True)
 class MessageView:
     """One message's teacher prose.

@@ -17,12 +17,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from server.agent.library.extraction import extractor_overhead_tokens
 from server.core.contracts.chat import ChatRecord
 from server.core.contracts.graph import SourceLine
 from server.core.library.coverage import (
     MessageView,
     ViewMemo,
     batch_uncovered,
+    fitting_chunk_tokens,
     message_views,
     summarize,
     uncovered,
@@ -43,7 +45,7 @@ from server.core.library.notes import (
 )
 from server.core.ports import ChatStore, GraphStore, SettingsStore
 from server.services.chats import utc_now
-from server.services.library.extraction import ExtractionService, JobSpec
+from server.services.library.extraction import OFFLINE_MAX_TOKENS, ExtractionService, JobSpec
 
 log = logging.getLogger("lh.library")
 MAX_FOLDER_FILES = 100_000
@@ -153,6 +155,9 @@ class LibraryService:
     turn_running: whether a lesson has a turn running (a flush then waits for it to settle).
     idle_delay_s: overrides `graph.lessonIdleSeconds` (tests use a fraction of a second).
     wall_clock: epoch seconds, for the `flushAt` times shown to the learner.
+    context_window: the context window of the model extraction runs now when it is known to be
+        small (the offline model): (its tokens, its tokens per estimated token); else None. The
+        chunk budget then fits it (`budget`).
     """
 
     def __init__(
@@ -166,6 +171,7 @@ class LibraryService:
         turn_running: Callable[[str], bool] = lambda _chat_id: False,
         idle_delay_s: float | None = None,
         wall_clock: Callable[[], float] = time.time,
+        context_window: Callable[[], tuple[int, float] | None] = lambda: None,
     ) -> None:
         self.graph = graph
         self.extraction = extraction
@@ -175,6 +181,7 @@ class LibraryService:
         self.turn_running = turn_running
         self.idle_delay_s = idle_delay_s
         self.wall_clock = wall_clock
+        self.context_window = context_window
         self._idle: dict[str, asyncio.TimerHandle] = {}
         self._idle_due: dict[str, tuple[float, str]] = {}
         self._flush_after: set[str] = set()
@@ -185,7 +192,17 @@ class LibraryService:
         """Per lesson, its uncovered views as last found (a turn diffs only its new views)."""
 
     def budget(self) -> int:
-        return self.settings.load().graph.extraction_chunk_tokens
+        """The chunk budget (estimated tokens): `graph.extractionChunkTokens`, lowered to what the
+        extraction's model reads at once after the extractor's instructions, tool schema and
+        answer room (`fitting_chunk_tokens`; the offline model's 4,096-token window)."""
+        configured = self.settings.load().graph.extraction_chunk_tokens
+        window = self.context_window()
+        if window is None:
+            return configured
+        tokens, per_estimate = window
+        return fitting_chunk_tokens(
+            configured, tokens, extractor_overhead_tokens(), OFFLINE_MAX_TOKENS, per_estimate
+        )
 
     # -- the notes front door -------------------------------------------------------------------
     def import_files(
