@@ -18,6 +18,7 @@ resumes); a chain counts only while every member is a counted proposition.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections import defaultdict
@@ -526,7 +527,10 @@ class FileGraphStore:
     def positions(self) -> dict[str, tuple[float, float]]:
         """Resting positions by node id (`positions.json`); empty when absent or unreadable. A
         fresh dict each call (the caller may change it); the file is parsed again only when its
-        signature (inode, size, mtime) changed."""
+        signature (inode, size, mtime) changed. An entry that is not two finite numbers within
+        ±1e6 (the drag limit) is dropped alone, and the layout places that node again: a file
+        with `NaN` or `Infinity` in it (not JSON, but what a hand edit or another tool writes) is
+        read leniently instead of losing every position (issue 17, bad input)."""
         path = self.root / "positions.json"
         try:
             stat = path.stat()
@@ -534,15 +538,22 @@ class FileGraphStore:
             kept = self._positions
             if kept is not None and kept[0] == signature:
                 return dict(kept[1])
-            data = read_json(path)
-        except (OSError, ValueError):
+            raw = path.read_bytes()
+        except OSError:
             return {}
+        try:
+            data = orjson.loads(raw)
+        except ValueError:
+            try:  # the stdlib parser accepts NaN and ±Infinity; dropped below
+                data = json.loads(raw)
+            except ValueError:
+                return {}
         if not isinstance(data, dict):
             return {}
         out = {
             k: (float(v[0]), float(v[1]))
             for k, v in data.items()
-            if isinstance(v, list) and len(v) == 2 and all(isinstance(c, (int, float)) for c in v)
+            if isinstance(v, list) and len(v) == 2 and all(_placeable(c) for c in v)
         }
         self._positions = (signature, out)
         return dict(out)
@@ -607,3 +618,13 @@ def _snapshot_name(name: str) -> str:
     if name not in ("view", "view-compact"):
         raise ValueError(f"no view snapshot is called {name!r}")
     return name
+
+
+def _placeable(value: object) -> bool:
+    """A coordinate `positions()` keeps: a finite int or float (not a bool) within ±1e6."""
+    # NaN and ±inf compare False; an int beyond the double range compares without overflow
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) <= POSITION_LIMIT
+
+
+POSITION_LIMIT = 1e6
+"""The largest coordinate kept (the drag route clamps to it; the canvas reads beyond it as none)."""
