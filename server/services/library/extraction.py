@@ -80,6 +80,7 @@ from server.core.library.packing import (
 )
 from server.core.ports import Embedder, GraphStore
 from server.core.tokens import estimate_tokens
+from server.services.background import run_background
 from server.services.chats import utc_now
 from server.services.library.embeddings import CandidateVectors
 
@@ -770,7 +771,7 @@ class ExtractionService:
             fv, nv = pair if pair is not None else (None, None)
             return audit_candidates(findings.propositions, nodes, finding_vectors=fv, node_vectors=nv)
 
-        return await asyncio.to_thread(rank)
+        return await run_background(rank)  # behind the event loop (issue 16)
 
     def _phase(self, row: JobRow, phase: Phase) -> None:
         row.phase = phase
@@ -1091,11 +1092,12 @@ class ExtractionService:
 
 
 async def _to_thread_whole(fn: Callable[..., T], *args: Any) -> T:
-    """`fn(*args)` in a worker thread (its fsyncs never stall the event loop), awaited to its end
+    """`fn(*args)` in a background thread (`services/background.py`: its fsyncs never stall the
+    event loop, and its CPU work runs behind the loop's), awaited to its end
     even when the awaiting task is cancelled meanwhile (the cancellation is raised afterwards): a
     commit is never left running while its caller releases the merge section. Raises what `fn`
     raises."""
-    work = asyncio.ensure_future(asyncio.to_thread(fn, *args))
+    work = asyncio.ensure_future(run_background(fn, *args))
     cancelled = False
     while True:
         try:

@@ -3,7 +3,6 @@ render settings, and deletion (seed §6, §7)."""
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import logging
 import math
@@ -30,6 +29,7 @@ from server.core.library.graph_view import (
 )
 from server.core.library.layout import sanitize_positions, settle
 from server.core.ports import ChatStore, GraphStore
+from server.services.background import run_background
 from server.services.library.extraction import ExtractionService
 
 log = logging.getLogger("lh.graph")
@@ -263,7 +263,7 @@ class GraphService:
             self._snapshot(nodes, chains, labels, paths)
             return placed
 
-        return await asyncio.to_thread(settle_then_snapshot)
+        return await run_background(settle_then_snapshot)  # behind the event loop (issue 16)
 
     def _settle_and_save(
         self,
