@@ -102,7 +102,7 @@ def test_a_real_notes_import_on_the_offline_model(data_dir: Path) -> None:
 def test_a_fixture_note_on_the_offline_model_fits_its_context_and_adds_propositions(data_dir: Path) -> None:
     """Offline model: notes import. On first launch (no key) a real fixture note is chunked to fit
     SmolLM2's 4,096-token window (`fitting_chunk_tokens`): every chunk's first request fits (the
-    trial's was 4,175 tokens), and the home page's graph gains propositions, however modest.
+    trial's was 4,175 tokens); the propositions found are printed, not asserted (see below).
 
     Not asserted, because it does not hold: the extractor's retries re-send the conversation with
     the tiny model's invalid answers (up to ~1,700 tokens each), so a chunk's 3rd or 4th request
@@ -117,7 +117,7 @@ def test_a_fixture_note_on_the_offline_model_fits_its_context_and_adds_propositi
             )
             assert response.status_code == 202, response.text
             rows: list = []
-            for _ in range(2400):  # the tiny model is slow: up to 20 minutes
+            for _ in range(1200):  # the tiny model is slow: up to 10 minutes (2.5 min here)
                 rows = client.get("/api/activity").json()["rows"]
                 if rows and all(r["phase"] in ("done", "error", "aborted") for r in rows):
                     break
@@ -134,7 +134,13 @@ def test_a_fixture_note_on_the_offline_model_fits_its_context_and_adds_propositi
                 f"window on a retry; {len(propositions)} propositions; "
                 f"{[(r['phase'], r['usage']) for r in chunks]}"
             )
-            assert propositions, (rows, nodes)
+            # Not asserted: that the graph gains propositions. The 135M model samples (llama.cpp's
+            # default temperature) and its tool calls are often invalid: two runs here gave one
+            # proposition each, but a run on another CPU may give none, and a suite must not flake
+            # on the tiny model's luck. What is asserted above is ours: every chunk fits the
+            # window on its first request (before the chunk budget followed the model: 4,175
+            # tokens for 4,096 on the first request).
+            assert chunks, rows  # the note reached the model
     finally:
         assert server.stop() == 0
 
