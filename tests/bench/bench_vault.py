@@ -205,7 +205,25 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
 
 
+PIN_ENV = "LH_BENCH_PIN"
+"""With this set (Linux, 2+ CPUs), the bench, its stub model and its pollers run on CPU 0 and the
+server on the others: the server's figures then measure the server, not the bench competing with
+it for the same cores (a desktop app is a process of its own on a multi-core machine)."""
+
+
+def _pin_apart(pid: int) -> str:
+    """Pin every thread of server `pid` to CPUs 1.. (its later threads inherit it); this process
+    is on CPU 0 already. Returns a line for the report."""
+    cpus = set(range(1, os.cpu_count() or 1))
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        os.sched_setaffinity(int(task.name), cpus)
+    return f"pinned: bench, stub model and pollers on CPU 0; server on CPU(s) {sorted(cpus)}"
+
+
 def main(notes: int = 1_200) -> None:
+    pinned = bool(os.environ.get(PIN_ENV)) and (os.cpu_count() or 1) >= 2
+    if pinned:
+        os.sched_setaffinity(0, {0})  # before any thread or child: they inherit it
     meter = Meter()
     stub = create_stub(meter.reply, delay_s=0.0)
     stub.state.requests = _Discard()  # the stub's own log of bodies is not kept (memory)
@@ -217,6 +235,8 @@ def main(notes: int = 1_200) -> None:
         write_settings(data, scripted_slot(stub_url))
         server = _start(data, {"LH_IMPORT_ROOTS": str(home)})
         pid = server.process.pid
+        if pinned:
+            print(_pin_apart(pid))
         try:
             with httpx.Client(base_url=server.url, timeout=120) as client:
                 for _ in range(5):  # warm the routes
