@@ -129,12 +129,19 @@ def wait_ready(process: subprocess.Popen[str], timeout: float = 30, what: str = 
 
 
 def start_server(
-    data_dir: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 30
+    data_dir: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    timeout: float = 30,
+    module: str = "server",
+    cwd: Path = ROOT,
 ) -> ServerProcess:
-    """Spawn the server on a free port and wait for `LH_READY {...}`. Raises with its stderr if it fails."""
+    """Spawn the server on a free port and wait for `LH_READY {...}`. Raises with its stderr if it
+    fails. `module`: what `python -m` runs (a bench's wrapper of `server.__main__`); `cwd`: the
+    checkout whose server (and built bundle) runs (a bench's before/after)."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "server", "--port", "0", "--data-dir", str(data_dir), *args],
-        cwd=ROOT,
+        [sys.executable, "-m", module, "--port", "0", "--data-dir", str(data_dir), *args],
+        cwd=cwd,
         env=server_env(env),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -41,8 +41,6 @@ import math
 import random
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -53,7 +51,7 @@ from server.core.library.graph import chain_id
 from server.store.ledger import append_ledger
 from tests.bench.common import run_line
 from tests.e2e.conftest import CHROMIUM_ARGS
-from tests.procs import ServerProcess, server_env, start_server, wait_ready
+from tests.procs import ServerProcess, start_server
 
 AT = "2026-11-30T00:00:00Z"
 WORDS = [
@@ -381,15 +379,7 @@ def measure_delta(page: Any, data_dir: Path, size: int) -> list[tuple[str, dict[
 
 def start_in(root: Path, data_dir: Path) -> ServerProcess:
     """`start_server`, but the server (and its built bundle) of another checkout."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "server", "--port", "0", "--data-dir", str(data_dir)],
-        cwd=root,
-        env=server_env(None),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    return ServerProcess(process, wait_ready(process, 60), data_dir).drain()
+    return start_server(data_dir, timeout=60, cwd=root)
 
 
 def measure(

@@ -34,9 +34,7 @@ from tests.procs import (
     ROOT,
     ServerProcess,
     scripted_slot,
-    server_env,
     start_server,
-    wait_ready,
     write_settings,
 )
 from tests.stub_graph import graph_reply
@@ -354,15 +352,7 @@ loop-lag probe) and its figures are printed after the run."""
 def _start(data: Path, env: dict[str, str]) -> ServerProcess:
     if not os.environ.get(PROBE_ENV):
         return start_server(data, env=env)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.bench.loop_probe", "--port", "0", "--data-dir", str(data)],
-        cwd=ROOT,
-        env=server_env(env),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    return ServerProcess(process, wait_ready(process, 30), data).drain()
+    return start_server(data, env=env, module="tests.bench.loop_probe")
 
 
 def print_probe(path: Path) -> None:
