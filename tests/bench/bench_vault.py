@@ -14,6 +14,7 @@ notes (≈ 40 KB); some templates (a few bytes each); two Excalidraw drawings.
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import random
@@ -304,7 +305,10 @@ def main(notes: int = 1_200) -> None:
                 stop.set()
                 for t in threads:
                     t.join()
-                alone = [float(x) for x in poller.communicate("stop\n", timeout=60)[0].split()]
+                lines = poller.communicate("stop\n", timeout=60)[0].splitlines()
+                poller_sched = lines[0]
+                timed = [(float(a), float(b), float(c)) for a, b, c in (line.split() for line in lines[1:])]
+                alone = [ms for _, ms, _ in timed]
                 after, hwm = rss_mb(pid)
                 time.sleep(5)
                 later, _ = rss_mb(pid)
@@ -332,6 +336,20 @@ def main(notes: int = 1_200) -> None:
         f"p50 {statistics.median(alone):.1f} ms, p99 {percentile(alone, 0.99):.1f} ms, "
         f"max {max(alone):.1f} ms"
     )
+    _, run_s, wait_s = poller_sched.split()
+    print(f"the own-process poller: on a CPU {run_s} s, runnable but waiting for a CPU {wait_s} s")
+    if os.environ.get(PROBE_ENV):
+        body = json.loads(Path(os.environ[PROBE_ENV]).read_text())
+        split_health(timed, [(a, b) for a, b in body.get("health_s", [])])
+        gaps = body.get("gaps", [])
+        print(
+            f"probe thread kept off the GIL or a CPU > 50 ms (the server frozen?): {len(gaps)} times, "
+            f"{sum(g[1] for g in gaps) / 1000:.1f} s in all; the longest, with the other threads' frames:"
+        )
+        for at, ms, frames in sorted(gaps, key=lambda g: -g[1])[:8]:
+            print(f"  {ms} ms at {at - timed[0][0]:.1f} s:")
+            for f in frames:
+                print(f"      {f}")
     total = meter.sent + meter.answered
     print(
         f"model: {meter.requests:,} requests, {meter.sent:,} tokens sent + {meter.answered:,} answered; "
@@ -396,16 +414,67 @@ def poll(url: str) -> None:
     poll's latency (ms), one a line."""
     stop = threading.Event()
     threading.Thread(target=lambda: (sys.stdin.readline(), stop.set()), daemon=True).start()
-    took: list[float] = []
+    took: list[tuple[float, float, float]] = []
+    cpu = os.environ.get(POLLER_CPU_ENV)
+    if cpu:
+        os.sched_setaffinity(0, {int(cpu)})
     with httpx.Client(base_url=url, timeout=30) as client:
         client.get("/api/health").raise_for_status()  # connected: the import may start
         print("ready", flush=True)
         while not stop.is_set():
-            start = time.perf_counter()
+            waited = _runnable_s()
+            start = time.monotonic()
             client.get("/api/health").raise_for_status()
-            took.append((time.perf_counter() - start) * 1000)
+            took.append((start, (time.monotonic() - start) * 1000, (_runnable_s() - waited) * 1000))
             time.sleep(0.05)
-    print("\n".join(f"{x:.2f}" for x in took))
+    run_ns, wait_ns = (int(x) for x in Path("/proc/self/schedstat").read_text().split()[:2])
+    print(f"sched {run_ns / 1e9:.3f} {wait_ns / 1e9:.3f}")
+    print("\n".join(f"{s:.6f} {x:.3f} {w:.3f}" for s, x, w in took))
+
+
+def _runnable_s() -> float:
+    """Seconds this thread has been runnable but not on a CPU (Linux schedstat)."""
+    return int(Path("/proc/thread-self/schedstat").read_text().split()[1]) / 1e9
+
+
+POLLER_CPU_ENV = "LH_POLLER_CPU"
+"""With this set to a CPU number, the `--poll` process pins itself there (e.g. 1: beside the server
+rather than beside the stub model on CPU 0 under `LH_BENCH_PIN`)."""
+
+
+def split_health(polls: list[tuple[float, float, float]], server: list[tuple[float, float]]) -> None:
+    """Print where the slowest 1 % of the own-process polls spent their time: before the server's
+    app was called (client, socket, the loop reading the request), in the app (called → the
+    response handed to the transport), after (the loop writing it, the socket, the client)."""
+    ends = sorted(server)
+    starts = [a for a, _ in ends]
+    rows = []
+    t0 = polls[0][0] if polls else 0.0
+    for start, ms, starved in polls:
+        i = bisect.bisect_left(starts, start)
+        if i < len(ends) and ends[i][0] <= start + ms / 1000:
+            called, ended = ends[i]
+            before, inside = (called - start) * 1000, (ended - called) * 1000
+            rows.append((ms, before, inside, ms - before - inside, starved, start - t0))
+    if not rows:
+        print("health split: no poll matched a server-side record")
+        return
+    rows.sort()
+    slow = rows[-max(1, len(rows) // 100) :]
+    for name, part in (("all", rows), ("slowest 1 %", slow)):
+        before, inside, after = (statistics.median(r[k] for r in part) for k in (1, 2, 3))
+        print(
+            f"health split, {name} ({len(part)} polls matched): medians before the app {before:.1f} ms, "
+            f"in the app {inside:.2f} ms, after {after:.1f} ms; max in it {max(r[2] for r in part):.1f} ms"
+        )
+    print(
+        "slowest polls (total: before / in app / after, ms; of which the poller was runnable without "
+        "a CPU; s into the run):"
+    )
+    for r in rows[-12:]:
+        print(
+            f"  {r[0]:6.1f}: {r[1]:6.1f} / {r[2]:5.2f} / {r[3]:6.1f}; starved {r[4]:6.1f}; at {r[5]:6.1f} s"
+        )
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--poll"]:

@@ -34,6 +34,8 @@ class LoopProbe:
         self.thread_id = thread_id
         self.native_id = threading.get_native_id()
         self.lags: list[float] = []
+        self.health: list[tuple[float, float]] = []
+        self.gaps: list[tuple[float, int, list[str]]] = []
         self.leaf: Counter[str] = Counter()
         self.stacks: Counter[str] = Counter()
         self.stalls = 0
@@ -63,6 +65,23 @@ class LoopProbe:
         self.stacks[" < ".join(own[:8])] += 1
         self.current[" < ".join(names[:6])] += 1
 
+    def _others(self) -> list[str]:
+        """Each other thread's innermost three frames (file:line function)."""
+        out = []
+        own = threading.get_ident()
+        for ident, frame in sys._current_frames().items():
+            if ident == own:
+                continue
+            names = []
+            while frame is not None and len(names) < 3:
+                code = frame.f_code
+                names.append(
+                    f"{'/'.join(code.co_filename.rsplit('/', 2)[-2:])}:{frame.f_lineno} {code.co_name}"
+                )
+                frame = frame.f_back
+            out.append(" < ".join(names))
+        return out
+
     def _run(self) -> None:
         while not self.stop.is_set():
             ran = threading.Event()
@@ -84,7 +103,15 @@ class LoopProbe:
             if lag > 100:
                 self.worst.append((round(lag), self.current.most_common(3)))
             self.current = Counter()
+            slept = time.perf_counter()
             time.sleep(PERIOD_S)
+            if time.perf_counter() - slept > 0.05:
+                # this thread could not run (or not take the GIL) for > 50 ms: neither could the
+                # loop, and no lag was measured for it; the thread that held the GIL is the one
+                # that just gave it up, so record every other thread's frame now
+                self.gaps.append(
+                    (round(time.monotonic(), 4), round((time.perf_counter() - slept) * 1000), self._others())
+                )
 
     def dump(self, path: Path) -> None:
         self.stop.set()
@@ -98,8 +125,34 @@ class LoopProbe:
             "process_cpu_s": _cpu_s("/proc/self/stat"),
             "loop_sched": _sched(f"/proc/self/task/{self.native_id}/schedstat"),
             "cpu_pressure": _pressure(),
+            "gaps": self.gaps,
+            "health_s": [(round(a, 6), round(b, 6)) for a, b in self.health],
         }
         path.write_text(json.dumps(body, indent=1))
+
+
+class HealthClock:
+    """ASGI wrapper (outermost, inside uvicorn's protocol): for each `GET /api/health` records
+    `(called, ended)` in `time.monotonic()` seconds (CLOCK_MONOTONIC, comparable across processes
+    on one machine): `called` when uvicorn hands the parsed request to the app, `ended` when the
+    last body message has been given to the transport."""
+
+    def __init__(self, app: Any, out: list[tuple[float, float]]) -> None:
+        self.app = app
+        self.out = out
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") != "http" or scope.get("path") != "/api/health":
+            await self.app(scope, receive, send)
+            return
+        called = time.monotonic()
+
+        async def timed_send(message: Any) -> None:
+            await send(message)
+            if message.get("type") == "http.response.body" and not message.get("more_body"):
+                self.out.append((called, time.monotonic()))
+
+        await self.app(scope, receive, timed_send)
 
 
 def _cpu_s(stat: str) -> float | None:
@@ -140,6 +193,7 @@ def main() -> int:
     async def probed_startup(self: Any, sockets: Any = None) -> None:
         probe = LoopProbe(asyncio.get_running_loop(), threading.get_ident())
         probes.append(probe)
+        self.config.loaded_app = HealthClock(self.config.loaded_app, probe.health)
         probe.start()
         await startup(self, sockets=sockets)
 
