@@ -43,15 +43,17 @@ from pydantic_ai.usage import RunUsage
 from server.agent.library.extraction import (
     AuditDeps,
     Door,
+    Window,
     auditor_prompt,
     build_auditor,
     build_extractor,
     build_pack_extractor,
     digest,
-    extractor_prompt,
+    extractor_overhead_tokens,
     run_auditor,
     run_extractor,
     run_pack_extractor,
+    windowed_prompt,
 )
 from server.agent.model_guard import model_failure_of
 from server.agent.pricing import usage_cost
@@ -83,6 +85,7 @@ from server.core.tokens import estimate_tokens
 from server.services.background import run_background
 from server.services.chats import utc_now
 from server.services.library.embeddings import CandidateVectors
+from server.services.offline_model import CONTEXT_TOKENS, TOKENS_PER_ESTIMATE
 
 log = logging.getLogger("lh.extraction")
 T = TypeVar("T")
@@ -98,6 +101,13 @@ KEEP_ENDED_ROWS = 50
 TRIM_EVERY_RUNS = 64
 """Freed heap is handed back to the OS after this many ended runs, and when the queue drains."""
 OFFLINE_MAX_TOKENS = 1024
+
+
+def offline_window() -> Window:
+    """The offline model's window as the extractor's requests see it (`FitWindow`)."""
+    return Window(CONTEXT_TOKENS, TOKENS_PER_ESTIMATE, OFFLINE_MAX_TOKENS, extractor_overhead_tokens())
+
+
 Phase = Literal["queued", "extracting", "waiting", "auditing", "merging", "done", "error", "aborted"]
 
 
@@ -801,8 +811,9 @@ class ExtractionService:
             nodes, chains = graph()
             # THE GRAPH SO FAR of a versioned run is its version's, never the replaced one's
             own = self.graph.contribution(mine()) if version is not None else (nodes, chains)
-            extractor = build_extractor(model, door=door, existing=nodes, max_tokens=cap)
-            prompt = extractor_prompt(spec.text, digest(*own, row.source))
+            window = offline_window() if resolved.offline else None
+            extractor = build_extractor(model, door=door, existing=nodes, max_tokens=cap, window=window)
+            prompt = windowed_prompt(spec.text, digest(*own, row.source), window)
             async with self.permits:  # "queued" until a permit is free
                 row.started_at = self.clock()
                 self._phase(row, "extracting")
