@@ -342,6 +342,12 @@ def main(notes: int = 1_200) -> None:
         body = json.loads(Path(os.environ[PROBE_ENV]).read_text())
         split_health(timed, [(a, b) for a, b in body.get("health_s", [])])
         gaps = body.get("gaps", [])
+        for gen in (0, 1, 2):
+            took = [ms for g, ms in body.get("gc_ms", []) if g == gen]
+            if took:
+                print(
+                    f"gc generation {gen}: {len(took)} runs, max {max(took):.1f} ms, {sum(took):.0f} ms all"
+                )
         print(
             f"probe thread kept off the GIL or a CPU > 50 ms (the server frozen?): {len(gaps)} times, "
             f"{sum(g[1] for g in gaps) / 1000:.1f} s in all; the longest, with the other threads' frames:"

@@ -14,6 +14,7 @@ Nothing here is imported by the server: it wraps `server.__main__.main`.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import sys
@@ -42,7 +43,16 @@ class LoopProbe:
         self.current: Counter[str] = Counter()
         self.worst: list[tuple[float, list[tuple[str, int]]]] = []
         self.stop = threading.Event()
+        self.gc_ms: list[tuple[int, float]] = []  # (generation, ms) of each collection
+        self._gc_start = 0.0
+        gc.callbacks.append(self._gc)
         self.thread = threading.Thread(target=self._run, name="loop-probe", daemon=True)
+
+    def _gc(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._gc_start = time.perf_counter()
+        else:
+            self.gc_ms.append((info["generation"], round((time.perf_counter() - self._gc_start) * 1000, 2)))
 
     def start(self) -> None:
         self.thread.start()
@@ -126,6 +136,7 @@ class LoopProbe:
             "loop_sched": _sched(f"/proc/self/task/{self.native_id}/schedstat"),
             "cpu_pressure": _pressure(),
             "gaps": self.gaps,
+            "gc_ms": self.gc_ms,
             "health_s": [(round(a, 6), round(b, 6)) for a, b in self.health],
         }
         path.write_text(json.dumps(body, indent=1))
