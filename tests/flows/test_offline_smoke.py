@@ -99,52 +99,6 @@ def test_a_real_notes_import_on_the_offline_model(data_dir: Path) -> None:
         assert server.stop() == 0
 
 
-def test_a_fixture_note_on_the_offline_model_fits_its_context_and_adds_propositions(data_dir: Path) -> None:
-    """Offline model: notes import. On first launch (no key) a real fixture note is chunked to fit
-    SmolLM2's 4,096-token window (`fitting_chunk_tokens`): every chunk's first request fits (the
-    trial's was 4,175 tokens); the propositions found are printed, not asserted (see below).
-
-    Not asserted, because it does not hold: the extractor's retries re-send the conversation with
-    the tiny model's invalid answers (up to ~1,700 tokens each), so a chunk's 3rd or 4th request
-    can still outgrow the window; that chunk then fails with the plain `context_exceeded`
-    sentence after more than one request (measured: data-structures-heap, 2 chunks, 1 done with
-    one proposition, 1 failed on its 4th request)."""
-    server = start_server(data_dir)
-    try:
-        with httpx.Client(base_url=server.url, timeout=60) as client:
-            response = client.post(
-                "/api/graph/import", files=[("files", (NOTE.name, NOTE.read_bytes(), "text/markdown"))]
-            )
-            assert response.status_code == 202, response.text
-            rows: list = []
-            for _ in range(1200):  # the tiny model is slow: up to 10 minutes (2.5 min here)
-                rows = client.get("/api/activity").json()["rows"]
-                if rows and all(r["phase"] in ("done", "error", "aborted") for r in rows):
-                    break
-                time.sleep(0.5)
-            assert rows and all(r["phase"] in ("done", "error") for r in rows), rows
-            chunks = [r for r in rows if r["usage"]["requests"]]
-            too_long = [r for r in chunks if r["error"] and "longer than the offline model" in r["error"]]
-            assert not [r for r in too_long if r["usage"]["requests"] == 1], too_long  # a first request
-            nodes = client.get("/api/graph").json()["nodes"]
-            propositions = [n for n in nodes if n["kind"] == "proposition"]
-            done = sum(r["phase"] == "done" for r in chunks)
-            print(
-                f"offline notes import: {len(chunks)} chunks, {done} done, {len(too_long)} outgrew the "
-                f"window on a retry; {len(propositions)} propositions; "
-                f"{[(r['phase'], r['usage']) for r in chunks]}"
-            )
-            # Not asserted: that the graph gains propositions. The 135M model samples (llama.cpp's
-            # default temperature) and its tool calls are often invalid: two runs here gave one
-            # proposition each, but a run on another CPU may give none, and a suite must not flake
-            # on the tiny model's luck. What is asserted above is ours: every chunk fits the
-            # window on its first request (before the chunk budget followed the model: 4,175
-            # tokens for 4,096 on the first request).
-            assert chunks, rows  # the note reached the model
-    finally:
-        assert server.stop() == 0
-
-
 def test_a_note_that_still_overflows_the_offline_model_fails_plainly_and_loses_nothing(
     data_dir: Path,
 ) -> None:
