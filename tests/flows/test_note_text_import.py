@@ -4,6 +4,7 @@ are skipped with a reason beside its queued result, and the model reads the clea
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,13 +42,13 @@ def test_a_drawing_is_refused_and_a_notes_blobs_are_skipped(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     prompts: list[str] = []
-    original = extraction.extractor_prompt
+    original = extraction.windowed_prompt
 
-    def recorded(source_text: str, graph_so_far: str) -> str:
+    def recorded(source_text: str, graph_so_far: str, window: Any) -> str:
         prompts.append(source_text)
-        return original(source_text, graph_so_far)
+        return original(source_text, graph_so_far, window)
 
-    monkeypatch.setattr(extraction, "extractor_prompt", recorded)
+    monkeypatch.setattr(extraction, "windowed_prompt", recorded)
     (tmp_path / "drawing.excalidraw.md").write_text(DRAWING)
     (tmp_path / "cells.md").write_text(NOTE)
     response = library.upload(tmp_path / "drawing.excalidraw.md", tmp_path / "cells.md")
