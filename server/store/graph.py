@@ -538,16 +538,9 @@ class FileGraphStore:
             kept = self._positions
             if kept is not None and kept[0] == signature:
                 return dict(kept[1])
-            raw = path.read_bytes()
-        except OSError:
+            data = _read_lenient_json(path)
+        except (OSError, ValueError):
             return {}
-        try:
-            data = orjson.loads(raw)
-        except ValueError:
-            try:  # the stdlib parser accepts NaN and ±Infinity; dropped below
-                data = json.loads(raw)
-            except ValueError:
-                return {}
         if not isinstance(data, dict):
             return {}
         out = {
@@ -618,6 +611,17 @@ def _snapshot_name(name: str) -> str:
     if name not in ("view", "view-compact"):
         raise ValueError(f"no view snapshot is called {name!r}")
     return name
+
+
+def _read_lenient_json(path: Path) -> Any:
+    """Parse `path` as JSON, or, when it is not JSON, with the stdlib parser, which also accepts
+    NaN and ±Infinity (what a hand edit or another tool writes). Raises OSError, or ValueError
+    when neither parses it."""
+    raw = path.read_bytes()
+    try:
+        return orjson.loads(raw)
+    except ValueError:
+        return json.loads(raw)
 
 
 def _placeable(value: object) -> bool:

@@ -349,8 +349,8 @@ def test_positions_are_parsed_again_only_when_the_file_changed(
     import server.store.graph as graph_store
 
     parsed: list[Path] = []
-    real = graph_store.read_json
-    monkeypatch.setattr(graph_store, "read_json", lambda path: parsed.append(path) or real(path))
+    real = graph_store._read_lenient_json
+    monkeypatch.setattr(graph_store, "_read_lenient_json", lambda path: parsed.append(path) or real(path))
     store = FileGraphStore(tmp_path)
     assert store.positions() == {}
     store.save_positions({"n_a": (1.0, 2.0)})
