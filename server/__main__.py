@@ -129,6 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the server until SIGTERM/SIGINT. Returns the process exit status."""
     # Imported here so `--help` and the lock refusal stay fast and nothing is built at import time.
     from server.api.app import create_app
+    from server.services import heap
     from server.services.container import build_services
     from server.services.library.extraction import cap_malloc_arenas
     from server.services.stores import DataDirLocked, data_dir_lock
@@ -185,6 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         server = _ReadyServer(config, port)
         stop_requested.append(server)
+        heap.install()  # start-up's objects frozen, gen-0 threshold raised (issues 15-17)
         if os.environ.get(STDIN_EOF_ENV) == "1":
             _stop_on_stdin_eof(server)
         log.info("data dir %s", paths.root)

@@ -2,7 +2,8 @@
 `GET /api/chats` at 10 / 1,000 sessions, each as a ratio to the small case measured in the same run.
 
 Run: `.venv/bin/python -m tests.bench.bench_long_lesson` (`LH_BENCH_ONLY=list`: the session list
-alone). Figures go to docs/benchmarks.md.
+alone; `LH_BENCH_HEAP=0`: CPython's collector defaults instead of the server's heap policy,
+server/services/heap.py, which `python -m server` installs). Figures go to docs/benchmarks.md.
 The model is a scripted stub that answers at once (pydantic-ai FunctionModel), so a turn's time is
 the server's own: accepting the request, the write-ahead save, building the model's view, the
 agent run over it, folding and persisting the reply. Realistic records: ~60-character learner
@@ -40,6 +41,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
 from server.api.app import create_app
 from server.config import DataPaths
+from server.services import heap
 from server.services.container import build_services
 from tests.fakes import FakeSecrets
 from tests.flows.conftest import COMPATIBLE_SLOT
@@ -217,6 +219,9 @@ async def main_async() -> None:
     with tempfile.TemporaryDirectory(prefix="lh-bench-") as tmp:
         root = Path(tmp)
         print(f"load average {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
+        if os.environ.get("LH_BENCH_HEAP", "1") == "1":  # as `python -m server` runs (0: CPython's defaults)
+            heap.install()
+        print(f"heap policy (server/services/heap.py): {'on' if heap.installed() else 'off'}")
         titles = {
             "message": "a learner's message (scripted model, answers at once)",
             "answer": "an answer to a pending quiz (scripted model)",

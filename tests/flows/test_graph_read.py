@@ -195,3 +195,38 @@ def test_notes_imported_from_folders_group_by_folder(library: Library) -> None: 
     positions = {n["id"]: (n["x"], n["y"]) for n in props}
     metrics = region_metrics(positions, {n["id"]: folder_of[n["cluster"]] for n in props}, pad=20.0)
     assert metrics.sessions == 3 and metrics.own_share >= 0.9 and metrics.overlap <= 0.1, metrics
+
+
+def test_a_read_that_derives_does_so_off_the_loop(library: Library, monkeypatch: Any) -> None:  # noqa: F811
+    """Issue 17, bad input: after a drag the next read derives the view (~200 ms of CPU at 100k
+    propositions); `GET /api/graph` does that in a worker thread, in both forms, and serves the
+    same bytes as a derivation on the caller's thread."""
+    view = imported(library, "data-structures-heap.en.md")
+    on_loop: list[bool] = []
+
+    def recording(real: Any) -> Any:
+        def derive(*args: Any, **kwargs: Any) -> Any:
+            try:
+                asyncio.get_running_loop()
+                on_loop.append(True)
+            except RuntimeError:
+                on_loop.append(False)
+            return real(*args, **kwargs)
+
+        return derive
+
+    monkeypatch.setattr(graph_service, "view_bytes", recording(graph_service.view_bytes))
+    monkeypatch.setattr(graph_service, "compact_bytes", recording(graph_service.compact_bytes))
+    first = view["nodes"][0]["id"]
+    dragged = library.client.put("/api/graph/positions", json={first: {"x": 7.0, "y": 8.0}})
+    assert dragged.json() == {"saved": 1}
+    served = library.client.get("/api/graph")
+    compact = library.client.get("/api/graph", params={"format": "compact"})
+    assert served.status_code == compact.status_code == 200
+    assert on_loop == [False, False]  # one derivation per form, each in a worker thread
+    moved = next(n for n in served.json()["nodes"] if n["id"] == first)
+    assert (moved["x"], moved["y"]) == (7.0, 8.0)
+    fresh = GraphService(FileGraphStore(library.data / "graph"), _NoChats(), None)  # type: ignore[arg-type]
+    assert fresh.view_json() == served.content
+    assert library.client.get("/api/graph").content == served.content  # then served from memory
+    assert on_loop == [False, False, False]  # (the fresh service's own derivation, on this thread)

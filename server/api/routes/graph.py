@@ -95,10 +95,9 @@ async def graph(services: ServicesDep, query: Annotated[GraphQuery, Query()]) ->
     `format=compact`: the same in about a quarter of the bytes, with a `version`; adding
     `since=<version>` answers only the rows changed since (issue 17 item 5). A pure read (cached
     while the ledgers are unchanged). A malformed `since` is a 400; one the server no longer
-    knows gets the whole compact view."""
-    if query.format == "compact":
-        return Response(services.graph.compact_json(query.since), media_type="application/json")
-    return Response(services.graph.view_json(), media_type="application/json")
+    knows gets the whole compact view. A derivation runs in a worker thread (`read_json`)."""
+    body = await services.graph.read_json(query.format == "compact", query.since)
+    return Response(body, media_type="application/json")
 
 
 @router.get("/api/graph/clusters")

@@ -82,6 +82,7 @@ from server.core.library.packing import (
 )
 from server.core.ports import Embedder, GraphStore
 from server.core.tokens import estimate_tokens
+from server.services import heap
 from server.services.background import run_background
 from server.services.chats import utc_now
 from server.services.library.embeddings import CandidateVectors
@@ -583,6 +584,8 @@ class ExtractionService:
         run.ended.set()
         self._finished += 1
         self._pump()
+        if not self.tasks:
+            heap.compact()  # cycles that died while frozen, once the library is idle
         if not self.tasks or self._finished % TRIM_EVERY_RUNS == 0:
             release_memory()
         self._changed()

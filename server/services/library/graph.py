@@ -3,6 +3,7 @@ render settings, and deletion (seed §6, §7)."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import math
@@ -29,6 +30,7 @@ from server.core.library.graph_view import (
 )
 from server.core.library.layout import sanitize_positions, settle
 from server.core.ports import ChatStore, GraphStore
+from server.services import heap
 from server.services.background import run_background
 from server.services.library.extraction import ExtractionService
 
@@ -93,6 +95,8 @@ class GraphService:
         """The last derived view's rows: the next derivation re-derives only the rows whose
         propositions, chains or positions changed (a merge's, a drag's)."""
         self._compact: _Compact | None = None
+        self._read_lock = asyncio.Lock()
+        """One derivation for reads at a time (`read_json`)."""
         self._epoch = secrets.token_hex(4)
         """Versions are `<epoch>-<n>`: a version from another process is never mistaken for one
         of this process's."""
@@ -131,14 +135,12 @@ class GraphService:
 
         A pure read: kept in memory, else served from the snapshot the last settle wrote when it
         was derived from the files as they stand with these labels (a cold start then folds no
-        ledger), else derived here."""
+        ledger), else derived here. On the caller's thread: the route uses `read_json`."""
         labels, paths = self._labels(), self._paths()
         key = _view_key(self.graph.rows_signature(), labels, paths)
         if self._view_cache is None or self._view_cache[0] != key:
-            body = self.graph.view_snapshot(key)
-            if body is None:
-                body = self._derive(self.graph.nodes(), self.graph.chains(), labels, paths)
-            self._view_cache = (key, body)
+            self._view_state(key, labels, paths)
+        assert self._view_cache is not None
         return self._view_cache[1]
 
     def compact_json(self, since: str | None = None) -> bytes:
@@ -148,12 +150,67 @@ class GraphService:
         view). A `since` this process cannot diff from (another process's, forgotten, or from
         before a full derivation) gets the full compact view (`"full": true`); the reader tells
         them apart by `full`. A pure read, served from memory, else from the snapshot the last
-        settle wrote, else derived (patching the last derived rows)."""
+        settle wrote, else derived (patching the last derived rows). On the caller's thread."""
         labels, paths = self._labels(), self._paths()
         key = _view_key(self.graph.rows_signature(), labels, paths)
         state = self._compact
         if state is None or state.key != key:
-            state = self._compact_from_snapshot(key) or self._derive_compact(key, labels, paths)
+            state = self._compact_state(key, labels, paths)
+        return self._compact_answer(state, since)
+
+    async def read_json(self, compact: bool = False, since: str | None = None) -> bytes:
+        """`GET /api/graph`'s body: `compact_json(since)` when `compact`, else `view_json()`. What
+        is kept in memory is served on the event loop (sub-millisecond); reading the snapshot and
+        a derivation (after a drag or a deletion, or a start whose snapshot does not match the
+        files) run in a worker thread, one read at a time (a second read waits, then is served
+        from memory): a patched derivation costs ~200 ms of CPU at 100k propositions, and no read
+        may hold the loop for more than 100 ms (issue 17, bad input). The ledgers are folded on
+        the loop, as the settle does, and only when the snapshot does not serve."""
+        async with self._read_lock:
+            labels, paths = self._labels(), self._paths()
+            key = _view_key(self.graph.rows_signature(), labels, paths)
+            if compact:
+                state = self._compact
+                if state is None or state.key != key:
+                    state = await run_background(self._compact_from_snapshot, key)
+                    if state is None:
+                        nodes, chains = self.graph.nodes(), self.graph.chains()
+                        state = await run_background(self._derive_compact, key, labels, paths, nodes, chains)
+                return self._compact_answer(state, since)
+            cached = self._view_cache
+            if cached is not None and cached[0] == key:
+                return cached[1]
+            body = await run_background(self.graph.view_snapshot, key)
+            if body is None:
+                nodes, chains = self.graph.nodes(), self.graph.chains()
+                body = await run_background(self._derive, nodes, chains, labels, paths)
+            self._view_cache = (key, body)
+            return body
+
+    def _view_state(
+        self,
+        key: bytes,
+        labels: dict[str, tuple[str, str | None]],
+        paths: dict[str, str | None],
+    ) -> bytes:
+        """The full view for `key`: its snapshot when it matches, else derived; kept in memory."""
+        body = self.graph.view_snapshot(key)
+        if body is None:
+            body = self._derive(self.graph.nodes(), self.graph.chains(), labels, paths)
+        self._view_cache = (key, body)
+        return body
+
+    def _compact_state(
+        self,
+        key: bytes,
+        labels: dict[str, tuple[str, str | None]],
+        paths: dict[str, str | None],
+    ) -> _Compact:
+        """The compact view for `key`: its snapshot when it matches, else derived (patched)."""
+        return self._compact_from_snapshot(key) or self._derive_compact(key, labels, paths)
+
+    def _compact_answer(self, state: _Compact, since: str | None) -> bytes:
+        """The whole compact body, or the delta since `since` when this state can cut one."""
         if since is None or state.rows is None:
             return state.body
         changed = _changes(state.history, state.version, since)
@@ -261,6 +318,7 @@ class GraphService:
             folders, _ = folder_tree(paths)
             placed = self._settle_and_save(ids, links, groups, folders)
             self._snapshot(nodes, chains, labels, paths)
+            heap.survivors_settled()  # the folds and view memos are long-lived: freeze them
             return placed
 
         return await run_background(settle_then_snapshot)  # behind the event loop (issue 16)
