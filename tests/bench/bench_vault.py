@@ -348,6 +348,8 @@ def main(notes: int = 1_200) -> None:
                 print(
                     f"gc generation {gen}: {len(took)} runs, max {max(took):.1f} ms, {sum(took):.0f} ms all"
                 )
+        if body.get("heap"):
+            print(f"heap policy (server/services/heap.py): {body['heap']}")
         print(
             f"probe thread kept off the GIL or a CPU > 50 ms (the server frozen?): {len(gaps)} times, "
             f"{sum(g[1] for g in gaps) / 1000:.1f} s in all; the longest, with the other threads' frames:"

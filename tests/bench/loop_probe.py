@@ -25,6 +25,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from server.services import heap
+
 PERIOD_S = 0.01
 STALL_S = 0.03
 
@@ -137,6 +139,7 @@ class LoopProbe:
             "cpu_pressure": _pressure(),
             "gaps": self.gaps,
             "gc_ms": self.gc_ms,
+            "heap": heap.stats(),
             "health_s": [(round(a, 6), round(b, 6)) for a, b in self.health],
         }
         path.write_text(json.dumps(body, indent=1))
