@@ -553,5 +553,9 @@ def _honest(exc: BaseException) -> str:
         return exc.detail
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if "exceeded maximum retries" in text.lower() or "retries" in text.lower():
-        return f"the model could not produce a valid submit ({text})"
+        # plain words, not the SDK's "Exceeded maximum output retries (3)" (a new user read it as jargon)
+        return (
+            "the model did not produce a valid answer after several tries; "
+            "try again, or choose a stronger model in Settings"
+        )
     return text[:300]

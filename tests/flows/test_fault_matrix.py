@@ -300,7 +300,7 @@ WHOLE_ANSWER = [
     pytest.param("early-end", "sent an answer that could not be read", 1, id="truncated-json"),
     pytest.param("malformed", "sent an answer that could not be read", 1, id="invalid-json"),
     pytest.param("reset", "broke off in the middle of its answer; try again", 1, id="reset-mid-body"),
-    pytest.param("garbage-tool", "could not produce a valid submit", 4, id="garbage-tool-arguments"),
+    pytest.param("garbage-tool", "did not produce a valid answer", 4, id="garbage-tool-arguments"),
 ]
 """Faults of a non-streamed request (extraction and practice run pydantic-ai's `agent.run`): the
 fault, the row error's words, the requests the stub sees (retried only what is worth retrying)."""

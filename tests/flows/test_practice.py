@@ -203,7 +203,7 @@ def test_a_partitioner_that_never_submits_a_true_partition_errors_the_set_honest
         failed = await w.settled(created.id)
         assert failed.status == "error" and failed.problems == []
         assert (failed.error or "").startswith(
-            "The set could not be divided into problems: the model could not produce a valid submit"
+            "The set could not be divided into problems: the model did not produce a valid answer"
         )
         requests = [p for p in w.script.prompts if p.startswith("THE LEVELS") and "YOUR TARGET" not in p]
         assert len(requests) == 4  # at most 4 turns
@@ -303,7 +303,7 @@ def test_a_grader_that_never_submits_leaves_an_honest_line_and_the_answer(tmp_pa
         assert dropped.answer == "Because of heap order." and dropped.grade is None
         assert dropped.grade_status == "error", dropped.grade_error
         assert (dropped.grade_error or "").startswith(
-            "The grade could not be given: the model could not produce a valid submit"
+            "The grade could not be given: the model did not produce a valid answer after several tries"
         )
         assert len([p for p in w.script.prompts if p.startswith("THE PROBLEM:")]) == 4  # at most 4 turns
         row = next(r for r in w.service.activity() if r["id"] == f"{created.id}:grade:p1")
