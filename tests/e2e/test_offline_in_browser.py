@@ -30,6 +30,12 @@ def test_a_first_lesson_on_the_offline_model_in_the_browser(page, data_dir: Path
     try:
         page.goto(server.url + "/")
         expect(page.get_by_test_id("offline-banner")).to_contain_text("SmolLM2-135M-Instruct")
+        # "add your own API key in Settings" leads to the keys, not the top of Settings (a new
+        # user's trial landed on the model slots and had to look for them)
+        page.get_by_test_id("offline-banner").get_by_role("link", name="Settings").click()
+        expect(page).to_have_url(re.compile(r"/settings#api-keys$"))
+        expect(page.locator("#api-keys h2")).to_be_in_viewport()
+        page.goto(server.url + "/")
         page.get_by_test_id("new-lesson").click()
         expect(page).to_have_url(re.compile(r"/chat/c_[0-9a-f]+$"))
         page.get_by_test_id("composer-input").fill("Teach me fractions.")

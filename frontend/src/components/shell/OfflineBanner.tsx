@@ -4,6 +4,10 @@ import { bannerFor } from '../../core/settings';
 import { useNarrow } from './useNarrow';
 import './offlineBanner.css';
 
+/** Where "add your own API key in Settings" leads: the API keys section (a new user landed at the
+ * top of Settings, on the model slots, and had to look for the keys). */
+const KEYS_LINK = '/settings#api-keys';
+
 /** Shown on every page when lessons would run on the offline demo model, or cannot run at all. */
 export default function OfflineBanner() {
   const { settings, settingsError } = useAppState();
@@ -23,7 +27,7 @@ export default function OfflineBanner() {
     return (
       <div className="banner banner-warn" role="status" data-testid="offline-banner">
         <strong>The offline demo model is not working:</strong> {banner.error}. Send your message again to retry,
-        or add your own API key in <Link to="/settings">Settings</Link>.
+        or add your own API key in <Link to={KEYS_LINK}>Settings</Link>.
       </div>
     );
   }
@@ -31,7 +35,7 @@ export default function OfflineBanner() {
     return (
       <div className="banner banner-warn" role="status" data-testid="offline-banner">
         <strong>The offline demo model failed during your last turn:</strong> {banner.crash}. It was restarted: send
-        your message again, or add your own API key in <Link to="/settings">Settings</Link>.
+        your message again, or add your own API key in <Link to={KEYS_LINK}>Settings</Link>.
       </div>
     );
   }
@@ -39,7 +43,7 @@ export default function OfflineBanner() {
     return (
       <details className="banner banner-info banner-chip" data-testid="offline-banner">
         <summary>Offline demo model: weak answers</summary>
-        You are using a tiny offline demo model ({banner.model}). Add your own API key in <Link to="/settings">Settings</Link>{' '}
+        You are using a tiny offline demo model ({banner.model}). Add your own API key in <Link to={KEYS_LINK}>Settings</Link>{' '}
         for real lessons.
       </details>
     );
@@ -48,7 +52,7 @@ export default function OfflineBanner() {
     return (
       <div className="banner banner-info" role="status" data-testid="offline-banner">
         You are using a tiny offline demo model ({banner.model}). Its answers will be weak. Add your own API key in{' '}
-        <Link to="/settings">Settings</Link> for real lessons.
+        <Link to={KEYS_LINK}>Settings</Link> for real lessons.
       </div>
     );
   }

@@ -1,5 +1,5 @@
 import './settingsPage.css';
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import * as api from '../../api';
 import './librarySettings.css';
 import ResearchSection from '../workbench/ResearchSettings';
@@ -265,8 +265,13 @@ function ModelsSection({ settings }: { settings: Settings }) {
 function KeysSection({ settings }: { settings: Settings }) {
   const client = keysClient(desktopBridge(), settings.keysOwner);
   const { status: desktop, error: statusError, adopt } = useDesktopKeyStatus(client);
+  const section = useRef<HTMLElement>(null);
+  useEffect(() => {
+    // the offline banner links here (`/settings#api-keys`); the section mounts after settings load
+    if (window.location.hash === '#api-keys') section.current?.scrollIntoView?.({ block: 'start' });
+  }, []);
   return (
-    <section className="card">
+    <section className="card" id="api-keys" ref={section}>
       <h2>API keys</h2>
       <p className="muted" data-testid="keys-explainer">
         {client.owner === 'desktop'
