@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import ctypes.util
 import functools
@@ -370,6 +371,11 @@ class ExtractionService:
         self.model_for = model_for
         self.clock = clock
         self.permits = asyncio.Semaphore(BACKGROUND_PERMITS)
+        self.offline_lane = asyncio.Semaphore(1)
+        """Held, inside a permit, by every call to the offline model: its llama.cpp child answers
+        one request at a time, so parallel jobs queued inside it and a waiting request's 2-minute
+        first-token deadline ran out before its turn came (a new-user trial: 2 notes, 4 parts, all
+        failed). One at a time, each request has the model to itself."""
         self.merge_section = asyncio.Lock()
         self.rows: dict[str, JobRow] = {}
         self.tasks: dict[str, asyncio.Task[None]] = {}
@@ -817,14 +823,16 @@ class ExtractionService:
             window = offline_window() if resolved.offline else None
             extractor = build_extractor(model, door=door, existing=nodes, max_tokens=cap, window=window)
             prompt = windowed_prompt(spec.text, digest(*own, row.source), window)
-            async with self.permits:  # "queued" until a permit is free
+            async with self.permits, self._lane(resolved):  # "queued" until a permit is free
                 row.started_at = self.clock()
                 self._phase(row, "extracting")
                 findings = await run_extractor(extractor, prompt, usage)
             self._phase(row, "waiting")
             async with self.merge_section:
                 nodes, _ = graph()  # the graph as it stands now
-                verdicts = await self._audit(findings, nodes, model, cap, usage, [row])
+                verdicts = await self._audit(
+                    findings, nodes, model, cap, usage, [row], offline=resolved.offline
+                )
                 plan, replaced = await self._commit(row, spec, findings, verdicts, graph, pending, replace)
             row.stats = _row_stats(plan)
             row.phase = "done"
@@ -842,6 +850,11 @@ class ExtractionService:
             # requests that failed were still made: counted, with no tokens reported (a failed
             # job's usage is not "no model calls"; absence is not zero, trial finding 4)
             self._record_usage(row, usage, failed_calls, resolved)
+
+    def _lane(self, resolved: ResolvedModel | bool | None) -> contextlib.AbstractAsyncContextManager[Any]:
+        """`offline_lane` when the call goes to the offline model, else nothing to wait for."""
+        offline = resolved if isinstance(resolved, bool) else resolved is not None and resolved.offline
+        return self.offline_lane if offline else contextlib.nullcontext()
 
     def _record_usage(
         self, row: JobRow, usage: RunUsage, failed_calls: int, resolved: ResolvedModel | None
@@ -1022,10 +1035,11 @@ class ExtractionService:
         usage: RunUsage,
         rows: list[JobRow],
         shared: bool = False,
+        offline: bool = False,
     ) -> Verdicts:
         """The audit of one job's (or one pack's) findings against `nodes`: exact links without the
         model, the auditor for the rest when there is something to judge. Call it holding the
-        merge section."""
+        merge section. `offline`: the model is the offline one (its calls take `offline_lane`)."""
         if not findings.propositions or not (nodes or len(findings.propositions) > 1):
             return Verdicts(links=[])
         for row in rows:
@@ -1036,7 +1050,7 @@ class ExtractionService:
         if open_ and (nodes or found.undecided()):  # else nothing to judge
             deps = AuditDeps(nodes=nodes, sessions={s.id: s.title for s in self.graph.sources().values()})
             judge = Findings(propositions=open_, chains=[])
-            async with self.permits:
+            async with self.permits, self._lane(offline):
                 judged = await run_auditor(
                     build_auditor(model, max_tokens=cap),
                     auditor_prompt(judge, found.existing, nodes, found.batch, shared=shared),
