@@ -40,7 +40,9 @@ function GenericTool({ name, part }: { name: string; part: ToolPart }) {
   if (part.state === 'output-error') {
     return (
       <div className="tool-note tool-error" data-testid="tool-note" data-tool={name} data-state={part.state}>
-        The model&apos;s tool call failed: {part.errorText || 'no reason given'} <span className="tool-name">({name})</span>
+        {/* plain words: a new-user trial read "tool call failed … (quiz)" as jargon; the model is told
+            the reason and may try again, as it did there */}
+        One of the model&apos;s steps did not work ({part.errorText || 'no reason given'}); it may try again.
       </div>
     );
   }

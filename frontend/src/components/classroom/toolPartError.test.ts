@@ -1,0 +1,24 @@
+// A failed tool call in the transcript speaks plain words (a new-user trial read "The model's tool
+// call failed: … (quiz)" as jargon): what went wrong, and that the model may try again.
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { describe, expect, it } from 'vitest';
+import type { ToolPart } from '../../core/transcript';
+import ToolPartView from './ToolPartView';
+
+function failed(type: string, errorText: string): ToolPart {
+  return { type, toolCallId: 'call_1', state: 'output-error', input: {}, errorText } as unknown as ToolPart;
+}
+
+describe('a failed tool call', () => {
+  it('says what went wrong in plain words, without the tool name', () => {
+    for (const type of ['tool-quiz', 'tool-list_sessions']) {
+      const html = renderToStaticMarkup(
+        createElement(ToolPartView, { part: failed(type, 'its answer could not be read as a quiz (invalid JSON)'), pending: false }),
+      );
+      expect(html).toContain('did not work (its answer could not be read as a quiz (invalid JSON)); it may try again.');
+      expect(html).not.toContain('tool call');
+      expect(html).not.toMatch(/\((quiz|list_sessions)\)/);
+    }
+  });
+});
