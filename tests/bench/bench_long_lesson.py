@@ -43,6 +43,7 @@ from server.api.app import create_app
 from server.config import DataPaths
 from server.services import heap
 from server.services.container import build_services
+from tests.bench.loop_probe import PathClock
 from tests.fakes import FakeSecrets
 from tests.flows.conftest import COMPATIBLE_SLOT
 from tests.flows.lesson_script import TEACH_QUIZ
@@ -121,30 +122,6 @@ def _answer(stream: str, chat_id: str) -> dict[str, Any]:
     }
 
 
-class AppClock:
-    """ASGI wrapper around the app: for each `POST /api/chat`, ms from the call (the request
-    parsed, as uvicorn would hand it over) to the last body message given to the transport: the
-    server's own latency, without the in-process client building the request and reading the
-    stream. The turn's settled side channels run after that and are in the CPU figure only."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-        self.ms: list[float] = []
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope.get("type") != "http" or scope.get("path") != "/api/chat":
-            await self.app(scope, receive, send)
-            return
-        called = time.perf_counter()
-
-        async def timed_send(message: Any) -> None:
-            await send(message)
-            if message.get("type") == "http.response.body" and not message.get("more_body"):
-                self.ms.append((time.perf_counter() - called) * 1000)
-
-        await self.app(scope, receive, timed_send)
-
-
 async def turn_times(size: int, root: Path, kind: str = "message") -> list[tuple[float, float, float]]:
     """(wall ms, CPU ms, in-app ms) per turn on a lesson of `size` messages: one lesson, `RUNS` + 1
     timed turns (the first warms the process and the caches, and is not counted). `kind`: "message"
@@ -186,7 +163,11 @@ async def _turn_times(
     size: int, data: Path, kind: str, stub_url: str | None
 ) -> list[tuple[float, float, float]]:
     services = _services(data, stub_url)
-    app = AppClock(create_app(services))
+    spans: list[tuple[float, float]] = []
+    # the server's own time per turn: from the call (the request parsed, as uvicorn would hand it
+    # over) to the last body message, without the in-process client building the request and
+    # reading the stream; the turn's settled side channels run after that (in the CPU figure only)
+    app = PathClock(create_app(services), spans, "/api/chat")
     out = []
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=URL, timeout=120) as client:
         chat_id = (await client.post("/api/chats", json={})).json()["id"]
@@ -207,7 +188,8 @@ async def _turn_times(
             elapsed, used = (time.perf_counter() - start) * 1000, (time.process_time() - cpu) * 1000
             assert response.status_code == 200 and '"type":"error"' not in response.text, response.text
             if n:
-                out.append((elapsed, used, app.ms[-1]))
+                called, ended = spans[-1]
+                out.append((elapsed, used, (ended - called) * 1000))
             await _settle(services)
     await services.shutdown()
     return out

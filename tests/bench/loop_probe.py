@@ -145,18 +145,19 @@ class LoopProbe:
         path.write_text(json.dumps(body, indent=1))
 
 
-class HealthClock:
-    """ASGI wrapper (outermost, inside uvicorn's protocol): for each `GET /api/health` records
+class PathClock:
+    """ASGI wrapper (outermost, inside uvicorn's protocol): for each request to `path` records
     `(called, ended)` in `time.monotonic()` seconds (CLOCK_MONOTONIC, comparable across processes
     on one machine): `called` when uvicorn hands the parsed request to the app, `ended` when the
     last body message has been given to the transport."""
 
-    def __init__(self, app: Any, out: list[tuple[float, float]]) -> None:
+    def __init__(self, app: Any, out: list[tuple[float, float]], path: str = "/api/health") -> None:
         self.app = app
         self.out = out
+        self.path = path
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope.get("type") != "http" or scope.get("path") != "/api/health":
+        if scope.get("type") != "http" or scope.get("path") != self.path:
             await self.app(scope, receive, send)
             return
         called = time.monotonic()
@@ -207,7 +208,7 @@ def main() -> int:
     async def probed_startup(self: Any, sockets: Any = None) -> None:
         probe = LoopProbe(asyncio.get_running_loop(), threading.get_ident())
         probes.append(probe)
-        self.config.loaded_app = HealthClock(self.config.loaded_app, probe.health)
+        self.config.loaded_app = PathClock(self.config.loaded_app, probe.health)
         probe.start()
         await startup(self, sockets=sockets)
 
