@@ -58,6 +58,7 @@ from server.store.ledger import (
     model_parser,
     read_ledger,
     rewrite_ledger,
+    split_ledger,
 )
 
 T = TypeVar("T")
@@ -471,9 +472,9 @@ class FileGraphStore:
     def _take_out(self, chain_ids: set[str]) -> None:
         """Simplification's rewrite: archive the dropped chains' lines in simplified.jsonl, then
         rewrite chains.jsonl without them (a crash in between leaves them in both; harmless)."""
-        lines = self.chain_lines()
-        append_ledger(self._path("simplified"), [line for line in lines if line.id in chain_ids])
-        rewrite_ledger(self._path("chains"), [line for line in lines if line.id not in chain_ids])
+        kept, taken = split_ledger(self._path("chains"), chain_ids, ChainLine)  # bytes, not models
+        append_ledger(self._path("simplified"), taken)
+        write_bytes_atomic(self._path("chains"), kept)
 
     def drop_chains(self, chain_ids: set[str]) -> None:
         """Take provably redundant chains out (simplification after a restoration)."""

@@ -23,6 +23,7 @@ from server.core.contracts.graph import (
     Verdicts,
 )
 from server.core.library.graph import ChainIndex, completion, plan_merge, version_jobs
+from server.store import graph as graph_store
 from server.store import ledger
 from server.store.graph import FileGraphStore
 
@@ -97,20 +98,20 @@ def test_a_merge_killed_midway_leaves_readable_ledgers_and_the_rerun_completes(
     half-merged); after it, the job counts, and a job that never recorded its coverage is retired
     when its source's version completes without it."""
     store = FileGraphStore(tmp_path / "graph")
-    real_append, real_rewrite = ledger.append_ledger, ledger.rewrite_ledger
+    real_append, real_write = ledger.append_ledger, graph_store.write_bytes_atomic
 
     def append(path: Path, lines) -> None:  # type: ignore[no-untyped-def]
         if path.stem == fail_at:
             raise OSError("killed")
         real_append(path, lines)
 
-    def rewrite(path: Path, lines) -> None:  # type: ignore[no-untyped-def]
-        if fail_at == "rewrite":
+    def write(path: Path, payload: bytes, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        if fail_at == "rewrite" and path.name == "chains.jsonl":  # simplification's rewrite
             raise OSError("killed")
-        real_rewrite(path, lines)
+        real_write(path, payload, **kwargs)
 
     monkeypatch.setattr("server.store.graph.append_ledger", append)
-    monkeypatch.setattr("server.store.graph.rewrite_ledger", rewrite)
+    monkeypatch.setattr("server.store.graph.write_bytes_atomic", write)
     with pytest.raises(OSError):
         commit(store)
     committed = fail_at in ("coverage", "rewrite")
@@ -120,7 +121,7 @@ def test_a_merge_killed_midway_leaves_readable_ledgers_and_the_rerun_completes(
         assert len(store.chains()) == 2  # the redundant chain outlived the crash, nothing was lost
         return
     monkeypatch.setattr("server.store.graph.append_ledger", real_append)
-    monkeypatch.setattr("server.store.graph.rewrite_ledger", real_rewrite)
+    monkeypatch.setattr("server.store.graph.write_bytes_atomic", real_write)
     commit(store, "job_2")  # the rerun is another run
     keep = version_jobs(store.coverage("src_a"), {"chunk-1": "f"})
     assert keep == {"job_2"}
