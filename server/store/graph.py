@@ -57,7 +57,6 @@ from server.store.ledger import (
     append_ledger,
     model_parser,
     read_ledger,
-    rewrite_ledger,
     split_ledger,
 )
 
@@ -594,13 +593,10 @@ class FileGraphStore:
         Chains first: a crash in between leaves dangling chains, which reads drop."""
         if node_ids or chain_ids:
             append_ledger(self._path("deleted"), [DeletionLine(ids=sorted(node_ids | chain_ids), at=at)])
-        if chain_ids:
-            rewrite_ledger(self._path("chains"), [c for c in self.chain_lines() if c.id not in chain_ids])
-        if node_ids:
-            rewrite_ledger(
-                self._path("nodes"),
-                [n for n in read_ledger(self._path("nodes"), NodeLine) if n.id not in node_ids],
-            )
+        for name, ids, model in (("chains", chain_ids, ChainLine), ("nodes", node_ids, NodeLine)):
+            if ids:  # on bytes, as simplification's rewrite (`split_ledger`)
+                kept, _ = split_ledger(self._path(name), ids, model)
+                write_bytes_atomic(self._path(name), kept)
         gone = node_ids | chain_ids
         positions = self.positions()
         if any(k in gone for k in positions):

@@ -17,8 +17,6 @@ from typing import Generic, TypeVar
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from server.store.atomic import write_bytes_atomic
-
 log = logging.getLogger("lh.store.ledger")
 M = TypeVar("M", bound=BaseModel)
 
@@ -119,16 +117,12 @@ class LedgerSyncer:
                     self._cond.notify_all()
 
 
-def rewrite_ledger(path: Path, lines: Iterable[BaseModel]) -> None:
-    """Replace the ledger atomically with exactly `lines` (temp file, fsync, rename)."""
-    write_bytes_atomic(path, b"".join(_dump(line) for line in lines))
-
-
 def split_ledger(path: Path, ids: Collection[str], model: type[M]) -> tuple[bytes, list[M]]:
     """The ledger's bytes without the lines whose `"id"` is in `ids`, and those lines as `model`
     (in order), for a rewrite that drops a few lines of a large ledger: each line is parsed by
     orjson for its id only and kept as its own bytes (no model validation, no re-serialisation:
-    at 100k chain lines this is ~10x cheaper than `read_ledger` + `rewrite_ledger`, issue 17).
+    at 100k chain lines this is ~10x cheaper than validating every line and writing it again,
+    issue 17). The caller writes the kept bytes (`write_bytes_atomic`: temp file, fsync, rename).
     A line that is not JSON is dropped, as `read_ledger` skips it; a JSON line that `model` would
     refuse is kept (readers skip it). Raises OSError."""
     try:
@@ -165,7 +159,7 @@ class LedgerTail(Generic[P]):
         parse: one line's bytes -> its value; raises ValueError (pydantic's ValidationError,
             orjson's JSONDecodeError) for a line to skip, which is logged once.
 
-    A replaced file (another inode, as `rewrite_ledger` leaves), a shorter one, or one whose bytes
+    A replaced file (another inode, as an atomic rewrite leaves), a shorter one, or one whose bytes
     before the last read position changed is read again from its start (`poll` then says
     `reset`). A last line without its newline is taken only when it parses (a torn one waits: the
     next append ends it, and it is then skipped as an invalid line, as `read_ledger` does). Not
