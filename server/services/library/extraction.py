@@ -823,7 +823,7 @@ class ExtractionService:
             window = offline_window() if resolved.offline else None
             extractor = build_extractor(model, door=door, existing=nodes, max_tokens=cap, window=window)
             prompt = windowed_prompt(spec.text, digest(*own, row.source), window)
-            async with self.permits, self._lane(resolved):  # "queued" until a permit is free
+            async with self.permits, self._lane(resolved.offline):  # "queued" until a permit is free
                 row.started_at = self.clock()
                 self._phase(row, "extracting")
                 findings = await run_extractor(extractor, prompt, usage)
@@ -851,9 +851,8 @@ class ExtractionService:
             # job's usage is not "no model calls"; absence is not zero, trial finding 4)
             self._record_usage(row, usage, failed_calls, resolved)
 
-    def _lane(self, resolved: ResolvedModel | bool | None) -> contextlib.AbstractAsyncContextManager[Any]:
+    def _lane(self, offline: bool) -> contextlib.AbstractAsyncContextManager[Any]:
         """`offline_lane` when the call goes to the offline model, else nothing to wait for."""
-        offline = resolved if isinstance(resolved, bool) else resolved is not None and resolved.offline
         return self.offline_lane if offline else contextlib.nullcontext()
 
     def _record_usage(
