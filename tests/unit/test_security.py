@@ -1,4 +1,5 @@
-"""Loopback security decisions (issue 6): token, Host, Origin."""
+"""Loopback security decisions (issue 6): token, Host, Origin. Sec-Fetch-Site and the shapes:
+`test_security_fetch_site.py`, `test_security_shapes.py`."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ def reason(
     path: str = "/api/chats",
     token: str | None = None,
     allowed: frozenset[str] = frozenset(),
+    method: str = "GET",
 ) -> str | None:
-    return refusal_reason(headers, path, token=token, allowed_origins=allowed)
+    return refusal_reason(headers, path, method=method, token=token, allowed_origins=allowed)
 
 
 @pytest.mark.parametrize(
@@ -54,6 +56,18 @@ def test_web_mode_refuses_foreign_requests(headers: dict[str, str], words: str) 
 def test_allowed_dev_origin_passes() -> None:
     headers = {"host": "127.0.0.1:8765", "origin": "http://localhost:5173"}
     assert reason(headers, allowed=frozenset({"http://localhost:5173"})) is None
+    # the Vite dev page calling the server on its own port directly: same-site, listed
+    for site in ("same-site", "cross-site"):
+        direct = {**headers, "sec-fetch-site": site}
+        assert reason(direct, method="POST", allowed=frozenset({"http://localhost:5173"})) is None
+        assert reason(direct, method="POST") is not None
+
+
+def test_the_vite_proxy_passes_without_listing() -> None:
+    """`npm run dev` proxies `/api` with `changeOrigin: false`: Host and Origin are both the dev
+    server's, and the browser calls it same-origin."""
+    proxied = {"host": "localhost:5173", "origin": "http://localhost:5173", "sec-fetch-site": "same-origin"}
+    assert reason(proxied, method="POST") is None
 
 
 def test_desktop_mode_requires_the_token_on_api_only() -> None:
