@@ -131,6 +131,12 @@ class DataPaths:
         return self.root / "cache" / "summaries"
 
     @property
+    def intake(self) -> Path:
+        """The accepted queue (`queue.jsonl`): imports and lesson triggers answered for and not
+        yet finished, resumed at start; written only by the Library."""
+        return self.root / "intake"
+
+    @property
     def jobs(self) -> Path:
         """Workbench job records (`<id>.json`), written only by the job runner."""
         return self.root / "jobs"

@@ -22,6 +22,7 @@ from server.core.contracts.graph import (
     SourceLine,
     VersionLine,
 )
+from server.core.contracts.intake import IntakeEntry
 from server.core.contracts.jobs import JobRecord
 from server.core.contracts.models import SecretName, Settings
 from server.core.contracts.practice import ProblemSet
@@ -242,6 +243,33 @@ class PracticeStore(Protocol):
 
     def delete(self, set_id: str) -> bool:
         """Remove the set; False when absent."""
+        ...
+
+
+class IntakeStore(Protocol):
+    """The accepted queue, `data/intake/` (issue 26): work answered for and not yet finished (a
+    notes import's files, a lesson's extraction trigger), written only by the Library, read at
+    start to resume it."""
+
+    def accept(self, entries: Sequence[IntakeEntry], *, durable: bool = True) -> None:
+        """Record a batch with one write; `durable`: fsynced before returning (off the event
+        loop), else fsynced in the background. Raises OSError: then nothing was accepted."""
+        ...
+
+    def settle(self, keys: Sequence[str]) -> None:
+        """The entries ended (merged, failed, aborted, or found merged); never raises."""
+        ...
+
+    def open(self) -> list[IntakeEntry]:
+        """The entries accepted and not settled, in the order accepted."""
+        ...
+
+    def compact(self) -> list[IntakeEntry]:
+        """At start: `open()`, with the file rewritten to hold only them. Raises OSError."""
+        ...
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait for the background fsyncs (shutdown); False when `timeout` (s) ran out."""
         ...
 
 

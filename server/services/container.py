@@ -58,8 +58,15 @@ class Services:
     subscriptions: SubscriptionService
 
     async def startup(self) -> None:
-        """Re-arm lessons' idle flushes (timers live in memory), and start the offline model early
-        when it is what the strong slot resolves to."""
+        """Resume what was accepted before a crash (the accepted queue's imports and lesson
+        triggers, problem sets and grades left running), re-arm lessons' idle flushes (timers live
+        in memory), and start the offline model early when it is what the strong slot resolves to."""
+        try:  # before the idle timers: a lesson flushed now is not armed too
+            resumed = self.library.resume_accepted()
+            if any(resumed.values()):
+                log.info("accepted work resumed after a restart: %s", resumed)
+        except Exception:  # the queue stays as it is; the next start tries again
+            log.exception("resuming the accepted queue failed")
         try:
             armed = self.library.resume_pending()
             if armed:
@@ -67,9 +74,9 @@ class Services:
         except Exception:  # a side channel: the next settled turn re-arms the lesson
             log.exception("re-arming lessons' idle flushes failed")
         try:
-            self.practice.sweep()
-        except Exception:  # a side channel: the sets stay as they are
-            log.exception("sweeping interrupted problem sets failed")
+            self.practice.resume()
+        except Exception:  # the sets stay as they are; the next start tries again
+            log.exception("resuming interrupted problem sets failed")
         try:  # lazy recovery (seed §5.1): what finished jobs still owe their lessons
             self.wake.recover(self.jobs.recover())
         except Exception:  # the job records stay as they are; the next start tries again
@@ -108,6 +115,7 @@ class Services:
         flush = getattr(self.stores.graph, "flush", None)  # the source and usage appends' fsyncs
         if flush is not None:
             await asyncio.to_thread(flush, 10.0)
+        await asyncio.to_thread(self.stores.intake.flush, 10.0)  # settled entries' fsyncs
 
 
 def build_services(
@@ -155,6 +163,7 @@ def build_services(
         chats=stores.chats,
         turn_running=registry.running,
         context_window=lambda: models.context_window("cheap"),
+        intake=stores.intake,
     )
     graph = GraphService(stores.graph, stores.chats, extraction)
     extraction.after_merge = graph.settle_layout

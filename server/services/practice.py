@@ -10,9 +10,12 @@ answer, each stage a row of the activity feed, under the shared background-model
 - One attempt: an answer is saved once, the solution and rubric are revealed with it, and one
   grader job scores it 0-10. Grades never touch the graph. A grade that cannot finish leaves the
   answer with `gradeStatus: interrupted` (the process stopped) or `error` (the model failed).
-- Boot sweep: a set left `partitioning`/`generating` by a dead process, whose heartbeat
-  (`updatedAt`) is over 120 s old, becomes `error: "Interrupted (server restarted)"`; a fresher
-  one is checked again when it turns 120 s old. A grade left `grading` becomes `interrupted`.
+- Resume at start (issue 26; docs/decisions/0025-...): a set is accepted work (its 202), so a set
+  a crashed or stopped process left `partitioning` runs again from its partition, one left
+  `generating` writes the problems still `pending`/`generating` (the others keep theirs), and an
+  answer left `grading` is graded again; each ends `ready`/`graded` or with an error, never left
+  running. The data-dir lock makes this process the only one that can run them. A shutdown
+  cancels the runs without marking anything, so the next start resumes them.
 """
 
 from __future__ import annotations
@@ -59,10 +62,8 @@ from server.services.chats import utc_now
 
 log = logging.getLogger("lh.practice")
 
-STALE_S = 120.0
 RECENT_SETS = 5
 OFFLINE_MAX_TOKENS = 2048
-INTERRUPTED = "Interrupted (server restarted)"
 RowPhase = Literal["queued", "partitioning", "generating", "grading", "done", "error", "aborted"]
 ModelFor = Callable[[str], Any]
 """slot name -> awaitable (resolved, model)."""
@@ -109,13 +110,6 @@ def _new_id() -> str:
     return f"ps_{secrets.token_hex(8)}"
 
 
-def _age_s(iso: str, now: float) -> float:
-    try:
-        return now - datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return float("inf")
-
-
 class PracticeService:
     """Args:
     store: the problem sets (this service is their only writer).
@@ -146,7 +140,8 @@ class PracticeService:
         self.rows: dict[str, PracticeRow] = {}
         self.tasks: dict[str, asyncio.Task[None]] = {}
         """Row id -> its task (the partition row's task runs the whole generation)."""
-        self._sweeps: list[asyncio.TimerHandle] = []
+        self.stopping = False
+        """Set by `shutdown`: a run it cancels writes nothing (the set resumes at the next start)."""
 
     # -- reads ----------------------------------------------------------------------------------
     def activity(self) -> list[dict[str, Any]]:
@@ -272,7 +267,10 @@ class PracticeService:
             groups = (await self._stage(row, "strong", "partitioning", partition)).groups
         except asyncio.CancelledError:
             self._phase(row, "aborted")
-            self._write(set_id, lambda s: _fail_set(s, "Stopped while it was being divided into problems."))
+            if not self.stopping:
+                self._write(
+                    set_id, lambda s: _fail_set(s, "Stopped while it was being divided into problems.")
+                )
             raise
         except Exception as exc:
             log.warning("partitioning %s failed: %s", set_id, exc)
@@ -292,10 +290,18 @@ class PracticeService:
         planned = self._write(set_id, plan)
         if planned is None:
             return  # deleted meanwhile
+        await self._write_problems(planned)
+
+    async def _write_problems(self, planned: ProblemSet) -> None:
+        """One generator per problem still `pending` or `generating` (all of a set just divided;
+        those a crash left unwritten when it resumes), then the set settles."""
+        set_id = planned.id
         recent = self._recent(planned)
         total = len(planned.problems)
         tasks = []
         for problem in planned.problems:
+            if problem.status not in ("pending", "generating"):
+                continue
             gen_row = self._row(
                 f"{set_id}:gen:{problem.id}", f"Problem {problem.index}/{total} — {problem.title}"
             )
@@ -310,8 +316,9 @@ class PracticeService:
             # The run was stopped (its partition row aborted, or shutdown) while problems were
             # being written: the gather has cancelled every generator and waited for them, so each
             # unwritten problem already says "Stopped before it was written."; the set settles now,
-            # or it would stay `generating` (the boot sweep leaves sets this process runs alone).
-            self._write(set_id, _settle("Stopped while its problems were being written."))
+            # or it would stay `generating`. A shutdown leaves it so: the next start resumes it.
+            if not self.stopping:
+                self._write(set_id, _settle("Stopped while its problems were being written."))
             raise
         self._write(set_id, _settle("No problem could be written; delete this set and try again."))
 
@@ -357,7 +364,8 @@ class PracticeService:
             generated = await self._stage(row, "strong", "generating", write)
         except asyncio.CancelledError:
             self._phase(row, "aborted")
-            self._write(problem_set.id, mark("error", "Stopped before it was written."))
+            if not self.stopping:
+                self._write(problem_set.id, mark("error", "Stopped before it was written."))
             raise
         except Exception as exc:
             log.warning("generating %s/%s failed: %s", problem_set.id, problem.id, exc)
@@ -440,9 +448,10 @@ class PracticeService:
             graded = await self._stage(row, "strong", "grading", grade)
         except asyncio.CancelledError:
             self._phase(row, "aborted")
-            self._write(
-                problem_set.id, mark("interrupted", error="The grade was stopped before it finished.")
-            )
+            if not self.stopping:
+                self._write(
+                    problem_set.id, mark("interrupted", error="The grade was stopped before it finished.")
+                )
             raise
         except Exception as exc:
             log.warning("grading %s/%s failed: %s", problem_set.id, problem.id, exc)
@@ -489,38 +498,47 @@ class PracticeService:
             del self.tasks[rid]
         self.events.emit("activity-changed")
 
-    def sweep(self) -> int:
-        """At startup: sets a dead process left mid-generation and grades left mid-grading.
-        Returns how many sets were marked interrupted now."""
-        now = self.wall_clock()
-        marked = 0
+    def resume(self) -> dict[str, int]:
+        """At start: run again what a crashed or stopped process accepted and left unfinished.
+        A set left `partitioning` is divided again (its partition row), one left `generating`
+        writes its problems still `pending`/`generating` (their rows), and an answer left
+        `grading` is graded again (its row); a set this process already runs is left alone.
+        No model configured: each ends with its error as a new run would. Returns
+        {"sets": sets resumed, "grades": grades resumed}."""
+        loop = asyncio.get_running_loop()
+        resumed = {"sets": 0, "grades": 0}
         for problem_set in self.store.list():
             if any(rid.startswith(f"{problem_set.id}:") for rid in self.tasks):
                 continue  # this process runs it
-            if problem_set.status in ("partitioning", "generating"):
-                age = _age_s(problem_set.updated_at, now)
-                if age > STALE_S:
-                    self._write(problem_set.id, lambda s: _fail_set(s, INTERRUPTED))
-                    marked += 1
-                else:
-                    loop = asyncio.get_running_loop()
-                    self._sweeps.append(loop.call_later(STALE_S - age + 1, self.sweep))
-            if any(p.grade_status == "grading" for p in problem_set.problems):
-
-                def interrupt(s: ProblemSet) -> None:
-                    for p in s.problems:
-                        if p.grade_status == "grading":
-                            p.grade_status, p.grade_error = (
-                                "interrupted",
-                                "The grade was interrupted (server restarted).",
-                            )
-
-                self._write(problem_set.id, interrupt)
-        return marked
+            if problem_set.status == "partitioning":
+                row = self._row(
+                    f"{problem_set.id}:partition", f"{problem_set.title} — dividing into problems"
+                )
+                self.tasks[row.id] = loop.create_task(
+                    self._generate(problem_set.id, row), name=f"practice {problem_set.id}"
+                )
+                resumed["sets"] += 1
+            elif problem_set.status == "generating":
+                # divided before the restart: its problems' rows show; aborting the set's
+                # partition row (the run as a whole) still stops them
+                self.tasks[f"{problem_set.id}:partition"] = loop.create_task(
+                    self._write_problems(problem_set), name=f"practice {problem_set.id}"
+                )
+                resumed["sets"] += 1
+            for problem in problem_set.problems:
+                if problem.grade_status == "grading" and problem.answer is not None:
+                    row = self._row(
+                        f"{problem_set.id}:grade:{problem.id}",
+                        f"{problem_set.title} — grading problem {problem.index}",
+                    )
+                    self.tasks[row.id] = loop.create_task(self._grade(problem_set, problem, row))
+                    resumed["grades"] += 1
+        if any(resumed.values()):
+            log.info("practice resumed after a restart: %s", resumed)
+        return resumed
 
     async def shutdown(self) -> None:
-        for handle in self._sweeps:
-            handle.cancel()
+        self.stopping = True
         tasks = [t for t in self.tasks.values() if not t.done()]
         for task in tasks:
             task.cancel()

@@ -8,6 +8,7 @@ from server.config import KEYRING_SERVICE, DataPaths
 from server.core.ports import (
     ChatStore,
     GraphStore,
+    IntakeStore,
     JobStore,
     PracticeStore,
     SecretStore,
@@ -18,6 +19,7 @@ from server.core.subscriptions import SubscriptionStore
 from server.store.atomic import sweep_temp_files
 from server.store.chats import FileChatStore
 from server.store.graph import FileGraphStore
+from server.store.intake import FileIntakeStore
 from server.store.jobs import FileJobStore
 from server.store.lock import DataDirLock, DataDirLocked
 from server.store.practice import FilePracticeStore
@@ -42,6 +44,8 @@ class Stores:
     summaries: SummaryCache
     subscriptions: SubscriptionStore
     """Web mode's subscription logins (owner-only files); desktop mode never touches it."""
+    intake: IntakeStore
+    """The accepted queue: work answered for and not yet finished (resumed at start)."""
 
 
 def build_stores(paths: DataPaths, *, secrets: SecretStore | None = None) -> Stores:
@@ -65,6 +69,7 @@ def build_stores(paths: DataPaths, *, secrets: SecretStore | None = None) -> Sto
         jobs=FileJobStore(paths.jobs),
         summaries=FileSummaryCache(paths.summaries),
         subscriptions=FileSubscriptionStore(paths.subscriptions),
+        intake=FileIntakeStore(paths.intake),
     )
 
 

@@ -12,8 +12,10 @@ reads skip a torn or invalid line.
 What a read counts (docs/decisions/0010-a-changed-source-replaces-its-contribution.md): a node or
 chain line counts when its job committed (its run line in sessions.jsonl is written and, for a
 pending run line, a version line accepted it), the job is not retired and the id is not deleted;
-coverage counts unless its job is retired (a pending job's coverage counts, so a failed re-run
-resumes); a chain counts only while every member is a counted proposition.
+coverage counts when its job wrote its run line and is not retired (a pending job's coverage
+counts, so a failed re-run resumes; a job whose commit a crash cut short before its run line
+covers nothing, so it runs again and nothing merges twice); a chain counts only while every
+member is a counted proposition.
 """
 
 from __future__ import annotations
@@ -312,10 +314,12 @@ class FileGraphStore:
         return self._index[1]
 
     def coverage(self, source: str) -> list[CoverageLine]:
-        """The source's coverage lines that count (a retired job's coverage does not; a pending
-        job's does, so the next run of its version does not read that content again)."""
-        _, retired, _, _ = self._marks()
-        return list(live_coverage(self._coverage.current().by.get(source, ()), retired))
+        """The source's coverage lines that count: their job's run line is written (the commit
+        point: coverage is appended before it) and it is not retired. A pending job's do count,
+        so the next run of its version does not read that content again."""
+        committed, retired, _, pending = self._marks()
+        lines = live_coverage(self._coverage.current().by.get(source, ()), retired)
+        return [line for line in lines if line.job in committed or line.job in pending]
 
     def covered(self, source: str) -> dict[str, set[str]]:
         out: dict[str, set[str]] = defaultdict(set)
@@ -387,10 +391,11 @@ class FileGraphStore:
         return list(self._runs.current().lines)
 
     def commit_merge(self, plan: MergePlan, coverage: list[CoverageLine], run: RunLine) -> None:
-        """Nodes, chains, the run line (the commit point: the job's lines count from here; a
-        pending job's count from the version line that accepts it),
-        coverage, then the simplification rewrite (a crash before it leaves only redundant chains,
-        which the next merge touching them drops).
+        """Nodes, chains, coverage, then the run line (the commit point: the job's lines, its
+        coverage included, count from here; a pending job's nodes and chains from the version
+        line that accepts it), then the simplification rewrite (a crash before it leaves only
+        redundant chains, which the next merge touching them drops). A crash before the run line
+        leaves lines no read counts: the job's content is uncovered and runs again, once.
 
         May run in a worker thread (its appends fsync: issue 16 keeps them off the event loop):
         until it returns, reads on other threads answer the graph as it stood before it (the kept
@@ -416,8 +421,8 @@ class FileGraphStore:
         self._index = None
         append_ledger(self._path("nodes"), plan.node_lines)
         append_ledger(self._path("chains"), plan.chain_lines)
-        append_ledger(self._path("sessions"), [run])
         append_ledger(self._path("coverage"), coverage)
+        append_ledger(self._path("sessions"), [run])  # the commit point
         if plan.dropped_chains:
             self._take_out(plan.dropped_chains)
         # This store is the ledgers' only writer: carry its folds forward instead of re-reading.

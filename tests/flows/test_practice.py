@@ -3,7 +3,7 @@ pipeline, problem sets in `data/practice/`, scripted partitioner, generators and
 
 Covered: the partition law (duplicates and gaps go back to the model), the echo law, per-problem
 failure isolation, one attempt and its instant reveal, grading (schema-refused scores retried),
-abort by row shape, deletion while generating, the boot sweep, and the refusals."""
+abort by row shape, deletion while generating, resumption after a restart, and the refusals."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from server.core.classroom.turns import TurnRejected
 from server.core.contracts.models import ResolvedModel
 from server.core.contracts.practice import AnswerBody, CreateSet, PracticeParams, Problem, ProblemSet
 from server.core.events import EventBus
-from server.services.practice import INTERRUPTED, PracticeService
+from server.services.practice import PracticeService
 from server.store.practice import FilePracticeStore
 from tests.flows.graph_pipeline import Pipeline
 from tests.flows.practice_script import PracticeScript
@@ -373,63 +373,90 @@ def test_deleting_a_set_while_it_generates_leaves_nothing_half_written(tmp_path:
     run(tmp_path, scenario)
 
 
-def test_the_boot_sweep_marks_what_a_dead_process_left(tmp_path: Path) -> None:
+def test_a_restart_resumes_what_a_dead_process_left(tmp_path: Path) -> None:
+    """Issue 26: a set is accepted work. One left `generating` writes the problems still
+    unwritten (a written one keeps its text), one left `partitioning` is divided again, and an
+    answer left `grading` is graded; each ends ready or graded, in rows of the feed."""
+
     async def scenario(w: World) -> None:
         nodes = await w.graph()
         created = await w.service.create(CreateSet(node_ids=nodes))
         await w.settled(created.id)
-        stale = w.service.get(created.id).model_copy(deep=True)
-        stale.status, stale.updated_at = "generating", "2026-01-01T00:00:00Z"
-        stale.problems[0].status = "generating"
-        stale.problems[1].answer, stale.problems[1].grade_status = "An answer", "grading"
-        w.store.save(stale)
+        left = w.service.get(created.id).model_copy(deep=True)
+        kept = left.problems[1].statement
+        left.status, left.updated_at = "generating", "2026-01-01T00:00:00Z"
+        left.problems[0].status, left.problems[0].statement = "generating", ""
+        left.problems[2].status, left.problems[2].statement = "pending", ""
+        left.problems[1].answer, left.problems[1].grade_status = "An answer", "grading"
+        w.store.save(left)
+        divided = w.service.get(created.id).model_copy(deep=True)
+        divided.id, divided.status, divided.problems = "ps_00000000deadbeef", "partitioning", []
+        w.store.save(divided)
         fresh = PracticeService(w.store, w.pipe.graph, w.service.model_for, w.service.permits, w.events)
-        assert fresh.sweep() == 1
-        swept = fresh.get(created.id)
-        assert swept.status == "error" and swept.error == INTERRUPTED
-        assert swept.problems[0].status == "error"
-        assert swept.problems[1].grade_status == "interrupted" and swept.problems[1].answer == "An answer"
+        assert fresh.resume() == {"sets": 2, "grades": 1}
+        assert fresh.resume() == {"sets": 0, "grades": 0}  # what this process runs is left alone
+        while f"{divided.id}:gen:p3" not in fresh.tasks:  # the resumed runs make their rows
+            await asyncio.sleep(0.01)
+        await asyncio.gather(*fresh.tasks.values())
+        rows = {r["id"]: r["phase"] for r in fresh.activity()}
+        for row in (f"{created.id}:gen:p1", f"{created.id}:gen:p3", f"{created.id}:grade:p2"):
+            assert rows[row] == "done"
+        assert f"{created.id}:gen:p2" not in rows  # written before the crash: not written again
+        assert rows[f"{divided.id}:partition"] == "done"
+        done = fresh.get(created.id)
+        assert done.status == "ready" and all(p.status == "ready" and p.statement for p in done.problems)
+        assert done.problems[1].statement == kept
+        assert done.problems[1].grade_status == "graded" and done.problems[1].answer == "An answer"
+        again = fresh.get(divided.id)
+        assert again.status == "ready" and len(again.problems) == 3
         await fresh.shutdown()
 
     run(tmp_path, scenario)
 
 
-def test_the_boot_sweep_waits_for_a_heartbeat_120_s_stale(tmp_path: Path) -> None:
-    """A 60 s old heartbeat may belong to a process still alive: the set is left alone and checked
-    again when it turns 120 s old (61 s later); then, still untouched, it is marked interrupted."""
+def test_a_resumed_set_without_a_model_ends_with_its_error(tmp_path: Path) -> None:
+    """No model any more (the key was removed): the resumed set ends `error`, never left
+    `generating`."""
 
     async def scenario(w: World) -> None:
         created = await w.service.create(CreateSet(node_ids=await w.graph()))
         await w.settled(created.id)
-        beat = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
         left = w.service.get(created.id).model_copy(deep=True)
-        left.status, left.updated_at = "generating", beat.isoformat().replace("+00:00", "Z")
+        left.status = "generating"
+        for p in left.problems:
+            p.status, p.statement = "pending", ""
         w.store.save(left)
-        now = [beat.timestamp() + 60]
-        fresh = PracticeService(
-            w.store, w.pipe.graph, w.service.model_for, w.service.permits, w.events, wall_clock=lambda: now[0]
-        )
-        loop = asyncio.get_running_loop()
-        scheduled: list[tuple[float, Any]] = []
-        real_call_later = loop.call_later
 
-        def call_later(delay: float, callback: Any, *args: Any) -> asyncio.TimerHandle:
-            scheduled.append((delay, callback))
-            return real_call_later(delay, callback, *args)
+        async def no_model(slot: str) -> Any:
+            raise TurnRejected(503, "models_not_configured", "no model is set up for this slot")
 
-        loop.call_later = call_later  # type: ignore[method-assign]
-        try:
-            assert fresh.sweep() == 0
-            assert fresh.get(created.id).status == "generating"  # 60 s: left alone
-            assert [round(d) for d, _ in scheduled] == [61]  # re-checked once it is past 120 s
-            now[0] = beat.timestamp() + 119
-            assert fresh.sweep() == 0 and fresh.get(created.id).status == "generating"
-            now[0] = beat.timestamp() + 121
-            scheduled[0][1]()  # the delayed re-check fires
-            swept = fresh.get(created.id)
-            assert swept.status == "error" and swept.error == INTERRUPTED
-        finally:
-            loop.call_later = real_call_later  # type: ignore[method-assign]
+        fresh = PracticeService(w.store, w.pipe.graph, no_model, w.service.permits, w.events)
+        assert fresh.resume() == {"sets": 1, "grades": 0}
+        await asyncio.gather(*fresh.tasks.values())
+        ended = fresh.get(created.id)
+        assert ended.status == "error" and ended.error
+        assert all(p.status == "error" for p in ended.problems)
+        await fresh.shutdown()
+
+    run(tmp_path, scenario)
+
+
+def test_a_shutdown_leaves_a_running_set_to_resume(tmp_path: Path) -> None:
+    """A graceful stop cancels the runs but marks nothing: the next start finishes the set."""
+
+    async def scenario(w: World) -> None:
+        w.script.gen_gate = asyncio.Event()
+        created = await w.service.create(CreateSet(node_ids=await w.graph()))
+        while f"{created.id}:gen:p1" not in w.service.tasks:
+            await asyncio.sleep(0.01)
+        await w.service.shutdown()
+        left = w.service.get(created.id)
+        assert left.status == "generating" and not left.error
+        w.script.gen_gate.set()
+        fresh = PracticeService(w.store, w.pipe.graph, w.service.model_for, w.service.permits, w.events)
+        assert fresh.resume()["sets"] == 1
+        await asyncio.gather(*fresh.tasks.values())
+        assert fresh.get(created.id).status == "ready"
         await fresh.shutdown()
 
     run(tmp_path, scenario)

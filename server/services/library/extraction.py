@@ -393,6 +393,9 @@ class ExtractionService:
         self.imports: dict[str, ImportTally] = {}
         """Open and recent imports by id: their summary rows (`begin_import`)."""
         self.listeners: list[Callable[[], None]] = []
+        self.stopping = False
+        """Set by `shutdown`: the runs it cancels or drops end `aborted`, but what they were
+        accepted for stays open in the accepted queue (they resume at the next start)."""
         self.after_merge: Callable[[], object] | None = None
         """Side channel after each merge (the layout settle; awaited when it returns an awaitable);
         contained, never fails the job."""
@@ -623,10 +626,11 @@ class ExtractionService:
                 del self.rows[row.id]
         tally.ended_at = self.clock()
 
-    def begin_import(self, label: str) -> str:
-        """Open an import (one summary row in the feed); returns its id (`imp_` + 12 hex). The
-        oldest finished imports' summaries go beyond `MAX_IMPORT_SUMMARIES`."""
-        import_id = "imp_" + uuid.uuid4().hex[:12]
+    def begin_import(self, label: str, import_id: str | None = None) -> str:
+        """Open an import (one summary row in the feed); returns its id (`imp_` + 12 hex, or
+        `import_id`: an import resumed after a restart keeps its id). The oldest finished imports'
+        summaries go beyond `MAX_IMPORT_SUMMARIES`."""
+        import_id = import_id or "imp_" + uuid.uuid4().hex[:12]
         self.imports[import_id] = ImportTally(import_id, label, self.clock())
         finished = [t for t in self.imports.values() if not t.waiting and not t.running]
         for old in finished[: max(0, len(self.imports) - MAX_IMPORT_SUMMARIES)]:
@@ -635,6 +639,11 @@ class ExtractionService:
 
     def import_known(self, import_id: str) -> bool:
         return import_id in self.imports
+
+    def import_label(self, import_id: str) -> str | None:
+        """The import's summary label as begun (None when unknown)."""
+        tally = self.imports.get(import_id)
+        return tally.label if tally is not None else None
 
     def note_refusals(self, import_id: str, refusals: dict[str, str]) -> None:
         """Keep why files of an import were refused (file name -> sentence) with its summary, up to
@@ -673,6 +682,7 @@ class ExtractionService:
             await asyncio.sleep(0)
 
     async def shutdown(self) -> None:
+        self.stopping = True
         while self._queue:
             self._drop(self._queue.popleft())
         for task in self.tasks.values():

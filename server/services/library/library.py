@@ -9,6 +9,7 @@ import itertools
 import logging
 import operator
 import os
+import secrets
 import stat
 import time
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from typing import Any, Literal
 from server.agent.library.extraction import extractor_overhead_tokens
 from server.core.contracts.chat import ChatRecord
 from server.core.contracts.graph import SourceLine
+from server.core.contracts.intake import IntakeEntry, IntakeJob
 from server.core.library.coverage import (
     MessageView,
     ViewMemo,
@@ -43,7 +45,7 @@ from server.core.library.notes import (
     skipped_name,
     source_id,
 )
-from server.core.ports import ChatStore, GraphStore, SettingsStore
+from server.core.ports import ChatStore, GraphStore, IntakeStore, SettingsStore
 from server.services.chats import utc_now
 from server.services.library.extraction import OFFLINE_MAX_TOKENS, ExtractionService, JobSpec
 
@@ -139,6 +141,8 @@ class _Plan:
     chunks: int
     detail: str
     replaces: str
+    key: str = ""
+    """Its accepted-queue entry (`IntakeEntry.key`), settled when its run ends; "" when none."""
 
 
 Loader = Callable[[], bytes]
@@ -158,6 +162,10 @@ class LibraryService:
     context_window: the context window of the model extraction runs now when it is known to be
         small (the offline model): (its tokens, its tokens per estimated token); else None. The
         chunk budget then fits it (`budget`).
+    intake: the accepted queue (issue 26): an import's runs are written to it before they start
+        (and before the request is answered), a lesson's extraction trigger when it fires; each
+        entry settles when its run ends, and `resume_accepted` starts the open ones at start.
+        None: nothing survives a crash (unit tests).
     """
 
     def __init__(
@@ -172,6 +180,7 @@ class LibraryService:
         idle_delay_s: float | None = None,
         wall_clock: Callable[[], float] = time.time,
         context_window: Callable[[], tuple[int, float] | None] = lambda: None,
+        intake: IntakeStore | None = None,
     ) -> None:
         self.graph = graph
         self.extraction = extraction
@@ -182,6 +191,9 @@ class LibraryService:
         self.idle_delay_s = idle_delay_s
         self.wall_clock = wall_clock
         self.context_window = context_window
+        self.intake = intake
+        self._lesson_keys: dict[str, str] = {}
+        """Per lesson whose extraction trigger fired, its open accepted-queue entry."""
         self._idle: dict[str, asyncio.TimerHandle] = {}
         self._idle_due: dict[str, tuple[float, str]] = {}
         self._flush_after: set[str] = set()
@@ -214,25 +226,92 @@ class LibraryService:
         no-op (no model call)."""
         budget = self.budget()
         sources = self.graph.sources()
-        prepared = [self._prepare(name, _given(data), budget, sources) for name, data in files]
+        prepared = self._admit([self._prepare(name, _given(data), budget, sources) for name, data in files])
+        self._accept(prepared, import_id)
         return [self._launch(item, import_id) for item in prepared]
 
     async def import_many(
         self, items: list[tuple[str, Loader]], import_id: str | None = None
     ) -> list[ImportResult]:
         """Import any number of notes files: pages of `PREPARE_PAGE` files are read, prepared,
-        chunked and recorded in a worker thread (a page's bytes are dropped once its runs are
-        queued), and their runs queued on the event loop between pages. Returns one result per
-        item, in order. `import_id`: the import whose summary row counts them (`begin_import`)."""
+        chunked and recorded in a worker thread (a page's bytes are dropped once prepared: its
+        chunks' text is kept), the event loop answering other requests between pages; then every
+        run to start is written to the accepted queue with one fsynced write (in a worker thread),
+        and only then queued, so the answer that follows is durable (issue 26). Returns one result
+        per item, in order. `import_id`: the import whose summary row counts them (`begin_import`).
+
+        Raises:
+            OSError: the accepted queue could not be written: no run was started.
+        """
         budget = self.budget()
         sources = await asyncio.to_thread(self.graph.sources)
-        results: list[ImportResult] = []
+        prepared: list[ImportResult | _Plan] = []
         for start in range(0, len(items), PREPARE_PAGE):
             page = items[start : start + PREPARE_PAGE]
-            prepared = await asyncio.to_thread(self._prepare_page, page, budget, sources)
-            results += [self._launch(item, import_id, recorded=True) for item in prepared]
+            prepared += await asyncio.to_thread(self._prepare_page, page, budget, sources)
             await asyncio.sleep(0)
-        return results
+        prepared = self._admit(prepared)
+        entries = self._entries(prepared, import_id)
+        if entries and self.intake is not None:
+            await asyncio.to_thread(self.intake.accept, entries)
+        # nothing awaited since `_admit`: no run of these sources started meanwhile
+        return [self._launch(item, import_id, recorded=True) for item in prepared]
+
+    def _admit(self, prepared: list[ImportResult | _Plan]) -> list[ImportResult | _Plan]:
+        """The plans whose runs start: a source already running, or named again later in the
+        same batch (two files of one name), gets its `running` result instead."""
+        seen: set[str] = set()
+        out: list[ImportResult | _Plan] = []
+        for item in prepared:
+            if isinstance(item, _Plan) and (item.src in seen or self.extraction.running(item.src)):
+                item = ImportResult(
+                    item.name, item.src, "running", "an import of this file is already running"
+                )
+            elif isinstance(item, _Plan):
+                seen.add(item.src)
+            out.append(item)
+        return out
+
+    def _entries(self, prepared: list[ImportResult | _Plan], import_id: str | None) -> list[IntakeEntry]:
+        """The accepted-queue entries of the plans in `prepared` (each plan gets its key)."""
+        if self.intake is None:
+            return []
+        label = self.extraction.import_label(import_id) if import_id is not None else None
+        at = self.clock()
+        entries = []
+        for item in prepared:
+            if not isinstance(item, _Plan):
+                continue
+            item.key = _intake_key()
+            entries.append(
+                IntakeEntry(
+                    key=item.key,
+                    kind="notes",
+                    source=item.src,
+                    label=label or "",
+                    import_id=import_id,
+                    title=item.title,
+                    path=item.name,
+                    fingerprint=item.fingerprint,
+                    version=item.version,
+                    jobs=[IntakeJob(text=j.text, coverage=j.coverage) for j in item.jobs],
+                    at=at,
+                )
+            )
+        return entries
+
+    def _accept(self, prepared: list[ImportResult | _Plan], import_id: str | None) -> None:
+        """Write the plans' entries to the accepted queue (fsynced, on the calling thread)."""
+        entries = self._entries(prepared, import_id)
+        if entries and self.intake is not None:
+            self.intake.accept(entries)
+
+    def _settle(self, key: str) -> None:
+        """An accepted entry's run ended: settle it, unless the server is stopping (a run a
+        shutdown cancelled resumes at the next start)."""
+        if self.intake is None or not key or self.extraction.stopping:
+            return
+        self.intake.settle([key])
 
     def _prepare_page(
         self, page: list[tuple[str, Loader]], budget: int, sources: dict[str, SourceLine]
@@ -320,6 +399,8 @@ class LibraryService:
                 SourceLine(id=src, kind="notes", title=title, path=name, at=self.clock())
             )
 
+        key = item.key
+
         def complete(all_merged: bool) -> None:
             if all_merged:
                 self.graph.record_source(
@@ -327,6 +408,7 @@ class LibraryService:
                         id=src, kind="notes", title=title, path=name, fingerprint=fingerprint, at=self.clock()
                     )
                 )
+            self._settle(key)
 
         self.extraction.start(
             src,
@@ -413,7 +495,7 @@ class LibraryService:
             One `removed` result per retired source (its path as first imported)."""
         root = Path(folder).expanduser().resolve()
         seen = set(present)
-        results = []
+        gone: list[SourceLine] = []
         for src, line in self.graph.sources().items():
             if line.kind != "notes" or not line.path or line.path in seen:
                 continue
@@ -422,13 +504,41 @@ class LibraryService:
                 continue
             if self.extraction.running(src):
                 continue  # its run ends first; the next folder import retires it
-            self.graph.record_source(
-                SourceLine(id=src, kind="notes", title=line.title, path=line.path, at=self.clock())
+            gone.append(line)
+        entries = [
+            IntakeEntry(
+                key=_intake_key(),
+                kind="retire",
+                source=line.id,
+                title=line.title,
+                path=line.path,
+                version={},
+                at=self.clock(),
             )
-            self.extraction.start(src, "notes", line.title, "notes", [], version={})
+            for line in gone
+        ]
+        if entries and self.intake is not None:
+            self.intake.accept(entries)  # rare (files went away): fsynced on the calling thread
+        results = []
+        for line, entry in zip(gone, entries, strict=True):
+            self._retire(line, entry.key)
             detail = f"{line.path}: no longer in the folder; what it said is taken out of your graph"
-            results.append(ImportResult(line.path, src, "removed", detail))
+            results.append(ImportResult(line.path or line.id, line.id, "removed", detail))
         return results
+
+    def _retire(self, line: SourceLine, key: str) -> bool:
+        """Start the run that retires a gone file's contribution (no jobs, no model call); its
+        accepted entry `key` settles when it ends. Returns whether it started."""
+        src = line.id
+        self.graph.record_source(
+            SourceLine(id=src, kind="notes", title=line.title, path=line.path, at=self.clock())
+        )
+        started = self.extraction.start(
+            src, "notes", line.title, "notes", [], version={}, on_complete=lambda _merged: self._settle(key)
+        )
+        if not started:
+            self._settle(key)
+        return started
 
     def _walk(self, root: Path, folder: str) -> FolderWalk:
         paths: list[Path] = []
@@ -493,10 +603,11 @@ class LibraryService:
         walk = self.collect_folder(folder)
         budget = self.budget()
         sources = self.graph.sources()
-        results = walk.refused + [
-            self._launch(self._prepare(name, load, budget, sources), None)
-            for name, load in self.folder_items(walk)
-        ]
+        prepared = self._admit(
+            [self._prepare(name, load, budget, sources) for name, load in self.folder_items(walk)]
+        )
+        self._accept(prepared, None)
+        results = walk.refused + [self._launch(item, None) for item in prepared]
         return results + self.retire_missing(folder, [r.name for r in results])
 
     # -- the lesson trigger seam ----------------------------------------------------------------
@@ -532,6 +643,7 @@ class LibraryService:
         when it settles; while the lesson's extraction runs, when that run has merged."""
         record = self.chats.get(chat_id) if self.chats is not None else None
         if record is None:
+            self._lesson_done(chat_id)
             return FlushOutcome("missing", "no such lesson")
         self._titles[chat_id] = record.title
         if self.turn_running(chat_id):
@@ -543,6 +655,7 @@ class LibraryService:
         if not views:
             self._flush_after.discard(chat_id)
             self._retire_stale(record)
+            self._lesson_done(chat_id)
             if message_views(record.messages, self._view_memo(record.id)):
                 return FlushOutcome("covered", "everything this lesson taught is already in your graph")
             return FlushOutcome(
@@ -590,6 +703,7 @@ class LibraryService:
         self._titles.pop(chat_id, None)
         self._view_memos.pop(chat_id, None)
         self._open_memos.pop(chat_id, None)
+        self._lesson_done(chat_id)
 
     def resume_pending(self) -> int:
         """At startup: idle timers live in memory, so re-arm one for every lesson with uncovered
@@ -599,7 +713,12 @@ class LibraryService:
             return 0
         armed = 0
         for record in self.chats.list():
-            if self.turn_running(record.id) or record.id in self._idle or not self._uncovered(record):
+            if (
+                self.turn_running(record.id)
+                or record.id in self._idle
+                or self.extraction.running(record.id)  # flushed by `resume_accepted`
+                or not self._uncovered(record)
+            ):
                 continue
             try:
                 updated = datetime.fromisoformat(record.updated_at.replace("Z", "+00:00")).timestamp()
@@ -704,9 +823,38 @@ class LibraryService:
 
     def _queue_flush(self, chat_id: str) -> None:
         """Flush again when the running turn or run ends (shown under the feed's `pending`)."""
+        self._lesson_accepted(chat_id)
         if chat_id not in self._flush_after:
             self._flush_after.add(chat_id)
             self.extraction.events.emit("activity-changed")
+
+    def _lesson_accepted(self, chat_id: str) -> None:
+        """The lesson's extraction trigger fired: unless it has one open already, its accepted
+        entry is written (at once; fsynced in the background: a turn's settlement is on the event
+        loop), so a restart extracts it (`resume_accepted`)."""
+        if self.intake is None or chat_id in self._lesson_keys:
+            return
+        entry = IntakeEntry(
+            key=_intake_key(),
+            kind="lesson",
+            source=chat_id,
+            label=self._titles.get(chat_id, ""),
+            at=self.clock(),
+        )
+        try:
+            self.intake.accept([entry], durable=False)
+        except OSError:  # the trigger still runs; only a crash before it ends would forget it
+            log.exception("recording lesson %s's extraction trigger failed", chat_id)
+            return
+        self._lesson_keys[chat_id] = entry.key
+
+    def _lesson_done(self, chat_id: str) -> None:
+        """Nothing of the lesson's trigger is left to run (its run ended, it is covered, gone)."""
+        key = self._lesson_keys.get(chat_id)
+        if key is None or self.extraction.stopping:
+            return
+        del self._lesson_keys[chat_id]
+        self._settle(key)
 
     def _cancel_idle(self, chat_id: str) -> None:
         handle = self._idle.pop(chat_id, None)
@@ -732,6 +880,7 @@ class LibraryService:
         if self.extraction.running(record.id):
             self._queue_flush(record.id)
             return "running"
+        self._lesson_accepted(record.id)
         self._flush_after.discard(record.id)
         budget = self.budget()
         if record.id not in self.graph.sources():
@@ -751,8 +900,10 @@ class LibraryService:
             if chat_id in self._flush_after and all_merged:
                 # after this task is done, so the single-flight check lets the next run start
                 asyncio.get_running_loop().call_soon(self._flush_queued, chat_id)
-            elif not all_merged:
+                return
+            if not all_merged:
                 self._flush_after.discard(chat_id)
+            self._lesson_done(chat_id)  # a failed run's prose waits for the next trigger
 
         version = _version(
             message_views(record.messages, self._view_memo(record.id))
@@ -761,6 +912,92 @@ class LibraryService:
             record.id, "chat", record.title, "session", jobs, on_complete=ended, version=version
         )
         return "started" if started else "running"
+
+    def resume_accepted(self) -> dict[str, int]:
+        """At start, before any request: every accepted-queue entry a crash left open starts
+        again. A notes file's run re-runs only its jobs whose (key, fingerprint) coverage pairs
+        are not in the graph (those merged before the crash, and a file whose fingerprint is
+        stamped settles at once), in an import summary row labelled "(resumed after a restart)"
+        under the import's own id; a retirement runs again (it retires what is left); a lesson is
+        flushed at once (its coverage says what is left). Of several entries of one source only
+        the newest runs. Returns the counts started by kind ({"notes", "retire", "lesson",
+        "settled"}: the last found nothing left to do).
+
+        Raises:
+            OSError: the accepted queue could not be read or rewritten (nothing started)."""
+        counts = dict.fromkeys(("notes", "retire", "lesson", "settled"), 0)
+        if self.intake is None:
+            return counts
+        entries = self.intake.compact()
+        newest = {e.source: e.key for e in entries}
+        stale = [e.key for e in entries if newest[e.source] != e.key]
+        if stale:
+            self.intake.settle(stale)
+            counts["settled"] += len(stale)
+        sources = self.graph.sources()
+        for entry in entries:
+            if newest[entry.source] != entry.key:
+                continue
+            if entry.kind == "lesson":
+                self._lesson_keys[entry.source] = entry.key
+                if entry.label:
+                    self._titles.setdefault(entry.source, entry.label)
+                outcome = self.flush(entry.source, "queued")
+                counts["lesson" if outcome.status in ("started", "running", "deferred") else "settled"] += 1
+                continue
+            line = sources.get(entry.source)
+            if entry.kind == "retire":
+                gone = SourceLine(
+                    id=entry.source, kind="notes", title=entry.title or entry.source, path=entry.path, at=""
+                )
+                counts["retire" if self._retire(gone, entry.key) else "settled"] += 1
+                continue
+            if self._resume_note(entry, line):
+                counts["notes"] += 1
+            else:
+                counts["settled"] += 1
+        return counts
+
+    def _resume_note(self, entry: IntakeEntry, line: SourceLine | None) -> bool:
+        """Start an open notes entry's run again (see `resume_accepted`); False when it was
+        complete already (settled now)."""
+        covered = self.graph.covered(entry.source)
+        jobs = [
+            JobSpec(text=job.text, coverage=list(job.coverage))
+            for job in entry.jobs
+            if not all(fp in covered.get(key, ()) for key, fp in job.coverage)
+        ]
+        import_id = entry.import_id
+        if import_id is not None and not self.extraction.import_known(import_id):
+            label = entry.label or "Notes import"
+            self.extraction.begin_import(f"{label} (resumed after a restart)", import_id=import_id)
+        if not jobs and line is not None and line.fingerprint == entry.fingerprint:
+            self._settle(entry.key)  # merged and stamped before the crash: nothing to do
+            if import_id is not None:
+                self.extraction.count_import(import_id, "unchanged")
+            return False
+        title = entry.title or Path(entry.path or entry.source).name
+        plan = _Plan(
+            entry.path or title,
+            entry.source,
+            title,
+            entry.fingerprint or "",
+            jobs,
+            dict(entry.version or {}),
+            len(entry.jobs),
+            "",
+            "",
+            key=entry.key,
+        )
+        result = self._launch(plan, import_id, recorded=line is not None)
+        log.info(
+            "resumed %s after a restart: %s (%d of %d parts)",
+            title,
+            result.status,
+            len(jobs),
+            len(entry.jobs),
+        )
+        return True
 
     def _flush_queued(self, chat_id: str) -> None:
         if chat_id not in self._flush_after:
@@ -825,6 +1062,11 @@ def _kept_views(views: list[MessageView], before: list[MessageView]) -> int | No
 def _version(views: list[MessageView]) -> dict[str, str]:
     """A lesson's current version: message id -> teacher-prose fingerprint."""
     return {v.message_id: v.fingerprint for v in views}
+
+
+def _intake_key() -> str:
+    """A new accepted-queue entry key: `ik_` + 16 hex."""
+    return f"ik_{secrets.token_hex(8)}"
 
 
 def _bare(name: str) -> bool:
