@@ -142,6 +142,8 @@ def _accept_reference(messages: list[dict], message: dict, regenerate: bool) -> 
             messages, ids = messages[: at + 1], ids[: at + 1]
     if message.get("id") in ids and ids[-1] != message.get("id"):
         return None
+    if message.get("id") in ids and messages[ids.index(message.get("id"))].get("role") != "user":
+        return None  # issue 26, item 2: a learner's id never replaces the teacher's reply
     return upsert_message(messages, message)
 
 

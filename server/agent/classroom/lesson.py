@@ -7,9 +7,12 @@ UI message stream chunks. Agents are built fresh each turn (stateless).
 
 from __future__ import annotations
 
+import json
+import logging
+import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, cast
 
 import orjson
 from pydantic_ai import Agent, DeferredToolRequests, RunContext, ToolOutput
@@ -20,6 +23,9 @@ from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
     SystemPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
     _drop_compaction_parts,
 )
 from pydantic_ai.models import Model
@@ -27,6 +33,8 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.ui.vercel_ai import VercelAIAdapter
 from pydantic_ai.ui.vercel_ai.request_types import SubmitMessage, UIMessage
+from pydantic_ai.ui.vercel_ai.response_types import BaseChunk
+from pydantic_core import PydanticSerializationError
 
 from server.agent.classroom.job_tools import job_toolset
 from server.agent.classroom.tools import (
@@ -49,6 +57,11 @@ SDK_VERSION: Literal[6] = 6
 """The AI SDK major the browser speaks (frontend pins ai@6 / @ai-sdk/react@3)."""
 
 Role = Literal["prober", "teacher"]
+
+log = logging.getLogger("lh.turn")
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A lone surrogate in a Python string (a pair is one character in Python, never two)."""
 
 
 @dataclass(frozen=True)
@@ -220,7 +233,7 @@ def build_prober(
             if tuning
             else settings
         ),
-        capabilities=_offline_capabilities(tuning) if tuning else None,
+        capabilities=[*(_offline_capabilities(tuning) if tuning else []), NoLoneSurrogates()],
         retries={"tools": tries, "output": tries},
     )
 
@@ -259,6 +272,38 @@ class SteerInbox(AbstractCapability[LessonDeps]):
         return None
 
 
+class NoLoneSurrogates(AbstractCapability[LessonDeps]):
+    """Makes each model response writable before the agent acts on it (issue 26, item 3).
+
+    A provider may send a lone surrogate (`\\udc80` JSON-escaped in its stream, decoded into a
+    Python string); no JSON encoder writes one, so the reply could be neither streamed, saved, nor
+    sent back to the provider. In a tool call's arguments each one becomes its JSON escape again
+    (`\\udc80` as six characters), which the arguments' validation refuses ("lone leading
+    surrogate in hex escape"): the call goes back to the model as a retry, like any call it got
+    wrong. In text and thinking each becomes U+FFFD. What streamed before the response ended is
+    made writable by `chunk_data`."""
+
+    async def after_model_request(
+        self, ctx: RunContext[LessonDeps], *, request_context: Any, response: ModelResponse
+    ) -> ModelResponse:
+        for part in response.parts:
+            if isinstance(part, ToolCallPart):
+                if isinstance(part.args, str) and _LONE_SURROGATE.search(part.args):
+                    part.args = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", part.args)
+                elif isinstance(part.args, dict) and _LONE_SURROGATE.search(json.dumps(part.args)):
+                    part.args = json.dumps(part.args)  # ASCII: each lone surrogate as its escape
+                else:
+                    continue
+                log.warning("a %s call held a lone surrogate; it goes back to the model", part.tool_name)
+            elif isinstance(part, TextPart | ThinkingPart) and _LONE_SURROGATE.search(part.content):
+                part.content = _LONE_SURROGATE.sub("\ufffd", part.content)
+        return response
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
+
+
 def build_teacher(
     model: Model,
     *,
@@ -290,7 +335,7 @@ def build_teacher(
         toolsets=toolsets,
         output_type=[str, DeferredToolRequests],
         model_settings=_offline_settings(tuning, settings, _teacher_next_tool) if tuning else settings,
-        capabilities=[*(_offline_capabilities(tuning) if tuning else []), SteerInbox()],
+        capabilities=[*(_offline_capabilities(tuning) if tuning else []), SteerInbox(), NoLoneSurrogates()],
         retries={"tools": tries, "output": tries},
     )
 
@@ -318,12 +363,44 @@ class ModelHistory:
             if hit is not None and hit[0] is not message and hit[0] == message:
                 hit = (message, hit[1])  # a new object, the same content (the context message)
             elif hit is None or hit[0] is not message:
-                loaded = VercelAIAdapter.load_messages([UIMessage.model_validate(message)])
-                hit = (message, _without_system_prompts(loaded))
+                hit = (message, _without_system_prompts(_load(message)))
             kept[key] = hit
             out.extend(_with_own_parts(m) for m in hit[1])
         self._cache = kept
         return out
+
+
+def _load(message: dict[str, Any]) -> list[ModelMessage]:
+    """One record message as pydantic-ai messages. A message the adapter cannot load (it raises
+    for a part it does not support in that role) is loaded without the parts that fail alone, and
+    the log names them; when it still fails, it is left out (logged). Never raises for a message
+    that passed `ui_messages.usable_for_model`, so no record can stop its lesson (issue 26)."""
+    try:
+        return VercelAIAdapter.load_messages([UIMessage.model_validate(message)])
+    except Exception as exc:
+        problem = exc
+    parts = message.get("parts") or []
+    kept: list[Any] = []
+    dropped: list[str] = []
+    for index, part in enumerate(parts):
+        try:
+            VercelAIAdapter.load_messages([UIMessage.model_validate({**message, "parts": [part]})])
+        except Exception:
+            dropped.append(f"part {index} ({str(part.get('type'))[:60] if isinstance(part, dict) else '?'})")
+        else:
+            kept.append(part)
+    try:
+        loaded = VercelAIAdapter.load_messages([UIMessage.model_validate({**message, "parts": kept})])
+    except Exception:
+        log.warning("message %s left out for the model: it cannot be loaded (%r)", message.get("id"), problem)
+        return []
+    log.warning(
+        "message %s: %s left out for the model: the adapter cannot load them (%r)",
+        message.get("id"),
+        ", ".join(dropped) or "no part",
+        problem,
+    )
+    return loaded
 
 
 def _without_system_prompts(messages: list[ModelMessage]) -> list[ModelMessage]:
@@ -413,6 +490,34 @@ def _cost(result: AgentRunResult[Any]) -> float | None:
     return total
 
 
+def _without_lone_surrogates(value: Any) -> Any:
+    """`value` (JSON-shaped) with every lone surrogate in its strings made U+FFFD."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_lone_surrogates(v) for v in value]
+    return value
+
+
+def chunk_data(chunk: BaseChunk) -> dict[str, Any] | None:
+    """One UI message stream chunk as a JSON object (None for the `[DONE]` terminator).
+
+    A model can send a lone surrogate (`\\udc80`, JSON-escaped by the provider, decoded into the
+    text or a tool call's arguments); no JSON encoder writes one, and the chunk could neither be
+    streamed nor saved (issue 26, item 3). Such a chunk is encoded with each lone surrogate
+    replaced by U+FFFD (logged); a tool call whose arguments held one is refused by their
+    validation all the same, so it goes back to the model as a retry."""
+    try:
+        encoded = chunk.encode(SDK_VERSION)
+    except PydanticSerializationError:
+        data = chunk.model_dump(mode="json", by_alias=True, exclude_none=True)
+        log.warning("a %s chunk from the model held a lone surrogate; replaced by U+FFFD", data.get("type"))
+        return cast(dict[str, Any], _without_lone_surrogates(data))
+    return None if encoded == "[DONE]" else cast(dict[str, Any], orjson.loads(encoded))
+
+
 async def stream_turn(
     agent: Agent[LessonDeps, Any],
     *,
@@ -474,10 +579,9 @@ async def stream_turn(
     async for chunk in adapter.transform_stream(
         _run_events(agent, adapter, earlier, deps), on_complete=on_complete
     ):
-        encoded = chunk.encode(SDK_VERSION)
-        if encoded == "[DONE]":
+        data = chunk_data(chunk)
+        if data is None:
             continue
-        data = orjson.loads(encoded)
         if data.get("type") == "error" and adapter.failure is not None:
             data["failure"] = {
                 "kind": adapter.failure.kind.value,

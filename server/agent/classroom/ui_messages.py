@@ -9,6 +9,13 @@ every later one. Two guards:
 - `usable_for_model(messages)`: a record that somehow holds an invalid message (an older build,
   an edited file) still opens and continues: invalid parts are left out of what the model sees,
   a message with no valid part is skipped, and the log says so. The record itself is not changed.
+
+Issue 26, item 1: a learner message is taken only in the shape the composer sends
+(`core.contracts.chat.LearnerMessage`, checked by `core.classroom.turns.learner_message`). A
+record an older build let other parts into (a `reasoning`, `step-start`, `source-url`, tool or
+`dynamic-tool` part, a file the app does not read or with a `file:` URL) keeps them; the model
+reads of a user message only what a learner may send (`learner_parts_for_model`), and the log
+names each part left out, once per message.
 """
 
 from __future__ import annotations
@@ -20,6 +27,8 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 from pydantic_ai.ui.vercel_ai.request_types import UIMessage
 
+from server.core.contracts.chat import LearnerFile, LearnerText
+
 log = logging.getLogger("lh.turn")
 
 SAFE_INTEGER = 2**53 - 1
@@ -28,6 +37,7 @@ MAX_DEPTH = 64
 """Deepest nesting of objects and lists accepted inside a message."""
 
 _MESSAGE = TypeAdapter(UIMessage)
+_LEARNER_PART: TypeAdapter[LearnerText | LearnerFile] = TypeAdapter(LearnerText | LearnerFile)
 
 
 def _numbers_problem(value: Any, where: str, depth: int = 0) -> str | None:
@@ -118,7 +128,11 @@ def usable_for_model(messages: list[dict[str, Any]], memo: UsableMemo | None = N
         memo.update(kept)
         return out
     usable: list[dict[str, Any]] = []
-    for message in messages:
+    for given in messages:
+        shown = learner_parts_for_model(given) if given.get("role") == "user" else given
+        if shown is None:
+            continue
+        message = shown
         problem = message_problem(message)
         if problem is None:
             usable.append(message)
@@ -139,3 +153,45 @@ def usable_for_model(messages: list[dict[str, Any]], memo: UsableMemo | None = N
         else:
             log.warning("message %s skipped for the model: %s", message.get("id"), problem)
     return usable
+
+
+def _sendable(part: Any) -> bool:
+    """Whether `part` is one a learner may send (`core.contracts.chat.LearnerPart`)."""
+    if not isinstance(part, dict) or part.get("type") not in ("text", "file"):
+        return False
+    try:
+        _LEARNER_PART.validate_python(part)
+    except ValidationError:
+        return False
+    return True
+
+
+def learner_parts_for_model(message: dict[str, Any]) -> dict[str, Any] | None:
+    """A user message as the model may read it: its parts a learner may send (text, images as
+    data URLs), each as it is. `data-*` parts (a finished job's artifact in a steer: UI payload the
+    model never read) are left out quietly; any other part (what an older build let in) is left
+    out with a warning naming it. Returns the very message when nothing is left out, a copy
+    otherwise, None (logged) when nothing remains. The record is not changed."""
+    parts = message.get("parts")
+    if not isinstance(parts, list):
+        return message  # `message_problem` says what is wrong with it
+    kept = [p for p in parts if _sendable(p)]
+    if len(kept) == len(parts):
+        return message
+    dropped = [
+        f"part {i} ({str(p.get('type'))[:60] if isinstance(p, dict) else 'not an object'})"
+        for i, p in enumerate(parts)
+        if not _sendable(p) and not (isinstance(p, dict) and str(p.get("type", "")).startswith("data-"))
+    ]
+    if dropped:
+        log.warning(
+            "message %s: %s left out for the model (not something a learner may send; the record keeps it)",
+            str(message.get("id"))[:80],
+            ", ".join(dropped),
+        )
+    if not kept:
+        log.warning(
+            "message %s skipped for the model: no part a learner may send", str(message.get("id"))[:80]
+        )
+        return None
+    return {**message, "parts": kept}

@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.core.contracts.chat import DEFAULT_TITLE, MAX_MESSAGE_CHARS, ChatRequest, text_of
+from server.core.contracts.chat import (
+    DEFAULT_TITLE,
+    LEARNER_SHAPE,
+    ChatRequest,
+    LearnerMessage,
+    learner_problem,
+    text_of,
+)
+from server.core.contracts.jobs import is_steer
 
 JsonObj = dict[str, Any]
 TITLE_CHARS = 60
@@ -33,24 +41,30 @@ class TurnRejected(Exception):
 
 
 def learner_message(request: ChatRequest) -> JsonObj:
-    """The learner's new message: the last message of the request, validated.
+    """The learner's new message: the last message of the request, checked against the one
+    definition of what a learner may send (`contracts.chat.LearnerMessage`: text parts, and images
+    as data URLs; not blank, at most MAX_MESSAGE_CHARS characters).
 
     Raises:
-        TurnRejected(400): the last message is not a user message, has no text, or is too long.
+        TurnRejected(400, bad_request): not a user message, or not of that shape; the detail names
+            the first problem (the part by index and type) and says what may be sent.
     """
     message = request.messages[-1]
     if message.role != "user":
         raise TurnRejected(
             400, "bad_request", f"the last message must be the learner's (role 'user'), got '{message.role}'"
         )
-    text = text_of(message)
-    if not text.strip():
-        raise TurnRejected(400, "bad_request", "the learner's message has no text; type something and send")
-    if len(text) > MAX_MESSAGE_CHARS:
-        raise TurnRejected(
-            400, "bad_request", f"the message is {len(text)} characters; the limit is {MAX_MESSAGE_CHARS}"
-        )
-    return message.model_dump(mode="json", exclude_none=True)
+    raw = message.model_dump(mode="python")
+    problem = learner_problem(raw)
+    if problem is not None:
+        raise TurnRejected(400, "bad_request", refusal_of(problem))
+    return LearnerMessage.model_validate(raw).model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def refusal_of(problem: str) -> str:
+    """The 400 detail of a refused learner message: its problem, what may be sent, and that
+    nothing was written."""
+    return f"the message cannot be taken ({problem}): {LEARNER_SHAPE}; nothing was saved, send it again"
 
 
 class MessageIndex:
@@ -102,13 +116,25 @@ def accept_learner_message(
     (they are replaced by the new reply). Otherwise re-posting an answered message is refused.
     `index`: the lesson's `MessageIndex` (then it follows the list returned).
 
+    A client id never replaces a message of another role, nor a finished job's result (a steer,
+    a user-role message the server wrote), unless it is that very message again (a retry).
+
     Raises:
         TurnRejected(409, already_answered): the message was already answered.
+        TurnRejected(409, id_taken): the id is that of a message that is not the learner's.
     """
     wanted = message.get("id")
     record = messages
     # the index, else one scan from the end, where a retried message is (issue 15)
     at = index.position(messages, wanted) if index is not None else _position(messages, wanted)
+    if at is not None and not _learners(messages[at], message):
+        raise TurnRejected(
+            409,
+            "id_taken",
+            f"the message id {str(wanted)[:80]!r} belongs to a message that is not the learner's "
+            "(the teacher's reply, or a finished job's result); nothing was changed. Send your "
+            "message with a new id (reload the session if the page is out of date)",
+        )
     if regenerate and at is not None and all(m.get("role") == "assistant" for m in messages[at + 1 :]):
         messages = messages[: at + 1]
     if at is not None and at != len(messages) - 1:
@@ -125,6 +151,14 @@ def accept_learner_message(
     if index is not None:
         index.moved(record, out)
     return out
+
+
+def _learners(stored: JsonObj, message: JsonObj) -> bool:
+    """Whether `message` may take the place of the record's `stored` message of the same id: a
+    learner message only, and a steer only by itself (the retry of a wake that failed)."""
+    if stored.get("role") != message.get("role"):
+        return False
+    return not is_steer(stored) or stored == message
 
 
 def _position(messages: list[JsonObj], message_id: Any) -> int | None:

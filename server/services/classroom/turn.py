@@ -99,6 +99,33 @@ EARLY_END = (
 )
 
 
+APP_FAILURE = (
+    "the turn failed because of an error in the app (the server log has the details); what arrived "
+    "is kept, marked as cut short. Send your message again to continue"
+)
+"""What the learner reads of a turn that failed on the app's side after it opened (never the
+exception's text: it names Python classes)."""
+
+APP_FAILURE_BEFORE = (
+    "the turn could not start because of an error in the app (the server log has the details); "
+    "your message is saved. Send it again to continue"
+)
+"""The same, for a turn that failed before its first token (`lastFailure`)."""
+
+_REPR = re.compile(
+    r"<class '|<[A-Za-z_][\w.]* object at 0x|Traceback \(most recent|\w+Error\(|\w+Exception\("
+)
+
+
+def plain_or(text: str, instead: str) -> str:
+    """`text`, unless it shows Python's insides (a class, an object repr, a traceback): then
+    `instead` (the text goes to the log)."""
+    if _REPR.search(text):
+        log.warning("an error text not fit for a learner: %s", text[:2000])
+        return instead
+    return text
+
+
 def learner_facing(chunk: dict[str, Any], offline: bool = False) -> dict[str, Any]:
     """An `error` chunk in words a learner can act on (the framework's text stays in the log)."""
     if chunk.get("type") != "error":
@@ -118,7 +145,7 @@ def learner_facing(chunk: dict[str, Any], offline: bool = False) -> dict[str, An
             else "Send your message again, or choose another model in Settings."
         )
         text = f"The model kept making invalid tool calls{tool} and gave up on this turn. {advice}"
-    return {**chunk, "errorText": text}
+    return {**chunk, "errorText": plain_or(text, APP_FAILURE)}
 
 
 def plain_tool_error(chunk: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
@@ -216,12 +243,27 @@ class TurnService:
         """
         request = parse_request(body)
         incoming = request.messages[-1]
-        problem = message_problem(incoming.model_dump(mode="python"))
-        if problem is not None:  # checked whole before anything is written (issue 10, defect 1)
+        message: dict[str, Any] | None = None
+        if incoming.role == "user":  # checked whole before anything is written (issue 26, item 1)
+            try:
+                message = learner_message(request)
+            except TurnRejected:
+                message = self._held_again(request)  # a retry of what the record holds, or raise
+        elif incoming.role == "assistant":  # the answers to pending questions (`addToolOutput`)
+            problem = message_problem(incoming.model_dump(mode="python"))
+            if problem is not None:  # issue 10, defect 1
+                raise TurnRejected(
+                    400,
+                    "bad_request",
+                    f"the message is malformed ({problem}); nothing was saved, send it again",
+                )
+        else:
             raise TurnRejected(
-                400, "bad_request", f"the message is malformed ({problem}); nothing was saved, send it again"
+                400,
+                "bad_request",
+                f"the last message must be the learner's (role 'user') or the answered questions "
+                f"(role 'assistant'), got '{incoming.role}'; nothing was saved",
             )
-        message = learner_message(request) if incoming.role == "user" else None
         record = self.chats.get(request.id)
         if record is None:
             raise TurnRejected(404, "chat_not_found", f"no session {request.id!r}; start a new lesson")
@@ -248,6 +290,18 @@ class TurnService:
             self.registry.end(record.id)
             raise
         return await self._launch(turn, record, messages, continued, role)
+
+    def _held_again(self, request: ChatRequest) -> dict[str, Any]:
+        """The last message of `request` when it is, unchanged, a user message the record already
+        holds (the browser's retry resends the record's own message: a steer of a wake that
+        failed, or a message an older build took); else the refusal `learner_message` raised."""
+        raw = request.messages[-1].model_dump(mode="python")
+        record = self.chats.get(request.id)
+        if record is not None:
+            at = self._index(record.id).position(record.messages, raw.get("id"))
+            if at is not None and record.messages[at] == raw:
+                return record.messages[at]
+        return learner_message(request)  # raises its TurnRejected again
 
     async def start_wake(self, chat_id: str, steers: list[dict[str, Any]]) -> RunningTurn | None:
         """An idle wake (seed §5.1): a turn whose input is finished jobs' steer messages, run
@@ -359,7 +413,8 @@ class TurnService:
             if isinstance(exc, TurnRejected):
                 self._failed(record.id, exc.detail)
             elif isinstance(exc, Exception):
-                self._failed(record.id, f"the turn failed: {exc}")
+                log.error("session %s: the turn could not start", record.id, exc_info=exc)
+                self._failed(record.id, APP_FAILURE_BEFORE)
             # a window attached meanwhile (GET /stream) sees why in plain words, then the terminal,
             # never an empty 200 (seed §5); the notice is the one `lastFailure` shows (only this
             # turn's: a quiet failure publishes the terminal alone)
@@ -542,7 +597,11 @@ class TurnService:
                     )
                 # the guarded engine's errors are one plain sentence that says what to do
                 # (server.core.model_failures); nothing is appended to it
-                text = str(chunk.get("errorText") or "the model gave no reason").strip().rstrip(".")
+                text = str(
+                    learner_facing(chunk, state.offline).get("errorText") or "the model gave no reason"
+                )
+                text = plain_or(text, "the app failed while starting it (the server log has the details)")
+                text = text.strip().rstrip(".")
                 failure = chunk.get("failure") or {}
                 wait = failure.get("retryAfterS")
                 raise TurnRejected(
@@ -572,13 +631,14 @@ class TurnService:
                         crash = await self.models.offline_failure(state.started, chunk.get("failure"))
                         if crash:
                             chunk = {**chunk, "errorText": f"{crash}. Send your message again in a moment."}
+                    chunk = learner_facing(chunk, state.offline)  # saved as the learner read it
                     state.fold.add(chunk)
-                    turn.publish(sse(learner_facing(chunk, state.offline)))
+                    turn.publish(sse(chunk))
             except TurnRejected as exc:  # e.g. the teacher's model cannot run after the handoff
                 self._fail(turn, state, exc.detail)
-            except Exception as exc:
+            except Exception:
                 log.exception("turn of session %s failed", state.chat_id)
-                self._fail(turn, state, f"the turn failed: {exc}")
+                self._fail(turn, state, APP_FAILURE)
             if not state.fold.finished and state.fold.error_text is None:
                 # the stream ended without `finish` and without an error: say so, live and saved
                 self._fail(turn, state, EARLY_END)
