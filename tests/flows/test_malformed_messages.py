@@ -29,7 +29,9 @@ BAD_PARTS = [
         "part 1 (tool-quiz) is not something a learner message may hold",
         id="numeric-tool-call-id",
     ),
-    pytest.param({"type": "text", "text": "x", "n": 2**64}, "part 1 (text): n: is not a field", id="integer-2^64"),
+    pytest.param(
+        {"type": "text", "text": "x", "n": 2**64}, "part 1 (text): n: is not a field", id="integer-2^64"
+    ),
 ]
 
 
