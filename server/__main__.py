@@ -85,8 +85,14 @@ class _ReadyServer(uvicorn.Server):
 
 
 def _bind(host: str, port: int) -> socket.socket:
+    """The listening socket. Its protocol is named (`IPPROTO_TCP`, not 0): asyncio turns Nagle's
+    algorithm off (`TCP_NODELAY`) only on accepted sockets whose protocol says TCP, and a
+    response's headers and body are two writes, so with Nagle on the body waited for the client's
+    delayed ACK of the headers, 40-200 ms a request under a steady poll (issue 26,
+    `/api/health` p50 42 ms on an idle server polled every 10 ms)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(128)
