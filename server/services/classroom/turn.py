@@ -18,7 +18,7 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from pydantic import ValidationError
@@ -39,7 +39,7 @@ from server.core.classroom.turns import (
     upsert_message,
 )
 from server.core.classroom.ui_stream import AssistantMessageFold
-from server.core.contracts.chat import ChatRecord, ChatRequest, TurnUsage
+from server.core.contracts.chat import ChatRecord, ChatRequest, TurnUsage, plain_problems
 from server.core.contracts.jobs import ARTIFACT_PART, JobKind
 from server.core.contracts.models import ResolvedModel
 from server.core.model_failures import refusal_code, tool_error_sentence
@@ -71,6 +71,7 @@ OFFLINE_RETRIES = 1
 
 _PREAMBLE_TYPES = {"start", "start-step", "message-metadata"}
 Chunks = AsyncIterator[dict[str, Any]]
+T = TypeVar("T")
 
 
 @dataclass
@@ -171,9 +172,7 @@ def parse_request(body: bytes) -> ChatRequest:
     try:
         return ChatRequest.model_validate_json(body)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'body'}: {err['msg']}" for err in exc.errors()[:3]
-        )
+        problems = plain_problems(exc.errors(include_url=False))  # never a Python class's name
         raise TurnRejected(400, "bad_request", f"malformed chat request ({problems})") from exc
 
 
@@ -387,7 +386,7 @@ class TurnService:
         state: TurnState | None = None
         try:
             first = await self.models.model_for(record.model, role)  # 503 before anything is written
-            record = self._save_input(record, messages)
+            record = await self._save_input(record, messages)
             state = TurnState(
                 record.id, AssistantMessageFold(self.new_id(), initial=continued), continued=continued
             )
@@ -435,20 +434,28 @@ class TurnService:
         opened.set_result(None)
         await self._run(turn, state, preamble, chunks)
 
-    def _save_input(self, record: ChatRecord, messages: list[dict[str, Any]]) -> ChatRecord:
+    async def _save_input(self, record: ChatRecord, messages: list[dict[str, Any]]) -> ChatRecord:
         """Write-ahead: the learner's input is durable before any model starts.
 
         Written over the record as it is now, not as the turn first read it: resolving the model
         may take seconds (the offline model starting), and a rename made meanwhile must stay
-        (issue 12, item 6). Only this turn writes messages while it holds the session's claim.
-        Raises TurnRejected(404) when the session is gone."""
-        fresh = self.chats.get(record.id)
-        if fresh is None:
+        (issue 12, item 6); the read and the write are one `ChatStore.update`. Only this turn
+        writes messages while it holds the session's claim. The write (its fdatasync) runs in a
+        worker thread, awaited to its end (issue 26: twenty turns starting at once stalled the
+        event loop for their fdatasyncs in a row). Raises TurnRejected(404) when the session is
+        gone."""
+        renamed = False
+
+        def write_ahead(fresh: ChatRecord) -> ChatRecord:
+            nonlocal renamed
+            title = title_after(fresh.title, messages)
+            renamed = title != fresh.title
+            return fresh.model_copy(update={"messages": messages, "updated_at": self.clock(), "title": title})
+
+        saved = await _written_off_loop(self.chats.update, record.id, write_ahead)
+        if saved is None:
             raise TurnRejected(404, "chat_not_found", f"no session {record.id!r}; start a new lesson")
-        title = title_after(fresh.title, messages)
-        saved = fresh.model_copy(update={"messages": messages, "updated_at": self.clock(), "title": title})
-        self.chats.save(saved)
-        if title != fresh.title:  # the first message named the lesson: a list-shape write
+        if renamed:  # the first message named the lesson: a list-shape write
             self.registry.events.emit("chats-changed")
         return saved
 
@@ -647,7 +654,7 @@ class TurnService:
             if state.fold.error_text is not None:
                 self._failed(state.chat_id, state.fold.error_text)
             try:
-                saved = self._persist_reply(state)
+                saved = await _written_off_loop(self._persist_reply, state)
             except Exception as exc:
                 # Settlement failure is reported before [DONE], never swallowed (seed §5).
                 log.exception("saving the reply of session %s failed", state.chat_id)
@@ -695,14 +702,20 @@ class TurnService:
         turn.publish(sse(chunk))
 
     def _persist_reply(self, state: TurnState) -> ChatRecord | None:
-        """Canonical write of the reply and its usage; raises loudly (OSError, StoreCorrupt).
-        Returns the saved record (None when the session vanished)."""
+        """Canonical write of the reply and its usage (one `ChatStore.update`: a rename saved
+        meanwhile stays); raises loudly (OSError, StoreCorrupt). Returns the saved record (None
+        when the session vanished). Thread-safe for the turn that owns `state` (a settled turn
+        runs it in a worker thread)."""
         state.fold.saved = True
         reply = state.fold.message()
-        record = self.chats.get(state.chat_id)
-        if record is None:  # the session was deleted mid-turn; nothing to attach the reply to
+        stored = self.chats.update(state.chat_id, lambda record: self._with_reply(record, state, reply))
+        if stored is None:  # the session was deleted mid-turn; nothing to attach the reply to
             log.warning("session %s vanished during its turn; reply dropped", state.chat_id)
-            return None
+        return stored
+
+    def _with_reply(self, record: ChatRecord, state: TurnState, reply: dict[str, Any] | None) -> ChatRecord:
+        """`record` with the turn's reply, steers and usage placed (`record` itself when there is
+        nothing to write)."""
         if reply is None and not state.usage:
             return record
         update: dict[str, Any] = {"updated_at": self.clock(), "usage": [*record.usage, *state.usage]}
@@ -717,9 +730,7 @@ class TurnService:
             update["messages"] = place_steers(
                 update.get("messages", record.messages), state.steers, before=reply["id"] if reply else None
             )
-        record = record.model_copy(update=update)
-        self.chats.save(record)
-        return record
+        return record.model_copy(update=update)
 
     def _settled(self, record: ChatRecord | None) -> None:
         """The side channel after a settled turn (the extraction trigger): contained, never
@@ -801,6 +812,26 @@ def _artifact_chunk(steer: dict[str, Any]) -> dict[str, Any]:
     artifact at once; the saved record holds the steer message itself)."""
     part: dict[str, Any] = next((p for p in steer.get("parts", []) if p.get("type") == ARTIFACT_PART), {})
     return {"type": ARTIFACT_PART, "id": steer.get("id"), "data": part.get("data")}
+
+
+async def _written_off_loop(fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)` (a canonical write: its fdatasync) in a worker thread, awaited to its end even
+    when the awaiting turn is aborted meanwhile (the cancellation is raised afterwards): an abort
+    never releases the session's claim while its write is still under way. Raises what `fn`
+    raises."""
+    work = asyncio.ensure_future(asyncio.to_thread(fn, *args))
+    cancelled = False
+    while True:
+        try:
+            result = await asyncio.shield(work)
+            break
+        except asyncio.CancelledError:
+            if work.done():
+                raise
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
+    return result
 
 
 async def _close(chunks: Chunks) -> None:
