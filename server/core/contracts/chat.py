@@ -166,6 +166,7 @@ _PLAIN = {
     "dict_type": "should be an object",
     "list_type": "should be a list",
     "string_type": "should be a string",
+    "string_unicode": "is not text (it holds a lone surrogate)",
 }
 
 
