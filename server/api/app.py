@@ -6,6 +6,7 @@ import os
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI
 from starlette.types import ASGIApp
@@ -13,7 +14,7 @@ from starlette.types import ASGIApp
 from server import __version__
 from server.api.bodies import DEFAULT_MAX_BODY, JsonTooLarge
 from server.api.csp import ContentSecurityPolicy, app_policy
-from server.api.errors import install_error_handlers
+from server.api.errors import GUARDED, install_error_handlers, publish_refusals
 from server.api.routes import (
     chats,
     dictation,
@@ -35,10 +36,16 @@ from server.services.dictation import DictationTokens
 
 
 class HarnessApp(FastAPI):
-    """FastAPI with the body limiter's own 413 rewritten as a JSON refusal (`JsonTooLarge`)."""
+    """FastAPI with the body limiter's own 413 rewritten as a JSON refusal (`JsonTooLarge`), and
+    an `/openapi.json` that declares the refusals the routes really give (`publish_refusals`)."""
 
     def build_middleware_stack(self) -> ASGIApp:
         return JsonTooLarge(super().build_middleware_stack())
+
+    def openapi(self) -> dict[str, Any]:
+        if self.openapi_schema is None:
+            self.openapi_schema = publish_refusals(super().openapi())
+        return self.openapi_schema
 
 
 def create_app(
@@ -88,7 +95,7 @@ def create_app(
         app.include_router(module.router)
     if token and request_stop is not None:
 
-        @app.post("/api/shutdown", status_code=202)
+        @app.post("/api/shutdown", status_code=202, responses=GUARDED)
         async def shutdown() -> dict[str, bool]:
             """Desktop mode: stop gracefully (running turns keep what streamed)."""
             request_stop()

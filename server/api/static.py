@@ -5,9 +5,11 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from fastapi import FastAPI
-from fastapi.responses import FileResponse, HTMLResponse
+from fastapi import FastAPI, Request
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+
+from server.api.errors import SPA_PATH, not_allowed
 
 MISSING_FRONTEND = """<!doctype html><title>Learning Harness</title>
 <h1>The frontend is not built</h1>
@@ -20,20 +22,18 @@ def static_dir() -> Path:
 
 
 def mount_frontend(app: FastAPI, root: Path | None = None) -> None:
-    """Serve `root/assets` as files and `root/index.html` for every other non-API path."""
+    """Serve `root/assets` as files and `root/index.html` for every other non-API path (a GET of
+    an unknown `/api` path is a JSON 404; of one offering other methods, 405 with `Allow`)."""
     root = root or static_dir()
     index = root / "index.html"
     if (root / "assets").is_dir():
         app.mount("/assets", StaticFiles(directory=root / "assets"), name="assets")
 
-    @app.get("/{path:path}", include_in_schema=False, response_model=None)
-    async def spa(path: str) -> FileResponse | HTMLResponse:
+    @app.get(SPA_PATH, include_in_schema=False, response_model=None)
+    async def spa(path: str, request: Request) -> FileResponse | HTMLResponse | JSONResponse:
         if path.startswith("api/") or path == "api":
-            return HTMLResponse(
-                '{"error":"not_found","detail":"no such API route"}',
-                status_code=404,
-                media_type="application/json",
-            )
+            # a GET of an API path that only takes other methods is 405 with `Allow`, else 404
+            return not_allowed(request.scope, request.app.router.routes)
         if "\x00" in path:
             return HTMLResponse(
                 '{"error":"bad_request","detail":"the path holds a NUL byte; no such page"}',

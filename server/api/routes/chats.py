@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from server.api.bodies import StrictRoute, inline_schema, request_body
 from server.api.deps import ServicesDep
+from server.api.errors import GUARDED, STREAM_OK, errors
 from server.core.contracts.chat import ChatRecord, ChatRequest, ChatSummary, CreateChat, RenameChat
 from server.core.contracts.models import ModelSlot
 from server.services.classroom.turn import STREAM_HEADERS
@@ -22,7 +23,7 @@ class SessionSettings(BaseModel):
     model: ModelSlot
 
 
-router = APIRouter(route_class=StrictRoute)
+router = APIRouter(route_class=StrictRoute, responses=GUARDED)
 
 MAX_BODY_BYTES = 2_000_000
 """Largest `POST /api/chat` body accepted (the client sends the whole transcript); enforced while
@@ -42,7 +43,8 @@ class ChatList(BaseModel):
         200: {
             "description": "Successful Response",
             "content": {"application/json": {"schema": inline_schema(ChatList)}},
-        }
+        },
+        **errors(503),
     },
 )
 async def list_chats(services: ServicesDep) -> Response:
@@ -51,7 +53,7 @@ async def list_chats(services: ServicesDep) -> Response:
     return Response(services.chats.list_json(), media_type="application/json")
 
 
-@router.post("/api/chats", status_code=201)
+@router.post("/api/chats", status_code=201, responses=errors(400, 413, 503))
 async def create_chat(services: ServicesDep, body: CreateChat | None = None) -> dict[str, Any]:
     """A new session stamped with the strong slot's model; 503 models_not_configured when none resolves."""
     record = services.chats.create(body.title if body else None)
@@ -90,7 +92,8 @@ def with_fields(body: bytes, fields: dict[str, Any]) -> bytes:
         200: {
             "description": "Successful Response",
             "content": {"application/json": {"schema": inline_schema(ChatView)}},
-        }
+        },
+        **errors(404, 503),
     },
 )
 async def get_chat(chat_id: str, services: ServicesDep) -> Response:
@@ -108,26 +111,34 @@ async def get_chat(chat_id: str, services: ServicesDep) -> Response:
     return Response(with_fields(body, live), media_type="application/json")
 
 
-@router.patch("/api/chats/{chat_id}")
+@router.patch("/api/chats/{chat_id}", responses=errors(400, 404, 413, 503))
 async def rename_chat(chat_id: str, body: RenameChat, services: ServicesDep) -> dict[str, Any]:
     """Rename a session; 404 unknown."""
     return services.chats.rename(chat_id, body.title).model_dump(by_alias=True)
 
 
-@router.delete("/api/chats/{chat_id}", status_code=204)
+@router.delete("/api/chats/{chat_id}", status_code=204, responses=errors(404, 409, 503))
 async def delete_chat(chat_id: str, services: ServicesDep) -> Response:
     """Delete a session; 409 while a turn runs, 404 unknown."""
     services.chats.delete(chat_id)
     return Response(status_code=204)
 
 
-@router.put("/api/chats/{chat_id}/settings")
+@router.put("/api/chats/{chat_id}/settings", responses=errors(400, 404, 409, 413, 503))
 async def put_chat_settings(chat_id: str, body: SessionSettings, services: ServicesDep) -> dict[str, Any]:
     """Pick this session's model (written to its record, not to settings); 409 while a turn runs."""
     return services.chats.set_model(chat_id, body.model).model_dump(by_alias=True)
 
 
-@router.get("/api/chats/{chat_id}/stream", response_model=None)
+@router.get(
+    "/api/chats/{chat_id}/stream",
+    response_model=None,
+    responses={
+        **STREAM_OK,
+        204: {"description": "No turn runs in this session"},
+        **errors(404, 503),
+    },
+)
 async def reattach(chat_id: str, services: ServicesDep) -> StreamingResponse | Response:
     """Reattach to the session's running turn: its stream from the start; 204 when none runs."""
     services.chats.get(chat_id)
@@ -137,7 +148,7 @@ async def reattach(chat_id: str, services: ServicesDep) -> StreamingResponse | R
     return StreamingResponse(lines, media_type="text/event-stream", headers=dict(STREAM_HEADERS))
 
 
-@router.post("/api/chats/{chat_id}/abort")
+@router.post("/api/chats/{chat_id}/abort", responses=errors(404, 503))
 async def abort_turn(chat_id: str, services: ServicesDep) -> dict[str, Any]:
     """Stop the running turn; it keeps what streamed. `{"aborted": bool}`."""
     services.chats.get(chat_id)
@@ -149,6 +160,10 @@ async def abort_turn(chat_id: str, services: ServicesDep) -> dict[str, Any]:
     response_model=None,
     max_body_size=MAX_BODY_BYTES,
     openapi_extra=request_body({"application/json": inline_schema(ChatRequest)}),
+    responses={
+        **STREAM_OK,
+        **errors(400, 404, 409, 413, 503),
+    },
 )
 async def chat_turn(request: Request, services: ServicesDep) -> StreamingResponse:
     """Run one lesson turn and stream the AI SDK UI message stream (SSE, ends with `data: [DONE]`).

@@ -14,11 +14,11 @@ from pydantic import BaseModel, ConfigDict
 
 from server.api.bodies import StrictRoute
 from server.api.deps import ServicesDep
-from server.api.errors import refusal
+from server.api.errors import GUARDED, errors, refusal
 from server.core.dictation import DictationRefused
 from server.services.dictation import DictationTokens
 
-router = APIRouter(route_class=StrictRoute)
+router = APIRouter(route_class=StrictRoute, responses=GUARDED)
 
 
 class TokenRequest(BaseModel):
@@ -27,7 +27,7 @@ class TokenRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-@router.post("/api/dictation/token", response_model=None)
+@router.post("/api/dictation/token", response_model=None, responses=errors(400, 409, 413, 422, 502, 503))
 async def dictation_token(
     request: Request, services: ServicesDep, body: TokenRequest | None = None
 ) -> dict[str, Any] | JSONResponse:

@@ -21,9 +21,10 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from server.api.bodies import StrictRoute
 from server.api.deps import ServicesDep
+from server.api.errors import GUARDED, STREAM_OK
 from server.core.events import EventBus
 
-router = APIRouter(route_class=StrictRoute)
+router = APIRouter(route_class=StrictRoute, responses=GUARDED)
 
 PING_S = 25.0
 BACKLOG = 256
@@ -79,7 +80,12 @@ async def event_stream(bus: EventBus) -> AsyncIterator[ServerSentEvent]:
         unsubscribe()
 
 
-@router.get("/api/events", response_model=None)
+@router.get(
+    "/api/events",
+    response_model=None,
+    response_class=EventSourceResponse,
+    responses=STREAM_OK,
+)
 async def events(services: ServicesDep) -> EventSourceResponse:
     """Server-sent change events: `turn-started`/`turn-settled`/`jobs-changed` `{chatId}`,
     `activity-changed`/`chats-changed`/`graph-changed` `{}` (see `server/core/events.py`)."""

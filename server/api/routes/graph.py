@@ -3,21 +3,25 @@ and deletion."""
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, ConfigDict, Field, RootModel, StrictBool, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from server.api.bodies import StrictRoute
 from server.api.deps import ServicesDep
+from server.api.errors import GUARDED, errors
 
-router = APIRouter(route_class=StrictRoute)
+router = APIRouter(route_class=StrictRoute, responses=GUARDED)
 
 MAX_POSITIONS_BODY = 32_000_000
 """Largest `PUT /api/graph/positions` body (about 400,000 dragged nodes)."""
 
-Coordinate = Annotated[float, Field(allow_inf_nan=False, ge=-1e15, le=1e15)]
-"""A finite coordinate (the service clamps it to ±1e6)."""
+Coordinate = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=-1e15, le=1e15)]
+"""A finite JSON number (the service clamps it to ±1e6); strict: `true`, `"1"` are refused
+(a bool is an int in Python, so a lax float would take `false` as 0)."""
 NodeId = Annotated[str, Field(min_length=1, max_length=200)]
 
 
@@ -33,7 +37,33 @@ class Point(BaseModel):
 
 class Positions(RootModel[dict[NodeId, Point | tuple[Coordinate | None, Coordinate | None]]]):
     """`PUT /api/graph/positions` body: `{id: {x, y}}` (or `{id: [x, y]}`); unknown ids and
-    entries with a null coordinate are skipped, coordinates clamped to ±1e6."""
+    entries with a null coordinate are skipped, coordinates clamped to ±1e6. A coordinate that is
+    not a number or null (`false`, `"1"`) is a 400 naming the entry."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _numbers_only(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for key, value in data.items():
+                coords = (
+                    value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+                )
+                if any(not _number_or_null(c) for c in coords):
+                    shown = json.dumps(value)[:80]
+                    raise ValueError(
+                        f"position {json.dumps(key)[:80]} is {shown}; a position is "
+                        '{"x": number, "y": number} or [x, y] (a null coordinate drops it)'
+                    )
+        return data
+
+
+def _number_or_null(value: object) -> bool:
+    return value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+
+
+UpTo1000 = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0, le=1000)]
+UpTo1 = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0, le=1)]
+"""Render settings' numbers (strict: `true` is not 1)."""
 
 
 class RenderSettingsUpdate(BaseModel):
@@ -41,11 +71,15 @@ class RenderSettingsUpdate(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    labels: StrictBool | None = None
-    hulls: StrictBool | None = None
-    labelZoom: float | None = Field(default=None, ge=0, le=1000, description="zoom at which labels are full")
-    nodeSize: float | None = Field(default=None, ge=0, le=1000, description="node radius in pixels")
-    linkOpacity: float | None = Field(default=None, ge=0, le=1)
+    # `SkipJsonSchema[None]`: a key is optional, but null is refused (`_no_nulls`), so the
+    # published schema has no null either.
+    labels: StrictBool | SkipJsonSchema[None] = None
+    hulls: StrictBool | SkipJsonSchema[None] = None
+    labelZoom: UpTo1000 | SkipJsonSchema[None] = Field(
+        default=None, description="zoom at which labels are full"
+    )
+    nodeSize: UpTo1000 | SkipJsonSchema[None] = Field(default=None, description="node radius in pixels")
+    linkOpacity: UpTo1 | SkipJsonSchema[None] = None
 
     @model_validator(mode="before")
     @classmethod
@@ -88,7 +122,7 @@ class GraphQuery(BaseModel):
         return self
 
 
-@router.get("/api/graph")
+@router.get("/api/graph", responses=errors(400, 503))
 async def graph(services: ServicesDep, query: Annotated[GraphQuery, Query()]) -> Response:
     """`{nodes, links, clusters, folders}`: propositions, implication nodes (one per stored
     chain), arrows premise → implication → conclusion, birth-session clusters. With
@@ -100,31 +134,31 @@ async def graph(services: ServicesDep, query: Annotated[GraphQuery, Query()]) ->
     return Response(body, media_type="application/json")
 
 
-@router.get("/api/graph/clusters")
+@router.get("/api/graph/clusters", responses=errors(503))
 async def graph_clusters(services: ServicesDep) -> dict[str, Any]:
     """Every birth-session group, any size: `{key, kind, label|null, nodeIds, nodeCount}`."""
     return {"clusters": services.graph.clusters()}
 
 
-@router.put("/api/graph/positions", max_body_size=MAX_POSITIONS_BODY)
+@router.put("/api/graph/positions", max_body_size=MAX_POSITIONS_BODY, responses=errors(400, 413, 503))
 async def put_positions(body: Positions, services: ServicesDep) -> dict[str, Any]:
     """Commit dragged positions `{id: {x, y}}` (sanitized); `{"saved": n}`."""
     raw = {key: (p.x, p.y) if isinstance(p, Point) else p for key, p in body.root.items()}
     return {"saved": services.graph.put_positions(raw)}
 
 
-@router.get("/api/graph/settings")
+@router.get("/api/graph/settings", responses=errors(503))
 async def get_render_settings(services: ServicesDep) -> dict[str, Any]:
     return {"settings": services.graph.render_settings()}
 
 
-@router.put("/api/graph/settings")
+@router.put("/api/graph/settings", responses=errors(400, 413, 503))
 async def put_render_settings(body: RenderSettingsUpdate, services: ServicesDep) -> dict[str, Any]:
     """Render settings persisted on the server (labels, hulls, labelZoom, nodeSize, linkOpacity)."""
     return {"settings": services.graph.put_render_settings(body.model_dump(exclude_unset=True))}
 
 
-@router.post("/api/graph/delete")
+@router.post("/api/graph/delete", responses=errors(400, 404, 409, 413, 503))
 async def delete_nodes(body: DeleteRequest, services: ServicesDep) -> dict[str, Any]:
     """Full death: a proposition takes every chain referencing it; an implication id takes exactly
     its chain. 409 while an extraction of an involved source runs; 404 when nothing matches."""

@@ -10,8 +10,9 @@ from fastapi import APIRouter
 from server import __version__
 from server.api.bodies import StrictRoute
 from server.api.deps import ServicesDep
+from server.api.errors import GUARDED
 
-router = APIRouter(route_class=StrictRoute)
+router = APIRouter(route_class=StrictRoute, responses=GUARDED)
 
 
 @router.get("/api/health")

@@ -12,13 +12,13 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from server.api.bodies import StrictRoute
 from server.api.csp import DEMO_POLICY
 from server.api.deps import ServicesDep
-from server.api.errors import refusal
+from server.api.errors import GUARDED, errors, refusal
 from server.core.contracts.jobs import DemoArtifact
 
-router = APIRouter(route_class=StrictRoute)
+router = APIRouter(route_class=StrictRoute, responses=GUARDED)
 
 
-@router.get("/api/chats/{chat_id}/jobs")
+@router.get("/api/chats/{chat_id}/jobs", responses=errors(404, 503))
 async def chat_jobs(chat_id: str, services: ServicesDep) -> dict[str, Any]:
     """`{jobs: [JobRecord]}` oldest first: kind, input, worker status (`running`/`done`/`error`/
     `aborted`), result, usage and `delivery` (`{kind, status: pending|delivered, steerId}`); 404
@@ -29,7 +29,12 @@ async def chat_jobs(chat_id: str, services: ServicesDep) -> dict[str, Any]:
     }
 
 
-@router.get("/api/jobs/{job_id}/demo", response_model=None)
+@router.get(
+    "/api/jobs/{job_id}/demo",
+    response_model=None,
+    response_class=HTMLResponse,
+    responses={200: {"description": "The demo's page"}, **errors(404, 503)},
+)
 async def demo_page(job_id: str, services: ServicesDep) -> HTMLResponse | JSONResponse:
     """A finished demo's HTML as its own page, for the transcript's `sandbox="allow-scripts"` frame.
 

@@ -9,17 +9,18 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from server.api.bodies import StrictRoute, inline_schema, json_body, request_body
 from server.api.deps import ServicesDep
+from server.api.errors import GUARDED, errors
 from server.core.contracts.models import CHUNK_TOKENS_FLOOR, IDLE_SECONDS_FLOOR
 from server.core.library.notes import MAX_NOTE_BYTES, FolderRefused
 from server.services.container import Services
 
-router = APIRouter(route_class=StrictRoute)
+router = APIRouter(route_class=StrictRoute, responses=GUARDED)
 MAX_FILES = 200
 MAX_IMPORT_BODY = MAX_FILES * MAX_NOTE_BYTES + 1_000_000
 """Largest multipart import body: every file at its limit plus the framing (files over 1 MB are
@@ -58,6 +59,8 @@ class AbortRequest(BaseModel):
     "/api/graph/import",
     response_model=None,
     max_body_size=MAX_IMPORT_BODY,
+    status_code=202,
+    responses=errors(400, 403, 413, 503),
     openapi_extra=request_body(
         {"multipart/form-data": inline_schema(FilesImport), "application/json": inline_schema(FolderImport)}
     ),
@@ -117,7 +120,7 @@ def _refused(detail: str, files: list[dict[str, Any]], import_id: str | None = N
     return JSONResponse(body, status_code=400)
 
 
-@router.get("/api/activity")
+@router.get("/api/activity", responses=errors(503))
 async def activity(services: ServicesDep) -> dict[str, Any]:
     """Background jobs (extraction, practice and computing Workbench workers), one row each,
     newest first: phase, label, usage, error; and `pending`: lessons whose new prose waits for a
@@ -154,10 +157,10 @@ class LibrarySettingsUpdate(BaseModel):
     lesson_idle_seconds: float | None = Field(
         default=None, alias="lessonIdleSeconds", ge=IDLE_SECONDS_FLOOR, le=7 * 24 * 3600
     )
-    graph_tools: bool | None = Field(default=None, alias="graphTools")
+    graph_tools: StrictBool | None = Field(default=None, alias="graphTools")
 
 
-@router.get("/api/chats/{chat_id}/coverage")
+@router.get("/api/chats/{chat_id}/coverage", responses=errors(404, 503))
 async def lesson_coverage(chat_id: str, services: ServicesDep) -> dict[str, Any]:
     """How much of the lesson's teacher prose is in the graph: covered / uncovered tokens and
     messages, the budget, the lesson's running jobs, and its pending flush (`flushAt` when it goes
@@ -166,7 +169,11 @@ async def lesson_coverage(chat_id: str, services: ServicesDep) -> dict[str, Any]
     return services.library.coverage(chat_id)
 
 
-@router.post("/api/chats/{chat_id}/graph", response_model=None)
+@router.post(
+    "/api/chats/{chat_id}/graph",
+    response_model=None,
+    responses={202: {"description": "Started, running or deferred"}, **errors(400, 404, 413, 503)},
+)
 async def add_lesson_to_graph(
     chat_id: str, services: ServicesDep, body: FlushRequest | None = None
 ) -> JSONResponse:
@@ -183,13 +190,13 @@ async def add_lesson_to_graph(
     )
 
 
-@router.get("/api/library/settings")
+@router.get("/api/library/settings", responses=errors(503))
 async def library_settings(services: ServicesDep) -> dict[str, Any]:
     """`{"extractionChunkTokens", "lessonIdleSeconds", "graphTools"}` as they apply now."""
     return _library_view(services)
 
 
-@router.put("/api/library/settings")
+@router.put("/api/library/settings", responses=errors(400, 413, 503))
 async def put_library_settings(body: LibrarySettingsUpdate, services: ServicesDep) -> dict[str, Any]:
     """Change the Library's settings (`graph.extractionChunkTokens`, `graph.lessonIdleSeconds`,
     `agent.graphTools`); other settings are kept. Answers the settings as they now apply."""
@@ -214,7 +221,7 @@ def _library_view(services: Services) -> dict[str, Any]:
     }
 
 
-@router.post("/api/activity/abort")
+@router.post("/api/activity/abort", responses=errors(400, 413))
 async def abort(body: AbortRequest, services: ServicesDep) -> dict[str, Any]:
     """Abort a row's run: a Workbench worker (`job_…`), an extraction source (source-wide), or a
     practice row by its shape
@@ -227,7 +234,7 @@ async def abort(body: AbortRequest, services: ServicesDep) -> dict[str, Any]:
     return {"aborted": services.extraction.abort(body.source)}
 
 
-@router.get("/api/graph/sources")
+@router.get("/api/graph/sources", responses=errors(503))
 async def sources(services: ServicesDep) -> dict[str, Any]:
     """The graph's birth sessions (lessons and notes files) with proposition counts."""
     return {"sources": services.library.sessions()}

@@ -10,10 +10,11 @@ from fastapi.responses import JSONResponse
 
 from server.api.bodies import StrictRoute
 from server.api.deps import ServicesDep
+from server.api.errors import GUARDED, errors
 from server.core.contracts.practice import AnswerBody, CreateSet
 from server.core.practice.levels import levels_view
 
-router = APIRouter(route_class=StrictRoute)
+router = APIRouter(route_class=StrictRoute, responses=GUARDED)
 
 
 @router.get("/api/practice/levels")
@@ -22,13 +23,13 @@ async def levels() -> dict[str, Any]:
     return levels_view()
 
 
-@router.get("/api/practice/sets")
+@router.get("/api/practice/sets", responses=errors(503))
 async def list_sets(services: ServicesDep) -> dict[str, Any]:
     """`{"sets": [...]}`, newest first: status, levels, problem/answer/grade counts."""
     return {"sets": services.practice.sets()}
 
 
-@router.post("/api/practice/sets", status_code=202)
+@router.post("/api/practice/sets", status_code=202, responses=errors(400, 413, 503))
 async def create_set(body: CreateSet, services: ServicesDep) -> JSONResponse:
     """Freeze the selection's world and start generating: 202 `{id}`; 400 when none of the nodes
     is in the graph any more, 503 when no model is configured."""
@@ -36,20 +37,22 @@ async def create_set(body: CreateSet, services: ServicesDep) -> JSONResponse:
     return JSONResponse({"id": problem_set.id}, status_code=202)
 
 
-@router.get("/api/practice/sets/{set_id}")
+@router.get("/api/practice/sets/{set_id}", responses=errors(404, 503))
 async def get_set(set_id: str, services: ServicesDep) -> dict[str, Any]:
     """The set; a problem's solution and rubric only once it is answered. 404 unknown."""
     return services.practice.get(set_id).view()
 
 
-@router.delete("/api/practice/sets/{set_id}", status_code=204)
+@router.delete("/api/practice/sets/{set_id}", status_code=204, responses=errors(404, 503))
 async def delete_set(set_id: str, services: ServicesDep) -> Response:
     """Abort the set's runs, then delete it; 404 unknown."""
     await services.practice.delete(set_id)
     return Response(status_code=204)
 
 
-@router.post("/api/practice/sets/{set_id}/answers", status_code=202)
+@router.post(
+    "/api/practice/sets/{set_id}/answers", status_code=202, responses=errors(400, 404, 409, 413, 503)
+)
 async def answer(set_id: str, body: AnswerBody, services: ServicesDep) -> JSONResponse:
     """The one attempt: 202 `{problem}` with the solution and rubric revealed, the grade to come;
     400 already answered or empty, 404 unknown, 409 not ready."""

@@ -11,10 +11,10 @@ from pydantic import BaseModel, Field
 
 from server.api.bodies import StrictRoute
 from server.api.deps import ServicesDep
-from server.api.errors import refusal
+from server.api.errors import GUARDED, errors, refusal
 from server.core.contracts.models import ModelSlots, ResearchSettings, RoleOverrides, SecretName
 
-router = APIRouter(route_class=StrictRoute)
+router = APIRouter(route_class=StrictRoute, responses=GUARDED)
 
 KeysOwner = Literal["desktop", "server"]
 
@@ -45,7 +45,7 @@ class KeyUpdate(BaseModel):
     key: str = Field(min_length=8, max_length=500, pattern=r"^\S+$")
 
 
-@router.get("/api/settings")
+@router.get("/api/settings", responses=errors(503))
 async def get_settings(services: ServicesDep, owner: KeysOwnerDep) -> dict[str, Any]:
     """Slots, key presence (never keys; `keys.deepgram` included), offline model state, what runs,
     problems, and `keysOwner`: "desktop" (keys are set through the app's shell) or "server"
@@ -53,13 +53,13 @@ async def get_settings(services: ServicesDep, owner: KeysOwnerDep) -> dict[str, 
     return {**services.models.status(), "keysOwner": owner}
 
 
-@router.put("/api/settings")
+@router.put("/api/settings", responses=errors(400, 413, 503))
 async def put_settings(body: SettingsUpdate, services: ServicesDep, owner: KeysOwnerDep) -> dict[str, Any]:
     """Replace the model slots; answers the new status (as GET). Other settings sections are kept."""
     return {**services.models.save_slots(body.models, body.roles), "keysOwner": owner}
 
 
-@router.put("/api/keys/{provider}", status_code=204)
+@router.put("/api/keys/{provider}", status_code=204, responses=errors(400, 409, 413, 503))
 async def put_key(
     provider: SecretName, body: KeyUpdate, services: ServicesDep, owner: KeysOwnerDep
 ) -> Response:
@@ -73,7 +73,7 @@ async def put_key(
     return Response(status_code=204)
 
 
-@router.delete("/api/keys/{provider}", status_code=204)
+@router.delete("/api/keys/{provider}", status_code=204, responses=errors(400, 409, 503))
 async def delete_key(provider: SecretName, services: ServicesDep, owner: KeysOwnerDep) -> Response:
     """Remove a stored key (an environment variable still applies). Errors: 409 in desktop mode."""
     if owner == "desktop":
@@ -82,14 +82,14 @@ async def delete_key(provider: SecretName, services: ServicesDep, owner: KeysOwn
     return Response(status_code=204)
 
 
-@router.get("/api/settings/research")
+@router.get("/api/settings/research", responses=errors(503))
 async def get_research(services: ServicesDep) -> dict[str, Any]:
     """The researcher's web search provider: `{provider, googleCx, baseUrl, keys: {tavily, brave,
     google}}` (key presence, never keys). With no provider, the teacher is not offered `research`."""
     return services.models.research_status()
 
 
-@router.put("/api/settings/research")
+@router.put("/api/settings/research", responses=errors(400, 413, 503))
 async def put_research(body: ResearchSettings, services: ServicesDep) -> dict[str, Any]:
     """Replace the `research` section (other sections are kept); answers the new status."""
     return services.models.save_research(body)

@@ -28,10 +28,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from server.api.bodies import StrictRoute
 from server.api.deps import ServicesDep
+from server.api.errors import GUARDED, errors
 from server.core.classroom.turns import TurnRejected
 from server.core.subscriptions import ScopedAuth, SubscriptionProvider
 
-router = APIRouter(route_class=StrictRoute)
+router = APIRouter(route_class=StrictRoute, responses=GUARDED)
 
 SHELL_SECRET_HEADER = "x-lh-shell-secret"  # noqa: S105 - a header name, not a secret
 DESKTOP_REASON = "the desktop app keeps subscription logins; use Settings"
@@ -74,27 +75,27 @@ def _web_only(services: Any) -> None:
         raise TurnRejected(409, "desktop_mode", DESKTOP_REASON)
 
 
-@router.get("/api/subscriptions")
+@router.get("/api/subscriptions", responses=errors(409))
 async def get_subscriptions(services: ServicesDep) -> dict[str, Any]:
     """Each provider's state, user code, verification link, expiry, account and error."""
     _web_only(services)
     return services.subscriptions.status()
 
 
-@router.post("/api/subscriptions/{provider}/login")
+@router.post("/api/subscriptions/{provider}/login", responses=errors(400, 409, 413))
 async def login(provider: SubscriptionProvider, body: Empty, services: ServicesDep) -> dict[str, Any]:
     """Start the device flow (the status then carries the user code and the link)."""
     _web_only(services)
     return await services.subscriptions.login(provider)
 
 
-@router.post("/api/subscriptions/{provider}/cancel")
+@router.post("/api/subscriptions/{provider}/cancel", responses=errors(400, 409, 413))
 async def cancel(provider: SubscriptionProvider, body: Empty, services: ServicesDep) -> dict[str, Any]:
     _web_only(services)
     return await services.subscriptions.cancel(provider)
 
 
-@router.delete("/api/subscriptions/{provider}")
+@router.delete("/api/subscriptions/{provider}", responses=errors(400, 409))
 async def logout(provider: SubscriptionProvider, services: ServicesDep) -> dict[str, Any]:
     _web_only(services)
     return await services.subscriptions.logout(provider)
@@ -111,7 +112,12 @@ async def _shell_only(request: Request, services: ServicesDep) -> None:
         raise TurnRejected(403, "forbidden", "only the desktop shell may push subscription auth")
 
 
-@router.put("/api/shell/subscription-auth/{provider}", status_code=204, dependencies=[Depends(_shell_only)])
+@router.put(
+    "/api/shell/subscription-auth/{provider}",
+    status_code=204,
+    dependencies=[Depends(_shell_only)],
+    responses=errors(400, 404, 413),
+)
 async def push_auth(provider: SubscriptionProvider, body: PushedAuth, services: ServicesDep) -> Response:
     """Desktop main pushes scoped request auth (held in memory only, never written)."""
     services.subscriptions.push(
@@ -121,7 +127,10 @@ async def push_auth(provider: SubscriptionProvider, body: PushedAuth, services: 
 
 
 @router.delete(
-    "/api/shell/subscription-auth/{provider}", status_code=204, dependencies=[Depends(_shell_only)]
+    "/api/shell/subscription-auth/{provider}",
+    status_code=204,
+    dependencies=[Depends(_shell_only)],
+    responses=errors(400, 404),
 )
 async def withdraw_auth(provider: SubscriptionProvider, services: ServicesDep) -> Response:
     services.subscriptions.withdraw(provider)

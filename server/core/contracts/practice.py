@@ -121,7 +121,8 @@ class AnswerBody(Camel):
     """`POST /api/practice/sets/{id}/answers` body."""
 
     problem_id: str = Field(min_length=1, max_length=64)
-    answer: str = Field(max_length=MAX_ANSWER)
+    # not blank: checked by `_answer` (its plain sentence), published as a pattern
+    answer: str = Field(max_length=MAX_ANSWER, json_schema_extra={"pattern": r"\S"})
 
     @field_validator("answer", mode="before")
     @classmethod
