@@ -49,6 +49,13 @@ class ChatStore(Protocol):
         the log and fdatasynced, else the snapshot replaced atomically). Raises OSError loudly."""
         ...
 
+    def update(self, chat_id: str, change: Callable[[ChatRecord], ChatRecord]) -> ChatRecord | None:
+        """Read, change (`change(stored) -> new`; the same object: no write) and save the record as
+        one step that no other save interleaves with, from any thread. Returns the stored record,
+        or None when no such session exists. Raises as `get`/`save` do, and what `change` raises
+        (nothing written)."""
+        ...
+
     def flush(self) -> None:
         """Write what derived files still wait for (the session index); called at shutdown."""
         ...

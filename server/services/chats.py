@@ -128,9 +128,7 @@ class ChatService:
         """Raises TurnRejected(404) for an unknown id; StoreCorrupt for an unreadable record."""
         record = self.chats.get(chat_id)
         if record is None:
-            raise TurnRejected(
-                404, "chat_not_found", f"no session {chat_id!r}; pick one from the list or start a new lesson"
-            )
+            raise _missing(chat_id)
         return record
 
     def get_json(self, chat_id: str) -> bytes:
@@ -149,23 +147,30 @@ class ChatService:
         The learner's title wins: the naming side channel never writes over it.
 
         Raises TurnRejected(404)."""
-        record = self.get(chat_id)
-        record = record.model_copy(update={"title": title, "title_by": "learner", "updated_at": self.clock()})
-        self.chats.save(record)
+        change = {"title": title, "title_by": "learner"}
+        # one read-and-write: a turn's save in a worker thread never comes between
+        stored = self.chats.update(
+            chat_id, lambda r: r.model_copy(update={**change, "updated_at": self.clock()})
+        )
+        if stored is None:
+            raise _missing(chat_id)
         self.events.emit("chats-changed")
-        return record
+        return stored
 
     def set_model(self, chat_id: str, slot: ModelSlot) -> ChatRecord:
         """An in-session model pick: writes the session's record, never the settings (seed §3).
 
         Raises TurnRejected(404), or 409 while a turn runs (the turn already chose its model)."""
-        record = self.get(chat_id)
+        self.get(chat_id)
         if self.registry.running(chat_id):
             raise TurnRejected(409, "turn_running", "a turn is running; change the model when it ends")
         model = ModelRef(provider=slot.provider, model=slot.model, base_url=slot.base_url)
-        record = record.model_copy(update={"model": model, "updated_at": self.clock()})
-        self.chats.save(record)
-        return record
+        stored = self.chats.update(
+            chat_id, lambda r: r.model_copy(update={"model": model, "updated_at": self.clock()})
+        )
+        if stored is None:
+            raise _missing(chat_id)
+        return stored
 
     def delete(self, chat_id: str) -> None:
         """Delete a session. Raises TurnRejected(404), or 409 while a turn runs."""
@@ -189,3 +194,10 @@ class ChatService:
                 self.on_deleted(chat_id)
             except Exception:  # a side channel never fails a committed delete
                 log.exception("after deleting session %s", chat_id)
+
+
+def _missing(chat_id: str) -> TurnRejected:
+    """The 404 for an unknown session id."""
+    return TurnRejected(
+        404, "chat_not_found", f"no session {chat_id!r}; pick one from the list or start a new lesson"
+    )

@@ -59,7 +59,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -450,6 +450,22 @@ class FileChatStore:
             if entry.body is None:
                 entry.body = compact_json(entry.record)
             return entry.body
+
+    def update(self, chat_id: str, change: Callable[[ChatRecord], ChatRecord]) -> ChatRecord | None:
+        """Read, change and save one record as one step: no other save of this store runs between
+        the read and the write, so a change saved from a worker thread (a turn's, issue 26) and one
+        from the event loop (a rename) never overwrite each other. `change` gets the stored record
+        and returns the record to store (the same object: nothing is written). Returns what is
+        stored now, or None when no such session exists. Raises as `get` and `save` do, and what
+        `change` raises (then nothing is written)."""
+        with self._lock:
+            record = self.get(chat_id)
+            if record is None:
+                return None
+            changed = change(record)
+            if changed is not record:
+                self.save(changed)
+            return changed
 
     def save(self, record: ChatRecord) -> None:
         """Make `record` the stored record, durably, before returning: one line appended to the

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import orjson
 
 from server.core.contracts.chat import ChatRecord, ChatSummary, summarize
@@ -25,6 +27,15 @@ class FakeChatStore:
             raise OSError(28, "No space left on device")
         self.saves += 1
         self.records[record.id] = record.model_copy(deep=True)
+
+    def update(self, chat_id: str, change: Callable[[ChatRecord], ChatRecord]) -> ChatRecord | None:
+        record = self.get(chat_id)
+        if record is None:
+            return None
+        changed = change(record)
+        if changed is not record:
+            self.save(changed)
+        return changed
 
     def list(self) -> list[ChatRecord]:
         return list(self.records.values())

@@ -76,10 +76,16 @@ class NamingService:
             log.warning("naming lesson %s failed (the title stays): %s", chat_id, exc)
             return None
         try:
-            fresh = self.chats.get(chat_id)
-            if fresh is None or fresh.title_by != "auto":  # deleted, or the learner's title wins
+
+            def named(fresh: ChatRecord) -> ChatRecord:
+                if fresh.title_by != "auto":  # the learner's title wins
+                    return fresh
+                return fresh.model_copy(update={"title": title, "title_by": "model"})
+
+            # one read-and-write: a turn's save from a worker thread cannot come between
+            stored = self.chats.update(chat_id, named)
+            if stored is None or stored.title_by != "model" or stored.title != title:  # deleted, or kept
                 return None
-            self.chats.save(fresh.model_copy(update={"title": title, "title_by": "model"}))
         except Exception:
             log.warning("saving the title of lesson %s failed", chat_id, exc_info=True)
             return None
