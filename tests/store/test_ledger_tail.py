@@ -165,9 +165,9 @@ def test_the_stores_indexes_follow_another_writer(tmp_path: Path) -> None:
 def test_a_commit_in_a_worker_thread_is_never_read_half_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """While `commit_merge` writes in another thread (held here between its run line and its
-    coverage), reads on this thread answer the graph as it stood before it: the same nodes,
-    chains and view signatures; once it returns, the new graph."""
+    """While `commit_merge` writes in another thread (held here just after its run line, the
+    commit point, before the rest of the commit), reads on this thread answer the graph as it
+    stood before it: the same nodes, chains and view signatures; once it returns, the new graph."""
     from tests.store.test_graph_store import commit
 
     store = FileGraphStore(tmp_path / "graph")
@@ -177,10 +177,10 @@ def test_a_commit_in_a_worker_thread_is_never_read_half_written(
     real_append = ledger.append_ledger
 
     def held_append(path: Path, lines) -> None:  # type: ignore[no-untyped-def]
-        if path.stem == "coverage":
+        real_append(path, lines)
+        if path.stem == "sessions":
             reached.set()
             assert release.wait(10)
-        real_append(path, lines)
 
     monkeypatch.setattr("server.store.graph.append_ledger", held_append)
     writer = threading.Thread(target=commit, args=(store, "job_2"))

@@ -631,6 +631,7 @@ class LibraryService:
         views, tokens = self._open(record)
         if not views:
             self._flush_after.discard(record.id)
+            self._lesson_done(record.id)  # a trigger that fired has nothing left to read
             return self._retire_stale(record)
         if record.id in self._flush_after or tokens >= self.budget():
             return self._extract(record, views) == "started"
@@ -990,7 +991,7 @@ class LibraryService:
             key=entry.key,
         )
         result = self._launch(plan, import_id, recorded=line is not None)
-        log.info(
+        log.debug(
             "resumed %s after a restart: %s (%d of %d parts)",
             title,
             result.status,
