@@ -106,7 +106,8 @@ def test_every_operation_answers_as_declared(data_dir: Path, capsys: pytest.Capt
                         curl = case.as_curl_command(headers=HOST)
                         status = response.status_code
                         failures.append(
-                            f"{label}: {failure.title} ({status})\n{failure.message}\n    {curl[:500]}"
+                            f"{label}: {failure.title} ({status})\n{failure.message}\n"
+                            f"    {response.text[:300]}\n    {curl[:500]}"
                         )
 
         test = create_test(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Request, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from server.api.bodies import StrictRoute
 from server.api.deps import ServicesDep
@@ -40,9 +40,23 @@ class SettingsUpdate(BaseModel):
 
 
 class KeyUpdate(BaseModel):
-    """`PUT /api/keys/{provider}` body."""
+    r"""`PUT /api/keys/{provider}` body: the key, 8-500 printable ASCII characters without
+    spaces (it goes into an HTTP header; every provider's keys are such). One trailing line
+    break, as a paste may carry, is dropped: the published pattern `^[!-~]+$` allows it too (in
+    Python's regex `$` also matches before a final newline)."""
 
-    key: str = Field(min_length=8, max_length=500, pattern=r"^\S+$")
+    key: str = Field(min_length=8, max_length=500, json_schema_extra={"pattern": r"^[!-~]+$"})
+
+    @field_validator("key")
+    @classmethod
+    def _printable(cls, value: str) -> str:
+        key = value.removesuffix("\n")
+        if not key or not all("!" <= c <= "~" for c in key):
+            raise ValueError(
+                "the key holds spaces, line breaks or characters a key never has; "
+                "paste it exactly as the provider shows it"
+            )
+        return key
 
 
 @router.get("/api/settings", responses=errors(503))
