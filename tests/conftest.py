@@ -10,6 +10,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 from pydantic_ai import models
 
+from server.config import SUBSCRIPTION_BASE_ENV
+
 # A global switch refuses real model requests in-process: scripted models only.
 models.ALLOW_MODEL_REQUESTS = False
 
@@ -22,15 +24,23 @@ settings.register_profile("lh", deadline=None, suppress_health_check=[HealthChec
 settings.load_profile("lh")
 
 
+CLOSED_PORT_URL = "http://127.0.0.1:9"
+"""A loopback URL nothing listens on (the discard port): a request to it is refused at once."""
+
+
 @pytest.fixture(autouse=True)
 def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point the data-dir seam at tmp_path, hide real keys, disable the OS keychain, and let
-    folder imports read tmp_path (instead of the real home folder)."""
+    """Point the data-dir seam at tmp_path, hide real keys, disable the OS keychain, let folder
+    imports read tmp_path (instead of the real home folder), and point every subscription
+    provider's base at a closed loopback port (no test reaches the internet: the API fuzzer once
+    started real device-code logins; tests of the logins point them at their fakes)."""
     data = tmp_path / "data"
     monkeypatch.setenv("LH_DATA_DIR", str(data))
     monkeypatch.setenv("LH_IMPORT_ROOTS", str(tmp_path))
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
     monkeypatch.setenv("LH_KEYRING", "off")
+    for env_name, _default in SUBSCRIPTION_BASE_ENV.values():
+        monkeypatch.setenv(env_name, CLOSED_PORT_URL)
     for name in list(os.environ):
         if name.endswith("_API_KEY"):
             monkeypatch.delenv(name)

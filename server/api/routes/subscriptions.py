@@ -49,7 +49,8 @@ class PushedAuth(BaseModel):
     (an unknown field such as `refreshToken` is refused).
 
     Attributes:
-        accessToken: the bearer (1-20000 chars, no whitespace).
+        accessToken: the bearer (1-20000 printable ASCII characters, no whitespace; one shape
+            in every regex dialect: Python, ECMA and Rust read `\\S` differently).
         expiresAt: the access token's expiry, epoch seconds.
         accountId: ChatGPT's account id header value, else null.
         baseUrl: the endpoint the token names (Copilot's `endpoints.api`), else null.
@@ -57,10 +58,10 @@ class PushedAuth(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    accessToken: str = Field(min_length=1, max_length=20_000, pattern=r"^\S+$")
+    accessToken: str = Field(min_length=1, max_length=20_000, pattern=r"^[!-~]+$")
     expiresAt: float
     accountId: str | None = Field(default=None, max_length=500)
-    baseUrl: str | None = Field(default=None, max_length=2_000, pattern=r"^https?://\S+$")
+    baseUrl: str | None = Field(default=None, max_length=2_000, pattern=r"^https?://[!-~]+$")
 
     @field_validator("expiresAt")
     @classmethod
