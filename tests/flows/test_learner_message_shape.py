@@ -347,3 +347,23 @@ def test_an_app_error_mid_turn_reaches_the_learner_in_words(live: Live) -> None:
     reply = live.record(chat_id)["messages"][-1]
     assert reply["metadata"]["interrupted"] is True and "Starting." in json.dumps(reply)
     assert "<class" not in json.dumps(live.client.get(f"/api/chats/{chat_id}").json())
+
+
+def test_an_app_error_before_the_first_token_is_a_503_in_words(live: Live) -> None:
+    """The 503 before any content carries the guarded model's plain sentence, or, for an error that
+    is not the model's, a sentence of the app's: never the exception's text."""
+
+    async def model(messages: list[ModelMessage], info: AgentInfo) -> Any:
+        raise ValueError(f"Unsupported user message part type: {type(object())}")
+        yield ""  # an async generator
+
+    live.script.delegate = model
+    chat_id = live.new_chat()
+    response = live.client.post("/api/chat", json=turn_body(chat_id, "Hi"))
+    assert response.status_code == 503, response.text
+    detail = response.json()["detail"]
+    assert detail.startswith("the turn could not start because of an error in the app"), detail
+    assert "<class" not in detail and "Unsupported" not in detail and "ValueError" not in detail
+    failure = live.client.get(f"/api/chats/{chat_id}").json()["lastFailure"]
+    assert failure and "<class" not in failure["detail"], failure
+    assert live.record(chat_id)["messages"][0]["id"] == "u1", "the learner's message stays saved"

@@ -110,10 +110,10 @@ def test_framework_errors_reach_the_learner_in_plain_words() -> None:
     }
     said = learner_facing(raw)["errorText"]
     assert "invalid tool calls (quiz)" in said and "Settings" in said and "https" not in said
-    assert (
-        learner_facing({"type": "error", "errorText": "Connection error."})["errorText"]
-        == "Connection error."
-    )
+    failed = {"type": "error", "errorText": "Connection error.", "failure": {"kind": "unreachable"}}
+    assert learner_facing(failed) == {"type": "error", "errorText": "Connection error."}  # the model's
+    app_error = {"type": "error", "errorText": "<class 'pydantic_ai.X'> KeyError"}  # issue 26: the app's
+    assert learner_facing(app_error)["errorText"].startswith("the turn failed because of an error in the app")
     assert learner_facing({"type": "text-delta", "delta": "x"}) == {"type": "text-delta", "delta": "x"}
 
 

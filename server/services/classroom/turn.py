@@ -114,8 +114,11 @@ APP_FAILURE_BEFORE = (
 """The same, for a turn that failed before its first token (`lastFailure`)."""
 
 _REPR = re.compile(
-    r"<class '|<[A-Za-z_][\w.]* object at 0x|Traceback \(most recent|\w+Error\(|\w+Exception\("
+    r"<class '|<[A-Za-z_][\w.]* object at 0x|Traceback \(most recent|\b[A-Z]\w*(?:Error|Exception)\b"
+    r"|\bpydantic(?:_core|_ai)?\.|\bserver\.\w+\."
 )
+"""Python's insides in an error text: a class or object repr, a traceback, an exception class's
+name, a module path."""
 
 
 def plain_or(text: str, instead: str) -> str:
@@ -127,10 +130,14 @@ def plain_or(text: str, instead: str) -> str:
     return text
 
 
-def learner_facing(chunk: dict[str, Any], offline: bool = False) -> dict[str, Any]:
-    """An `error` chunk in words a learner can act on (the framework's text stays in the log)."""
+def learner_facing(chunk: dict[str, Any], offline: bool = False, before: bool = False) -> dict[str, Any]:
+    """An `error` chunk in words a learner can act on (the framework's text stays in the log): the
+    guarded model's failure as it is (one plain sentence), a known framework error said plainly,
+    any other error (the app's own) as APP_FAILURE (`before` the first token: the sentence for a
+    turn that did not start). Any other chunk is returned unchanged."""
     if chunk.get("type") != "error":
         return chunk
+    failure = chunk.get("failure")
     chunk = {k: v for k, v in chunk.items() if k != "failure"}  # server-side only (`stream_turn`)
     text = str(chunk.get("errorText", ""))
     log.warning("turn error: %s", text)
@@ -146,7 +153,12 @@ def learner_facing(chunk: dict[str, Any], offline: bool = False) -> dict[str, An
             else "Send your message again, or choose another model in Settings."
         )
         text = f"The model kept making invalid tool calls{tool} and gave up on this turn. {advice}"
-    return {**chunk, "errorText": plain_or(text, APP_FAILURE)}
+    elif not failure and _REPR.search(text):
+        # not the guarded model's failure (one plain sentence already) nor one known above, and
+        # its text names Python's insides: the app's own error (issue 26)
+        log.warning("an error not fit for a learner: %s", text[:2000])
+        text = APP_FAILURE_BEFORE if before else APP_FAILURE
+    return {**chunk, "errorText": text}
 
 
 def plain_tool_error(chunk: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
@@ -413,7 +425,12 @@ class TurnService:
                 self._failed(record.id, exc.detail)
             elif isinstance(exc, Exception):
                 log.error("session %s: the turn could not start", record.id, exc_info=exc)
-                self._failed(record.id, APP_FAILURE_BEFORE)
+                self._failed(
+                    record.id,
+                    f"the turn could not start: saving the lesson failed ({exc.strerror or 'no reason'})"
+                    if isinstance(exc, OSError)
+                    else APP_FAILURE_BEFORE,
+                )
             # a window attached meanwhile (GET /stream) sees why in plain words, then the terminal,
             # never an empty 200 (seed §5); the notice is the one `lastFailure` shows (only this
             # turn's: a quiet failure publishes the terminal alone)
@@ -604,11 +621,10 @@ class TurnService:
                     )
                 # the guarded engine's errors are one plain sentence that says what to do
                 # (server.core.model_failures); nothing is appended to it
-                text = str(
-                    learner_facing(chunk, state.offline).get("errorText") or "the model gave no reason"
-                )
-                text = plain_or(text, "the app failed while starting it (the server log has the details)")
-                text = text.strip().rstrip(".")
+                said = str(learner_facing(chunk, state.offline, before=True).get("errorText") or "")
+                if said == APP_FAILURE_BEFORE:  # the app's own error, not the model's
+                    raise TurnRejected(503, "model_unreachable", said)
+                text = plain_or(said or "the model gave no reason", APP_FAILURE_BEFORE).strip().rstrip(".")
                 failure = chunk.get("failure") or {}
                 wait = failure.get("retryAfterS")
                 raise TurnRejected(
@@ -634,11 +650,18 @@ class TurnService:
             try:
                 async for chunk in chunks:
                     chunk = plain_tool_error(chunk, tool_names)
-                    if chunk.get("type") == "error" and state.offline:
-                        crash = await self.models.offline_failure(state.started, chunk.get("failure"))
-                        if crash:
-                            chunk = {**chunk, "errorText": f"{crash}. Send your message again in a moment."}
-                    chunk = learner_facing(chunk, state.offline)  # saved as the learner read it
+                    crash = (
+                        await self.models.offline_failure(state.started, chunk.get("failure"))
+                        if chunk.get("type") == "error" and state.offline
+                        else None
+                    )
+                    if crash:
+                        chunk = {
+                            "type": "error",
+                            "errorText": f"{crash}. Send your message again in a moment.",
+                        }
+                    else:
+                        chunk = learner_facing(chunk, state.offline)  # saved as the learner read it
                     state.fold.add(chunk)
                     turn.publish(sse(chunk))
             except TurnRejected as exc:  # e.g. the teacher's model cannot run after the handoff
