@@ -73,6 +73,7 @@ class _ReadyServer(uvicorn.Server):
         await super().startup(sockets=sockets)
         if self.should_exit:  # startup failed (lifespan error)
             return
+        await start_worker_threads()
         line = f"{READY_PREFIX} {json.dumps({'port': self.ready_port, 'pid': os.getpid()})}"
         if sys.stdout is not None:  # a frozen, console-less build has no stdout
             print(line, flush=True)
@@ -82,6 +83,39 @@ class _ReadyServer(uvicorn.Server):
                 file=sys.stderr,
                 flush=True,
             )
+
+
+DEFAULT_EXECUTOR_THREADS = min(32, (os.cpu_count() or 1) + 4)
+"""The size of asyncio's default executor (`asyncio.to_thread`: a turn's record writes, model
+clients being built): ThreadPoolExecutor's default for a pool made without `max_workers`."""
+ANYIO_THREADS = 4
+"""anyio worker threads started ahead (Starlette's `run_in_threadpool`: a notes import's multipart
+spooling and folder walk); anyio adds more on demand, up to its 40."""
+
+
+async def start_worker_threads(timeout_s: float = 30.0) -> None:
+    """Start the worker threads of asyncio's default executor and some of anyio's now, while the
+    server is idle. Both pools start a thread on first need, from the event loop, and
+    `Thread.start` blocks until the new thread has run: on a loaded machine a burst of 20 turns
+    and 5 imports stalled the loop 165 ms in `_adjust_thread_count` (issue 26). Each pool gets
+    tasks that wait for one another (a barrier), so each needs a thread of its own. Importing
+    anyio's thread backend (on first use otherwise) happens here too. Never raises: a pool that
+    does not fill within `timeout_s` is logged and grows on demand as before."""
+    import asyncio
+
+    import anyio.to_thread
+
+    log = logging.getLogger("lh.main")
+    loop = asyncio.get_running_loop()
+    default = threading.Barrier(DEFAULT_EXECUTOR_THREADS)
+    anyio_barrier = threading.Barrier(ANYIO_THREADS)
+    try:
+        await asyncio.gather(
+            *(loop.run_in_executor(None, default.wait, timeout_s) for _ in range(DEFAULT_EXECUTOR_THREADS)),
+            *(anyio.to_thread.run_sync(anyio_barrier.wait, timeout_s) for _ in range(ANYIO_THREADS)),
+        )
+    except threading.BrokenBarrierError:
+        log.warning("worker threads were not all started ahead; they start when first needed")
 
 
 def _bind(host: str, port: int) -> socket.socket:
