@@ -15,8 +15,37 @@ function isImageFile(part: Part): part is Extract<Part, { type: 'file' }> {
   return part.type === 'file' && typeof part.mediaType === 'string' && part.mediaType.startsWith('image/');
 }
 
+/** The image types a learner message may carry (the server's `LEARNER_IMAGE_TYPES`, issue 26). */
+const LEARNER_IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+
+/** Whether the tutor reads this part of a learner message: text, or an image of a type the app
+ * takes as a data URL (the server's `LearnerPart`). */
+function readByTutor(part: Part): boolean {
+  if (part.type === 'text') return typeof (part as { text?: unknown }).text === 'string';
+  return (
+    part.type === 'file' &&
+    LEARNER_IMAGE_TYPES.has(String(part.mediaType)) &&
+    typeof part.url === 'string' &&
+    part.url.startsWith(`data:${part.mediaType};base64,`)
+  );
+}
+
+/**
+ * A learner message that holds parts the app never sends (an older build let them in, issue 26):
+ * the server keeps them in the record and leaves them out of what the tutor reads. Says so, with
+ * their types, so nothing is dropped silently; null when every part is read.
+ */
+export function unreadPartsNote(message: Pick<UIMessage, 'parts'>): string | null {
+  const unread = message.parts.filter((p) => !readByTutor(p));
+  if (unread.length === 0) return null;
+  const types = [...new Set(unread.map((p) => String((p as { type?: unknown }).type ?? 'unknown').slice(0, 40)))];
+  const count = unread.length === 1 ? 'One part' : `${unread.length} parts`;
+  return `${count} of this message (${types.join(', ')}) ${unread.length === 1 ? 'is' : 'are'} kept but not read by your tutor: the app does not send such parts.`;
+}
+
 function UserMessage({ message }: { message: UIMessage }) {
   const images = message.parts.filter(isImageFile);
+  const unread = unreadPartsNote(message);
   return (
     <div className="msg msg-user" data-testid="message-user" data-message-id={message.id}>
       <div className="bubble">
@@ -24,6 +53,11 @@ function UserMessage({ message }: { message: UIMessage }) {
           <img key={i} className="msg-image" src={p.url} alt={p.filename ?? 'attached image'} />
         ))}
         <MathText text={messageText(message)} />
+        {unread && (
+          <p className="msg-unread" data-testid="unread-parts">
+            {unread}
+          </p>
+        )}
       </div>
     </div>
   );
