@@ -27,14 +27,17 @@ ODD_PARTS = [
 ]
 
 
-def test_a_poisoned_lesson_opens_says_what_the_tutor_did_not_read_and_turns(page: Page, data_dir: Path) -> None:
+def test_a_poisoned_lesson_opens_says_what_the_tutor_did_not_read_and_turns(
+    page: Page, data_dir: Path
+) -> None:
     with serve(create_stub(delay_s=0.01)) as stub_url:
         write_settings(data_dir, scripted_slot(stub_url))
         server = start_server(data_dir)
         try:
             with httpx.Client(base_url=server.url, timeout=30) as client:
                 chat_id = client.post("/api/chats", json={}).json()["id"]
-                assert client.post("/api/chat", json=learner_turn(chat_id, "Teach me heaps.")).status_code == 200
+                first = client.post("/api/chat", json=learner_turn(chat_id, "Teach me heaps."))
+                assert first.status_code == 200
         finally:
             assert server.stop() == 0
         # what an older build let in, written as it would have saved it
