@@ -5,9 +5,10 @@ One server after another on one data dir, each a child process running `server._
 (forked by `tests/store/forkserver.py`, so a restart does not pay Python's imports again), its
 model slots a scripted OpenAI-compatible model on loopback (`tests/stub_graph.py`, one stub for
 the whole test, replies after a random 5-30 ms). Each trial sends a 40-note import (new notes each
-trial), SIGKILLs the server at a random moment of it (after a random number of its merges
-committed plus a random few ms: mid-commit or between two; or within 0.3 s of the send: before
-its 202 or just after), starts it again and waits for the feed to go quiet. Then, read from the
+trial), SIGKILLs the server at a random moment of it (four in five after a random number of its
+merges committed, a third of those at once, inside the commit whose run line was just seen, the
+rest 0-80 ms later; one in five within 0.3 s of the send: before its 202 or just after), starts it
+again and waits for the feed to go quiet. Then, read from the
 files alone: every note of an answered 202 has exactly one counted run line, its three
 propositions once each and its fingerprint stamped; a note of an unanswered import is there at
 most once; every earlier trial's notes are still there once; the accepted queue is empty. The
@@ -190,6 +191,7 @@ def _runs(data: Path) -> int:
 
 def test_every_accepted_note_reaches_the_graph_exactly_once_across_kill_9(tmp_path: Path) -> None:
     seed = int(os.environ.get("LH_CRASH_SEED") or random.randrange(2**32))
+    print(f"LH_CRASH_SEED={seed}")  # shown with a failure's captured output
     rng = random.Random(seed)
     replies = random.Random(seed + 1)
 
@@ -211,8 +213,11 @@ def test_every_accepted_note_reaches_the_graph_exactly_once_across_kill_9(tmp_pa
                 # the moment: after `merged` of its notes' merges committed, plus `jitter` s (into
                 # the next commit's appends); 0: within `jitter` s of the send (before its 202 or
                 # just after)
-                merged = rng.randint(0, NOTES)
-                jitter = rng.uniform(0, FROM_SEND_S if merged == 0 else JITTER_S)
+                merged = 0 if rng.random() < 0.2 else rng.randint(1, NOTES)
+                if merged == 0:
+                    jitter = rng.uniform(0, FROM_SEND_S)
+                else:  # a third at once: inside the commit whose run line was just seen
+                    jitter = 0.0 if rng.random() < 0.3 else rng.uniform(0, JITTER_S)
                 base = _runs(data)
                 sender.start()
                 deadline = time.monotonic() + QUIET_TIMEOUT_S
