@@ -15,7 +15,9 @@ Issue 26, item 1: a learner message is taken only in the shape the composer send
 record an older build let other parts into (a `reasoning`, `step-start`, `source-url`, tool or
 `dynamic-tool` part, a file the app does not read or with a `file:` URL) keeps them; the model
 reads of a user message only what a learner may send (`learner_parts_for_model`), and the log
-names each part left out, once per message.
+names each part left out, once per message. A model that cannot read images
+(`ResolvedModel.reads_images`: the offline model) reads each image part as a short text part
+saying one was attached (`unseen_image_text`); the record keeps the image.
 """
 
 from __future__ import annotations
@@ -105,11 +107,15 @@ UsableMemo = dict[str, tuple[dict[str, Any], "dict[str, Any] | None"]]
 """Per message id: the message object checked, and what the model gets of it (None: skipped)."""
 
 
-def usable_for_model(messages: list[dict[str, Any]], memo: UsableMemo | None = None) -> list[dict[str, Any]]:
+def usable_for_model(
+    messages: list[dict[str, Any]], memo: UsableMemo | None = None, *, images: bool = True
+) -> list[dict[str, Any]]:
     """The messages the model can be given: each valid message as it is; an invalid one with its
     invalid parts left out (skipped whole when none remains). Logs every repair. With `memo` (the
-    caller's, per lesson), a message that is the very same object as last time, or an equal one,
-    is not checked again (issue 15)."""
+    caller's, per lesson and per `images`: a memo holds one capability's views), a message that is
+    the very same object as last time, or an equal one, is not checked again (issue 15).
+    `images`: whether the model reads images (`ResolvedModel.reads_images`); when not, each image
+    part of a user message is given as `unseen_image_text` (`learner_parts_for_model`)."""
     if memo is not None:
         out: list[dict[str, Any]] = []
         kept: UsableMemo = {}
@@ -119,7 +125,7 @@ def usable_for_model(messages: list[dict[str, Any]], memo: UsableMemo | None = N
             if hit is not None and hit[0] is not message and hit[0] == message:  # the same content
                 hit = (message, message if hit[1] is hit[0] else hit[1])
             elif hit is None or hit[0] is not message:
-                checked = usable_for_model([message])
+                checked = usable_for_model([message], images=images)
                 hit = (message, checked[0] if checked else None)
             kept[key] = hit
             if hit[1] is not None:
@@ -129,7 +135,7 @@ def usable_for_model(messages: list[dict[str, Any]], memo: UsableMemo | None = N
         return out
     usable: list[dict[str, Any]] = []
     for given in messages:
-        shown = learner_parts_for_model(given) if given.get("role") == "user" else given
+        shown = learner_parts_for_model(given, images=images) if given.get("role") == "user" else given
         if shown is None:
             continue
         message = shown
@@ -166,17 +172,35 @@ def _sendable(part: Any) -> bool:
     return True
 
 
-def learner_parts_for_model(message: dict[str, Any]) -> dict[str, Any] | None:
+def unseen_image_text(media_type: str) -> str:
+    """What a model that cannot read images reads in place of a learner's image part, e.g.
+    "[the learner attached an image (image/png) that this model cannot see]"."""
+    return f"[the learner attached an image ({media_type}) that this model cannot see]"
+
+
+def _unseen_images(parts: list[Any]) -> list[Any]:
+    """`parts` (sendable ones) with each file part as its `unseen_image_text` text part."""
+    return [
+        {"type": "text", "text": unseen_image_text(str(p.get("mediaType")))} if p.get("type") == "file" else p
+        for p in parts
+    ]
+
+
+def learner_parts_for_model(message: dict[str, Any], *, images: bool = True) -> dict[str, Any] | None:
     """A user message as the model may read it: its parts a learner may send (text, images as
-    data URLs), each as it is. `data-*` parts (a finished job's artifact in a steer: UI payload the
+    data URLs), each as it is; with `images=False` (a model that cannot read them,
+    `ResolvedModel.reads_images`) each image as a text part saying one was attached
+    (`unseen_image_text`). `data-*` parts (a finished job's artifact in a steer: UI payload the
     model never read) are left out quietly; any other part (what an older build let in) is left
-    out with a warning naming it. Returns the very message when nothing is left out, a copy
-    otherwise, None (logged) when nothing remains. The record is not changed."""
+    out with a warning naming it. Returns the very message when nothing is left out or replaced,
+    a copy otherwise, None (logged) when nothing remains. The record is not changed."""
     parts = message.get("parts")
     if not isinstance(parts, list):
         return message  # `message_problem` says what is wrong with it
     kept = [p for p in parts if _sendable(p)]
-    if len(kept) == len(parts):
+    if not images and any(p.get("type") == "file" for p in kept):
+        kept = _unseen_images(kept)
+    elif len(kept) == len(parts):
         return message
     dropped = [
         f"part {i} ({str(p.get('type'))[:60] if isinstance(p, dict) else 'not an object'})"

@@ -224,3 +224,13 @@ class ResolvedModel(Camel):
     model: str
     base_url: str | None = None
     offline: bool = False
+
+    @property
+    def reads_images(self) -> bool:
+        """Whether this model may be given a learner's image as an image (issue 26, item 1): the
+        one place that says which models cannot. The offline model cannot (llama.cpp's
+        chatml-function-calling template prints a content list as text, so an image arrives as
+        its base64 characters, and a few KB overflow the 4,096-token context: HTTP 400 on that
+        turn and every later one while the image is in view). Every other model is given the
+        image; one that refuses it answers a provider error the learner reads in plain words."""
+        return not self.offline

@@ -232,8 +232,11 @@ class TurnService:
         """The wake pipeline's live intake: the steers a running turn of a session takes now."""
         self.context: ContextService | None = None
         """The model's bounded view of a long lesson (issue 15); None: the whole transcript."""
-        self._histories: dict[str, tuple[UsableMemo, ModelHistory]] = {}
-        """Per lesson: what was already checked and converted for the model (each message once)."""
+        self._histories: dict[tuple[str, bool], tuple[UsableMemo, ModelHistory]] = {}
+        """Per lesson and per whether its model reads images (`ResolvedModel.reads_images`): what
+        was already checked and converted for the model (each message once). A lesson whose model
+        changes between one that reads images and one that does not has a view for each, so each
+        model gets the images as it can read them (issue 26, item 1)."""
         self._agents: dict[tuple[Any, ...], tuple[Model, Agent[LessonDeps, Any]]] = {}
         """The role agents built, by (role, model object, cap, retries, tools, assessment): an agent
         is stateless between runs (its runs read the lesson through their deps), so a turn reuses
@@ -564,7 +567,8 @@ class TurnService:
                 )
             )
 
-        usable_memo, history = self._histories.setdefault(record.id, ({}, ModelHistory()))
+        images = resolved.reads_images
+        usable_memo, history = self._histories.setdefault((record.id, images), ({}, ModelHistory()))
         shown = (
             self.context.view(record.id, transcript, offline=resolved.offline).messages
             if self.context is not None
@@ -573,7 +577,7 @@ class TurnService:
         stream = stream_turn(
             agent,
             chat_id=record.id,
-            messages=usable_for_model(for_model(shown), usable_memo),
+            messages=usable_for_model(for_model(shown), usable_memo, images=images),
             transcript=transcript,
             history=history,
             reply_id=state.fold.message_id,
@@ -714,7 +718,8 @@ class TurnService:
     def forget(self, chat_id: str) -> None:
         """The session was deleted: its failure notice and conversion caches go with it."""
         self.failures.pop(chat_id, None)
-        self._histories.pop(chat_id, None)
+        for images in (True, False):
+            self._histories.pop((chat_id, images), None)
         self._indexes.pop(chat_id, None)
 
     @staticmethod
