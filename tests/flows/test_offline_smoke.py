@@ -14,6 +14,7 @@ and its pytest timeout are computed from those bounds, so a slow machine fails a
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from pathlib import Path
@@ -163,5 +164,37 @@ def test_a_note_that_still_overflows_the_offline_model_fails_plainly_and_loses_n
             assert client.get("/api/graph").json()["nodes"] == []
             again = client.post("/api/graph/import", files=files).json()["files"][0]
             assert again["status"] == "queued", again  # nothing was recorded as done: it runs again
+    finally:
+        assert server.stop() == 0
+
+
+@pytest.mark.timeout(TEST_TIMEOUT_S)
+def test_a_learners_image_never_stops_a_lesson_on_the_offline_model(data_dir: Path) -> None:
+    """Issue 26, item 1: the offline model cannot read images (llama.cpp printed the image's
+    base64 as text, and a 6 KB PNG overflowed its context: HTTP 400 on that turn and the next).
+    It reads a placeholder instead; the turn with the image and the next plain turn both stream a
+    reply, and the record keeps the image."""
+    bounded_settings(data_dir)
+    server = start_server(data_dir)
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 24  # ~6 KB: its base64 alone outgrows the window
+    image = {
+        "type": "file",
+        "mediaType": "image/png",
+        "url": "data:image/png;base64," + base64.b64encode(png).decode(),
+    }
+    try:
+        with httpx.Client(base_url=server.url, timeout=IMPORT_WAIT_S) as client:
+            created = client.post("/api/chats", json={}).json()
+            assert created["model"]["provider"] == "local", created
+            sent = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "What is this?"}, image]}
+            response = client.post("/api/chat", json={"id": created["id"], "messages": [sent]})
+            assert response.status_code == 200, response.text
+            assert_streamed_reply(response.text)
+            plain = {"id": "u2", "role": "user", "parts": [{"type": "text", "text": "Teach me fractions."}]}
+            response = client.post("/api/chat", json={"id": created["id"], "messages": [plain]})
+            assert response.status_code == 200, response.text
+            assert_streamed_reply(response.text)
+            record = client.get(f"/api/chats/{created['id']}").json()
+            assert record["messages"][0] == sent, "the record keeps the image"
     finally:
         assert server.stop() == 0
