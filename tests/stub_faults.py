@@ -16,6 +16,7 @@ The requested model name picks the fault, so a test chooses it through the setti
 | `reset` | one text chunk, then the connection is cut mid-body |
 | `early-end` | one text chunk, then the stream closes without `finish_reason` and `[DONE]` |
 | `garbage-tool` | a tool call whose arguments are not JSON |
+| `no-images` | 400 "image input is not supported" for a request holding an image content part, else `ok` |
 
 A request with `"stream": false` (extraction, practice: pydantic-ai's non-streamed `agent.run`)
 gets the same statuses and `hang-before`, and whole-answer variants of the rest:
@@ -88,6 +89,11 @@ def create_fault_stub() -> FastAPI:
             return error(401, "Incorrect API key provided: sk-abc***xyz")
         if model == "404":
             return error(404, f"The model `{model}` does not exist")
+        if model == "no-images" and any(
+            isinstance(m.get("content"), list) and any(c.get("type") == "image_url" for c in m["content"])
+            for m in body.get("messages", [])
+        ):
+            return error(400, "image input is not supported")
         if model == "echo-key":
             return error(400, f"bad request from {request.headers.get('authorization')}")
         if model == "hang-before":
