@@ -3,7 +3,9 @@ imports hits a fresh `python -m server` at the same moment.
 
 Run: `.venv/bin/python -m tests.bench.bench_burst [runs]` (default 3 runs, each on a fresh server
 and data dir). With `LH_LOOP_PROBE_OUT=/tmp/x.json` the server runs under
-`tests/bench/loop_probe.py` and the last run's loop lag, stall stacks and GC pauses are printed.
+`tests/bench/loop_probe.py` and the last run's loop lag, stall stacks, GC pauses and the slowest
+probes' split (before the app is called / in it / after, and how long the poller itself waited
+for a CPU) are printed.
 Figures go to docs/benchmarks.md.
 
 The model: a scripted OpenAI-compatible stub (`tests/stub_openai.py`) in a process of its own, so
@@ -44,7 +46,7 @@ from typing import Any
 
 import httpx
 
-from tests.bench.bench_vault import PROBE_ENV, percentile, print_probe
+from tests.bench.bench_vault import PROBE_ENV, _runnable_s, percentile, print_probe, split_health
 from tests.procs import ROOT, ServerProcess, learner_turn, scripted_slot, start_server, write_settings
 from tests.stub_graph import graph_reply
 from tests.stub_openai import Reply, create_stub
@@ -141,7 +143,7 @@ def poll_main(url: str) -> None:
         stop.set()
 
     threading.Thread(target=wait_for_stop, daemon=True).start()
-    took: list[tuple[float, float]] = []
+    took: list[tuple[float, float, float]] = []
     nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]  # as browsers set it
     with httpx.Client(
         base_url=url, timeout=60, transport=httpx.HTTPTransport(socket_options=nodelay)
@@ -149,11 +151,12 @@ def poll_main(url: str) -> None:
         client.get("/api/health").raise_for_status()
         print("ready", flush=True)
         while not stop.is_set():
+            waited = _runnable_s()
             start = time.monotonic()
             client.get("/api/health").raise_for_status()
-            took.append((start, (time.monotonic() - start) * 1000))
+            took.append((start, (time.monotonic() - start) * 1000, (_runnable_s() - waited) * 1000))
             time.sleep(PROBE_PERIOD_S)
-    print("\n".join(f"{s:.6f} {ms:.3f}" for s, ms in took), flush=True)
+    print("\n".join(f"{s:.6f} {ms:.3f} {w:.3f}" for s, ms, w in took), flush=True)
 
 
 async def one_turn(client: httpx.AsyncClient, chat_id: str, t0: float) -> tuple[float, bool, str]:
@@ -244,9 +247,10 @@ def run_once(index: int) -> dict[str, Any]:
             lines = poller.communicate("stop\n", timeout=60)[0].splitlines()
         finally:
             server.stop()
-    probes = [(float(a), float(b)) for a, b in (line.split() for line in lines if line.strip())]
-    during = [ms for start, ms in probes if result["t0"] <= start <= result["t1"]]
-    idle = [ms for start, ms in probes if start < result["t0"]]
+    probes = [(float(a), float(b), float(c)) for a, b, c in (line.split() for line in lines if line.strip())]
+    during = [ms for start, ms, _ in probes if result["t0"] <= start <= result["t1"]]
+    idle = [ms for start, ms, _ in probes if start < result["t0"]]
+    result["polls"] = [p for p in probes if result["t0"] <= p[0] <= result["t1"]]
     result.update(
         run=index,
         load_before=load_before,
@@ -304,6 +308,8 @@ def main(runs: int) -> None:
         print(f"the last run's server, from its loop probe ({PROBE_ENV}):")
         print_probe(Path(os.environ[PROBE_ENV]))
         print_pauses(Path(os.environ[PROBE_ENV]))
+        body = json.loads(Path(os.environ[PROBE_ENV]).read_text())
+        split_health(results[-1]["polls"], [(a, b) for a, b in body.get("health_s", [])])
 
 
 def print_pauses(path: Path) -> None:
