@@ -11,6 +11,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from server.core.classroom.context import (
     CONTEXT_MESSAGE_ID,
+    FILE_PART_TOKENS,
     RECENT_TURNS,
     SUMMARY_STEP_TURNS,
     SummaryCover,
@@ -300,3 +301,15 @@ def test_the_plan_is_read_once_per_message_and_found_when_it_comes_late() -> Non
     for step in steps:
         assert context.plan("c", step) == plan_text(step)
     assert plan_text(steps[2]) is not None
+
+
+def test_a_file_part_costs_a_fixed_estimate_not_its_bytes() -> None:
+    """Issue 26: a learner's 1 MB image counted as its base64 (~330,000 tokens) and pushed its
+    message, the learner's words with it, out of the bounded view at once."""
+    words = {"type": "text", "text": "What does this diagram show?"}
+    image = {"type": "file", "mediaType": "image/png", "url": "data:image/png;base64," + "A" * 1_400_000}
+    alone = message_tokens({"id": "u1", "role": "user", "parts": [words]})
+    both = message_tokens({"id": "u1", "role": "user", "parts": [words, image]})
+    assert both == alone + FILE_PART_TOKENS
+    two = message_tokens({"id": "u1", "role": "user", "parts": [words, image, image]})
+    assert two == alone + 2 * FILE_PART_TOKENS

@@ -74,9 +74,23 @@ class ModelView:
     recent: int = 0
 
 
+FILE_PART_TOKENS = 1_600
+"""What one file part (a learner's image) costs a model, in tokens: a fixed estimate, not its
+base64 length (a 1 MB image would count as ~330,000 tokens and push its message, and the
+learner's words with it, out of the bounded view at once). 1,600 is about what a provider charges
+for a ~1-megapixel image (Anthropic: width x height / 750; OpenAI high detail: 85 + 170 per
+512-pixel tile); the offline model reads a one-line placeholder instead (issue 26)."""
+
+
 def message_tokens(message: JsonObj) -> int:
-    """A message's estimated tokens (its parts as compact JSON)."""
-    return estimate_tokens(orjson.dumps(message.get("parts", [])).decode())
+    """A message's estimated tokens: its parts as compact JSON, each file part counted as
+    FILE_PART_TOKENS instead of its bytes."""
+    parts = message.get("parts", [])
+    files = sum(1 for p in parts if isinstance(p, dict) and p.get("type") == "file")
+    if not files:
+        return estimate_tokens(orjson.dumps(parts).decode())
+    rest = [p for p in parts if not (isinstance(p, dict) and p.get("type") == "file")]
+    return estimate_tokens(orjson.dumps(rest).decode()) + files * FILE_PART_TOKENS
 
 
 def fingerprint(messages: list[JsonObj]) -> str:
