@@ -137,7 +137,10 @@ def failure_sentence(
             "choose a model with a larger context in Settings"
         )
     if kind is FailureKind.REJECTED:
-        return f"the provider refused the request to {model}{code}; try again, or choose another model"
+        return (
+            f"the provider refused the request to {model}{code}; it will likely refuse this lesson again as "
+            "it stands: choose another model for this lesson (its model menu) or in Settings"
+        )
     if kind is FailureKind.SERVER_ERROR:
         who = "the offline model failed on this request" if offline else "the provider's server failed"
         if attempts <= 1:

@@ -141,7 +141,8 @@ def test_a_keyed_model_that_refuses_images_says_so_in_plain_words(faulty: Faulty
     detail = response.json()["detail"]
     assert detail == (
         "the model failed before replying: the provider refused the request to no-images (HTTP 400); "
-        "try again, or choose another model"
+        "it will likely refuse this lesson again as it stands: choose another model for this lesson "
+        "(its model menu) or in Settings"
     )
     assert_plain(detail)
     assert faulty.record(chat_id)["messages"] == [message]
