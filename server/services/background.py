@@ -23,7 +23,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -73,3 +73,23 @@ async def run_background(fn: Callable[..., T], *args: Any) -> T:
     loop = asyncio.get_running_loop()
     call = functools.partial(contextvars.copy_context().run, fn, *args)
     return await loop.run_in_executor(_pool_now(), call)
+
+
+async def awaited_whole(work: Awaitable[T]) -> T:
+    """`work`'s result, awaited to its end even when the awaiting task is cancelled meanwhile (the
+    cancellation is raised afterwards): a canonical write (a turn's save, a merge commit) is never
+    left running while its caller releases what it holds (the session's claim, the merge
+    section). Raises what `work` raises."""
+    task = asyncio.ensure_future(work)
+    cancelled = False
+    while True:
+        try:
+            result = await asyncio.shield(task)
+            break
+        except asyncio.CancelledError:
+            if task.done():
+                raise
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
+    return result

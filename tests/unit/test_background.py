@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from server.services.background import NICE, run_background
+from server.services.background import NICE, awaited_whole, run_background
 
 who: contextvars.ContextVar[str] = contextvars.ContextVar("who", default="nobody")
 
@@ -42,3 +42,30 @@ async def test_errors_reach_the_caller_and_the_loop_keeps_answering() -> None:
         await run_background(boom)
     results = await asyncio.gather(*(run_background(pow, 2, n) for n in range(16)))
     assert results == [2**n for n in range(16)]
+
+
+async def test_awaited_whole_finishes_the_work_before_the_cancellation_reaches_its_caller() -> None:
+    """A canonical write is awaited to its end even when its caller is cancelled meanwhile: the
+    cancellation arrives after the work finished (issue 26: a turn's save, a merge commit)."""
+    release = asyncio.Event()
+    done: list[str] = []
+
+    async def write() -> str:
+        await release.wait()
+        done.append("written")
+        return "ok"
+
+    caller = asyncio.ensure_future(awaited_whole(write()))
+    await asyncio.sleep(0)
+    caller.cancel()
+    await asyncio.sleep(0.01)
+    assert not caller.done(), "the caller waits for the write"
+    release.set()
+    try:
+        await caller
+    except asyncio.CancelledError:
+        pass
+    else:
+        raise AssertionError("the cancellation is raised once the work is done")
+    assert done == ["written"]
+    assert await awaited_whole(asyncio.sleep(0, result=3)) == 3

@@ -18,7 +18,7 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
 from pydantic import ValidationError
@@ -46,6 +46,7 @@ from server.core.model_failures import refusal_code, tool_error_sentence
 from server.core.ports import ChatStore, GraphReader
 from server.core.transcript import awaits_continuation, for_model, probe_assessment
 from server.core.workbench.wake import idle_wake_ready, place_steers, place_steers_in_answer
+from server.services.background import awaited_whole
 from server.services.chats import utc_now
 from server.services.classroom.context import ContextService
 from server.services.liveness import RunningTurn, TurnRegistry
@@ -71,7 +72,6 @@ OFFLINE_RETRIES = 1
 
 _PREAMBLE_TYPES = {"start", "start-step", "message-metadata"}
 Chunks = AsyncIterator[dict[str, Any]]
-T = TypeVar("T")
 
 
 @dataclass
@@ -472,7 +472,7 @@ class TurnService:
             renamed = title != fresh.title
             return fresh.model_copy(update={"messages": messages, "updated_at": self.clock(), "title": title})
 
-        saved = await _written_off_loop(self.chats.update, record.id, write_ahead)
+        saved = await awaited_whole(asyncio.to_thread(self.chats.update, record.id, write_ahead))
         if saved is None:
             raise TurnRejected(404, "chat_not_found", f"no session {record.id!r}; start a new lesson")
         if renamed:  # the first message named the lesson: a list-shape write
@@ -681,7 +681,7 @@ class TurnService:
             if state.fold.error_text is not None:
                 self._failed(state.chat_id, state.fold.error_text)
             try:
-                saved = await _written_off_loop(self._persist_reply, state)
+                saved = await awaited_whole(asyncio.to_thread(self._persist_reply, state))
             except Exception as exc:
                 # Settlement failure is reported before [DONE], never swallowed (seed §5).
                 log.exception("saving the reply of session %s failed", state.chat_id)
@@ -840,26 +840,6 @@ def _artifact_chunk(steer: dict[str, Any]) -> dict[str, Any]:
     artifact at once; the saved record holds the steer message itself)."""
     part: dict[str, Any] = next((p for p in steer.get("parts", []) if p.get("type") == ARTIFACT_PART), {})
     return {"type": ARTIFACT_PART, "id": steer.get("id"), "data": part.get("data")}
-
-
-async def _written_off_loop(fn: Callable[..., T], *args: Any) -> T:
-    """`fn(*args)` (a canonical write: its fdatasync) in a worker thread, awaited to its end even
-    when the awaiting turn is aborted meanwhile (the cancellation is raised afterwards): an abort
-    never releases the session's claim while its write is still under way. Raises what `fn`
-    raises."""
-    work = asyncio.ensure_future(asyncio.to_thread(fn, *args))
-    cancelled = False
-    while True:
-        try:
-            result = await asyncio.shield(work)
-            break
-        except asyncio.CancelledError:
-            if work.done():
-                raise
-            cancelled = True
-    if cancelled:
-        raise asyncio.CancelledError
-    return result
 
 
 async def _close(chunks: Chunks) -> None:

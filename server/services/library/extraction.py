@@ -36,7 +36,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from pydantic_ai.models import Model
 from pydantic_ai.usage import RunUsage
@@ -84,13 +84,12 @@ from server.core.library.packing import (
 from server.core.ports import Embedder, GraphStore
 from server.core.tokens import estimate_tokens
 from server.services import heap
-from server.services.background import run_background
+from server.services.background import awaited_whole, run_background
 from server.services.chats import utc_now
 from server.services.library.embeddings import CandidateVectors
 from server.services.offline_model import CONTEXT_TOKENS, TOKENS_PER_ESTIMATE
 
 log = logging.getLogger("lh.extraction")
-T = TypeVar("T")
 
 BACKGROUND_PERMITS = 3
 MAX_ACTIVE_RUNS = BACKGROUND_PERMITS + 1
@@ -1122,31 +1121,12 @@ class ExtractionService:
             self.graph.commit_merge(plan, coverage, run)
             return plan
 
-        plan = await _to_thread_whole(plan_and_commit)
+        # in a background thread (its fsyncs never stall the loop, its CPU work runs behind the
+        # loop's), awaited whole: a commit never outlives its hold on the merge section
+        plan = await awaited_whole(run_background(plan_and_commit))
         replaced = await self._replace(row.source, replace) if replace is not None else True
         await self._after_merge(row.id)
         return plan, replaced
-
-
-async def _to_thread_whole(fn: Callable[..., T], *args: Any) -> T:
-    """`fn(*args)` in a background thread (`services/background.py`: its fsyncs never stall the
-    event loop, and its CPU work runs behind the loop's), awaited to its end
-    even when the awaiting task is cancelled meanwhile (the cancellation is raised afterwards): a
-    commit is never left running while its caller releases the merge section. Raises what `fn`
-    raises."""
-    work = asyncio.ensure_future(run_background(fn, *args))
-    cancelled = False
-    while True:
-        try:
-            result = await asyncio.shield(work)
-            break
-        except asyncio.CancelledError:
-            if work.done():
-                raise
-            cancelled = True
-    if cancelled:
-        raise asyncio.CancelledError
-    return result
 
 
 class _Unpacked(Exception):
