@@ -182,17 +182,27 @@ def test_a_failed_offline_model_shows_in_settings_and_answers_503(
         assert [c["id"] for c in client.get("/api/chats").json()["chats"]] == [chat["id"]]
 
 
+STUCK_S = 15.0
+"""How long the offline turn of the next test stays stuck (its readiness and first-token
+deadlines): a keyed turn on the scripted stub takes well under a second, 15x that on a loaded
+machine."""
+
+
 @pytest.mark.parametrize("script", ["hang", "hang-chat"])
 def test_keyed_models_keep_working_whatever_the_offline_model_does(
     tmp_path: Path, data_dir: Path, script: str
 ) -> None:
     """An offline turn is stuck on a hanging child (at its start, or mid-request after a good
     self-check); meanwhile a lesson on a keyed model (the scripted OpenAI-wire stub) is answered at
-    once, and the stuck offline turn ends by itself later (its deadline, then the plain sentence)."""
+    once, and the stuck offline turn ends by itself later (its deadline, then the plain sentence).
+    No clock decides the outcome (issue 26, item 8): the offline turn stays stuck for STUCK_S, far
+    longer than the keyed turn takes even on a loaded machine, and the test shows the keyed turn
+    ended while the offline one was still stuck."""
     data_dir.mkdir(parents=True, exist_ok=True)
-    (data_dir / "settings.json").write_text(json.dumps({"modelCalls": {"firstTokenS": 3, "retries": 0}}))
+    calls = {"firstTokenS": STUCK_S, "retries": 0}
+    (data_dir / "settings.json").write_text(json.dumps({"modelCalls": calls}))
     scripted = Scripted(tmp_path, script)
-    offline = scripted.server(ready_timeout_s=3.0)
+    offline = scripted.server(ready_timeout_s=STUCK_S)
     services = build_services(DataPaths(data_dir), secrets=FakeSecrets(), offline_server=offline)
     stub = create_stub()
     with (
@@ -219,24 +229,21 @@ def test_keyed_models_keep_working_whatever_the_offline_model_does(
         assert saved.status_code == 200, saved.text
         keyed = client.post("/api/chats", json={}).json()
         assert keyed["model"]["provider"] == "openai-compatible"
-        began = time.monotonic()
         response = client.post("/api/chat", json=turn_body(keyed["id"], "What is a fraction?"))
-        took = time.monotonic() - began
         assert response.status_code == 200, response.text
         texts = [
             c["delta"] for c in sse_chunks(response.text) if isinstance(c, dict) and c["type"] == "text-delta"
         ]
         assert "".join(texts).startswith("You asked: *What is a fraction?*")
-        assert took < 2.5, f"the keyed turn took {took:.1f} s"
-        assert thread.is_alive(), "the offline turn was still stuck while the keyed turn ran"
+        assert thread.is_alive(), "the offline turn was still stuck when the keyed turn had ended"
         assert [r["model"] for r in stub.state.requests] == ["scripted"]
-        thread.join(30)
+        thread.join(4 * STUCK_S)
         assert not thread.is_alive()
         assert stuck["response"].status_code == 503
         expected = (
-            "did not answer within 3 s and was stopped"
+            f"did not answer within {STUCK_S:.0f} s and was stopped"
             if script == "hang"
-            else "the offline model stopped answering (no reply in 3 s) and was restarted"
+            else f"the offline model stopped answering (no reply in {STUCK_S:.0f} s) and was restarted"
         )
         assert expected in stuck["response"].json()["detail"]
 
