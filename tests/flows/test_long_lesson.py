@@ -78,11 +78,14 @@ def test_a_50000_message_lesson_turns_in_bounded_time_within_the_budget(live: Li
     sends only the new message), the model's request within the budget, every message kept."""
     chat_id = seed(live, lesson(50_000))
     for n in range(2):  # the first turn reads the 17 MB record cold; the second is a warm one
-        start = time.monotonic()
-        response = live.client.post("/api/chat", json=turn_body(chat_id, "And x to the fourth?", f"m-new{n}"))
-        took = time.monotonic() - start
+        # bounded in CPU seconds, which a loaded machine does not stretch as it does the wall clock
+        # (issue 26, item 8); the app, the model and this client share this one process
+        start = time.process_time()
+        body = turn_body(chat_id, "And x to the fourth?", f"m-new{n}")
+        response = live.client.post("/api/chat", json=body, timeout=240)
+        took = time.process_time() - start
         assert response.status_code == 200, response.text
-        assert took < 30, f"turn {n} took {took:.1f} s"  # generous: 2 shared cores under load
+        assert took < 30, f"turn {n} took {took:.1f} CPU seconds"
         assert request_tokens(live.script.seen[-1]) <= DEFAULT_CONTEXT_TOKENS
     saved = live.record(chat_id)["messages"]
     assert len(saved) == 50_004 and [m["id"] for m in saved[-4::2]] == ["m-new0", "m-new1"]
