@@ -6,6 +6,7 @@ silently), and the next message the learner types turns to a reply."""
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import httpx
@@ -65,8 +66,13 @@ def test_a_poisoned_lesson_opens_says_what_the_tutor_did_not_read_and_turns(
             page.get_by_test_id("composer-send").click()
             expect(page.get_by_test_id("message-assistant")).to_have_count(2, timeout=20_000)
             expect(page.get_by_test_id("unread-parts")).to_have_count(1)
+            # the reply is drawn as it streams and saved once it ends: wait for the settled record
+            deadline = time.monotonic() + 60
             saved = httpx.get(f"{server.url}/api/chats/{chat_id}").json()
+            while saved["running"] and time.monotonic() < deadline:
+                time.sleep(0.1)
+                saved = httpx.get(f"{server.url}/api/chats/{chat_id}").json()
             assert poisoned in saved["messages"], "the record keeps the parts"
-            assert saved["messages"][-1]["role"] == "assistant"
+            assert saved["messages"][-1]["role"] == "assistant", saved["messages"][-1]
         finally:
             assert server.stop() == 0
