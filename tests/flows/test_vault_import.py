@@ -37,16 +37,24 @@ def feed(lib: Library) -> list[dict[str, Any]]:
     return rows
 
 
-def settle(lib: Library, timeout: float = 240) -> list[dict[str, Any]]:
-    deadline = time.monotonic() + timeout
+def settle(lib: Library, stall_s: float = 120) -> list[dict[str, Any]]:
+    """The feed once every row ended. Fails only when nothing moved for `stall_s` seconds (no row
+    changed phase, no count changed): a loaded machine makes the import slower, never failed
+    (issue 26, item 8: a fresh-clone CI beside another ran past a fixed 240 s)."""
+    deadline = time.monotonic() + stall_s
+    seen: Any = None
     while True:
         rows = feed(lib)
         if all(r["phase"] in ("done", "error", "aborted") for r in rows):
             return rows
+        now = [(r["id"], r["phase"], r.get("counts")) for r in rows]
+        if now != seen:
+            seen, deadline = now, time.monotonic() + stall_s
         assert time.monotonic() < deadline, [r for r in rows if r["phase"] not in ("done", "error")][:5]
         time.sleep(0.2)
 
 
+@pytest.mark.timeout(1200)  # its waits are on progress (`settle`), not on the clock
 def test_a_vault_of_more_than_500_notes_imports_in_one_call_and_folds_into_one_row(
     library: Library,  # noqa: F811
     home: Path,  # noqa: F811
