@@ -64,6 +64,9 @@ SEMANTIC_RULES = {
     "needs one: a rule across two fields",
     "PUT /api/chats/{chat_id}/settings": "as PUT /api/settings: the slot's baseUrl rules",
     "PUT /api/settings/research": "baseUrl must start with http:// or https:// (or be empty)",
+    "PATCH /api/chats/{chat_id}": "a title must hold more than white space, and what counts as white "
+    "space differs between Python's str.strip, ECMA and Rust regex, so no pattern states it alike "
+    'in every reader (a fresh-clone CI seed sent {"title": "\\n"})',
 }
 """Operations whose schema-valid requests may still be refused with 400 on purpose: the
 `positive_data_acceptance` check does not apply to them (every other check does)."""
