@@ -1,11 +1,11 @@
 import { Route, Routes } from 'react-router-dom';
-import { ActivityProvider } from './activityState';
+import { ActivityProvider } from './components/machine_room/activityState';
 import { AppStateProvider } from './appState';
 import { ServerEventsProvider } from './serverEvents';
 import Layout from './components/shell/Layout';
 import HomePage from './components/library/HomePage';
 import ChatPage from './components/classroom/ChatPage';
-import SettingsPage from './components/shell/SettingsPage';
+import SettingsPage from './components/machine_room/SettingsPage';
 import LibraryPage from './components/library/LibraryPage';
 import NotFoundPage from './components/shell/NotFoundPage';
 import PracticePage from './components/practice/PracticePage';

@@ -3,7 +3,7 @@
 // through the AI SDK's DefaultChatTransport, see src/turnClient.ts.
 
 import type { UIMessage } from 'ai';
-import { normalizeActivity, normalizePending, type ActivityRow, type PendingLesson } from './core/activity';
+import { normalizeActivity, normalizePending, type ActivityRow, type PendingLesson } from './core/machine_room/activity';
 import { ApiError } from './core/errors';
 import {
   normalizeGraph,
@@ -13,13 +13,13 @@ import {
   type GraphCluster,
   type GraphData,
   type RenderSettings,
-} from './core/graph';
-import { normalizeCoverage, normalizeFlush, type FlushAnswer, type LessonCoverage } from './core/lessonGraph';
-import { normalizeLibrarySettings, type LibrarySettings } from './core/librarySettings';
-import { normalizeImportFiles, normalizeSources, type GraphSource, type ImportFileResult } from './core/imports';
-import { normalizeMessages } from './core/messages';
-import { normalizeResearchSettings, type ResearchSettings, type ResearchUpdate, type SearchProvider } from './core/research';
-import { normalizeJobs, type JobRecord } from './core/workbench';
+} from './core/library/graph';
+import { normalizeCoverage, normalizeFlush, type FlushAnswer, type LessonCoverage } from './core/classroom/lessonGraph';
+import { normalizeLibrarySettings, type LibrarySettings } from './core/machine_room/librarySettings';
+import { normalizeImportFiles, normalizeSources, type GraphSource, type ImportFileResult } from './core/library/imports';
+import { normalizeMessages } from './core/classroom/messages';
+import { normalizeResearchSettings, type ResearchSettings, type ResearchUpdate, type SearchProvider } from './core/machine_room/research';
+import { normalizeJobs, type JobRecord } from './core/workbench/workbench';
 import {
   normalizeLevels,
   normalizeProblem,
@@ -30,7 +30,7 @@ import {
   type PracticeProblem,
   type ProblemSet,
   type SetSummary,
-} from './core/practice';
+} from './core/practice/practice';
 import type { ChatModel, ChatSummary, KeyProvider, ModelRef, Settings, SettingsUpdate } from './core/types';
 import { normalizeUsage, type UsageEntry } from './core/usage';
 

@@ -6,7 +6,7 @@ import 'katex/dist/katex.min.css';
 import './theme.css';
 import './styles.css';
 import App from './App';
-import { followStoredTheme } from './theme';
+import { followStoredTheme } from './components/machine_room/theme';
 
 // Before the first paint: the stored theme choice (else the system's scheme, in CSS).
 followStoredTheme();

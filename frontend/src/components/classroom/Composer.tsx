@@ -1,7 +1,7 @@
 import './composer.css';
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
-import { appendWords } from '../../dictation';
-import DictationBar, { useDictationAvailable, useFocusWithin } from '../shell/DictationBar';
+import { appendWords } from '../machine_room/dictation';
+import DictationBar, { useDictationAvailable, useFocusWithin } from '../machine_room/DictationBar';
 
 interface Props {
   busy: boolean;

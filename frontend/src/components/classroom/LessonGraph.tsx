@@ -1,8 +1,8 @@
 import { useEffect, useRef, useState, type ReactNode } from 'react';
 import * as api from '../../api';
-import { useActivity } from '../../activityState';
+import { useActivity } from '../machine_room/activityState';
 import { describeError } from '../../core/errors';
-import { canFlush, coveredFraction, coverageWords, flushNotice, ringLabel, type LessonCoverage } from '../../core/lessonGraph';
+import { canFlush, coveredFraction, coverageWords, flushNotice, ringLabel, type LessonCoverage } from '../../core/classroom/lessonGraph';
 import './lessonGraph.css';
 
 const RADIUS = 9;

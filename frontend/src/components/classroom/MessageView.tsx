@@ -1,11 +1,11 @@
 import './messageView.css';
 import { memo } from 'react';
 import type { UIMessage } from 'ai';
-import { messageText } from '../../core/messages';
-import { asToolPart } from '../../core/transcript';
-import { ARTIFACT_PART, ENQUEUED_PART, artifactParts, isSteerMessage, readArtifactPart } from '../../core/workbench';
-import Markdown from '../shell/Markdown';
-import MathText from '../shell/MathText';
+import { messageText } from '../../core/classroom/messages';
+import { asToolPart } from '../../core/classroom/transcript';
+import { ARTIFACT_PART, ENQUEUED_PART, artifactParts, isSteerMessage, readArtifactPart } from '../../core/workbench/workbench';
+import Markdown from '../Markdown';
+import MathText from '../MathText';
 import ToolPartView from './ToolPartView';
 import ArtifactCard from '../workbench/ArtifactCard';
 

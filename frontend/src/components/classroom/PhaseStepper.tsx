@@ -1,5 +1,5 @@
 import './phaseStepper.css';
-import { PHASES, type Phase } from '../../core/phases';
+import { PHASES, type Phase } from '../../core/classroom/phases';
 
 const HINT: Record<Phase, string> = {
   probe: 'Finding out what you already know',

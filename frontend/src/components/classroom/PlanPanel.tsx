@@ -1,8 +1,8 @@
 import { Fragment, useEffect, useMemo, useRef } from 'react';
 import { plainMath } from '../../core/math';
-import type { Phase } from '../../core/phases';
-import { planLayers, prerequisitesOf, type Plan, type PlanStatus } from '../../core/plan';
-import MathText from '../shell/MathText';
+import type { Phase } from '../../core/classroom/phases';
+import { planLayers, prerequisitesOf, type Plan, type PlanStatus } from '../../core/classroom/plan';
+import MathText from '../MathText';
 import './planPanel.css';
 
 interface Props {

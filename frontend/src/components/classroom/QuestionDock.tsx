@@ -1,10 +1,10 @@
 import './questionDock.css';
 import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
-import { draftOf, keepDraft } from '../../questionDrafts';
-import { askInputOrNull, displayOrder, gradeQuiz, quizInputOrNull, type AskInput, type AskResult, type QuizInput, type QuizResult } from '../../core/questions';
+import { draftOf, keepDraft } from './questionDrafts';
+import { askInputOrNull, displayOrder, gradeQuiz, quizInputOrNull, type AskInput, type AskResult, type QuizInput, type QuizResult } from '../../core/classroom/questions';
 import { plainMath } from '../../core/math';
-import type { PendingQuestion } from '../../core/transcript';
-import Markdown from '../shell/Markdown';
+import type { PendingQuestion } from '../../core/classroom/transcript';
+import Markdown from '../Markdown';
 
 export interface Verdict {
   toolCallId: string;

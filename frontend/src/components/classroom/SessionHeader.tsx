@@ -1,14 +1,14 @@
 import './sessionHeader.css';
 import type { ChatStatus } from 'ai';
-import type { Phase } from '../../core/phases';
-import type { LessonCoverage } from '../../core/lessonGraph';
+import type { Phase } from '../../core/classroom/phases';
+import type { LessonCoverage } from '../../core/classroom/lessonGraph';
 import type { ChatModel } from '../../core/types';
 import { formatUsage, usageByTurn, usageTotals, type UsageEntry } from '../../core/usage';
 import { CoverageRing, SessionMenu } from './LessonGraph';
 import PhaseStepper from './PhaseStepper';
 import SessionModel from './SessionModel';
-import MathText from '../shell/MathText';
-import { useNarrow } from '../shell/useNarrow';
+import MathText from '../MathText';
+import { useNarrow } from '../useNarrow';
 
 interface Props {
   chatId: string;

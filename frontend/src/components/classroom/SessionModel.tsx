@@ -3,7 +3,7 @@ import { useState, type FormEvent } from 'react';
 import * as api from '../../api';
 import { useAppState } from '../../appState';
 import { describeError } from '../../core/errors';
-import { needsBaseUrl } from '../../core/settings';
+import { needsBaseUrl } from '../../core/machine_room/settings';
 import type { ChatModel } from '../../core/types';
 
 const FALLBACK_PROVIDERS = ['openrouter', 'openai', 'openai-compatible', 'local'];

@@ -1,10 +1,10 @@
 import './toolPartView.css';
-import { parseAssessment } from '../../core/phases';
-import { parsePlan } from '../../core/plan';
-import { askInputOrNull, displayOrder, quizInputOrNull, type QuizInput } from '../../core/questions';
-import { toolNameOf, type ToolPart } from '../../core/transcript';
-import Markdown from '../shell/Markdown';
-import MathText from '../shell/MathText';
+import { parseAssessment } from '../../core/classroom/phases';
+import { parsePlan } from '../../core/classroom/plan';
+import { askInputOrNull, displayOrder, quizInputOrNull, type QuizInput } from '../../core/classroom/questions';
+import { toolNameOf, type ToolPart } from '../../core/classroom/transcript';
+import Markdown from '../Markdown';
+import MathText from '../MathText';
 import { optionLetter } from './QuestionDock';
 import DispatchCard from '../workbench/DispatchCard';
 

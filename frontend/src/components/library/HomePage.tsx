@@ -1,9 +1,9 @@
 import './homePage.css';
 import { Link } from 'react-router-dom';
-import { useActivity } from '../../activityState';
+import { useActivity } from '../machine_room/activityState';
 import { useAppState, useCreateLesson } from '../../appState';
 import { formatFull, formatRelative } from '../../core/time';
-import { useGraphData } from '../../graph/useGraphData';
+import { useGraphData } from './graph/useGraphData';
 import GraphHome from './graph/GraphHome';
 
 const RECENT = 6;

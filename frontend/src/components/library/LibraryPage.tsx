@@ -2,8 +2,8 @@ import './libraryPage.css';
 import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent } from 'react';
 import { Link } from 'react-router-dom';
 import * as api from '../../api';
-import { useActivity, type ImportEntry } from '../../activityState';
-import { formatRowUsage, formatStats, formatUsageSum, importCountsWords, isRunningRow, partIndex, phaseWords, splitLabel, type ActivityRow } from '../../core/activity';
+import { useActivity, type ImportEntry } from '../machine_room/activityState';
+import { formatRowUsage, formatStats, formatUsageSum, importCountsWords, isRunningRow, partIndex, phaseWords, splitLabel, type ActivityRow } from '../../core/machine_room/activity';
 import { describeError } from '../../core/errors';
 import {
   MAX_NOTE_BYTES,
@@ -27,8 +27,8 @@ import {
   type FileState,
   type GraphSource,
   type ImportFileResult,
-} from '../../core/imports';
-import PhasePill from '../shell/PhasePill';
+} from '../../core/library/imports';
+import PhasePill from '../machine_room/PhasePill';
 
 /** A file chosen for import: the file and the name it is sent under. */
 interface Chosen {

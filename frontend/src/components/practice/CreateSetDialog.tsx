@@ -3,7 +3,7 @@ import { createPortal } from 'react-dom';
 import { useNavigate } from 'react-router-dom';
 import * as api from '../../api';
 import { describeError } from '../../core/errors';
-import { clusterLabel, type GraphCluster } from '../../core/graph';
+import { clusterLabel, type GraphCluster } from '../../core/library/graph';
 import {
   clusterSetTitle,
   defaultSetTitle,
@@ -16,8 +16,8 @@ import {
   type PracticeLevels,
   type PracticeParams,
   type Presentation,
-} from '../../core/practice';
-import { usePracticeLevels } from '../../usePracticeLevels';
+} from '../../core/practice/practice';
+import { usePracticeLevels } from './usePracticeLevels';
 import './createSetDialog.css';
 
 /** The chain table's selection: the node ids and how many chains they make (chainsForSelection). */

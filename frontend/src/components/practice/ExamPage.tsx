@@ -2,10 +2,10 @@ import { useCallback, useEffect, useRef, useState } from 'react';
 import { Link, useParams } from 'react-router-dom';
 import * as api from '../../api';
 import { ApiError, describeError } from '../../core/errors';
-import { chainCoverage, examProgress, keepAnswered, levelsLine, selectionSummary, withProblem, type ProblemSet } from '../../core/practice';
+import { chainCoverage, examProgress, keepAnswered, levelsLine, selectionSummary, withProblem, type ProblemSet } from '../../core/practice/practice';
 import { formatFull, formatRelative } from '../../core/time';
 import { useServerEvents } from '../../serverEvents';
-import { usePracticeLevels } from '../../usePracticeLevels';
+import { usePracticeLevels } from './usePracticeLevels';
 import ProblemCard from './ProblemCard';
 import './exam.css';
 

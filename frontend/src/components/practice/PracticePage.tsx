@@ -2,12 +2,12 @@ import { useCallback, useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router-dom';
 import * as api from '../../api';
 import { describeError } from '../../core/errors';
-import { levelsLine, setRowWords, type PracticeLevels, type SetStatus, type SetSummary } from '../../core/practice';
+import { levelsLine, setRowWords, type PracticeLevels, type SetStatus, type SetSummary } from '../../core/practice/practice';
 import { formatFull, formatRelative } from '../../core/time';
 import { useServerEvents } from '../../serverEvents';
-import { usePracticeLevels } from '../../usePracticeLevels';
+import { usePracticeLevels } from './usePracticeLevels';
 import { useConfirmDelete } from '../../useConfirmDelete';
-import ConfirmDialog from '../shell/ConfirmDialog';
+import ConfirmDialog from '../ConfirmDialog';
 import CreateSetDialog from './CreateSetDialog';
 import './practiceList.css';
 

@@ -1,8 +1,8 @@
 import { useId, useRef } from 'react';
-import { appendWords } from '../../dictation';
-import { MAX_ANSWER, scoreWords, type PracticeProblem } from '../../core/practice';
-import DictationBar, { useFocusWithin } from '../shell/DictationBar';
-import Markdown from '../shell/Markdown';
+import { appendWords } from '../machine_room/dictation';
+import { MAX_ANSWER, scoreWords, type PracticeProblem } from '../../core/practice/practice';
+import DictationBar, { useFocusWithin } from '../machine_room/DictationBar';
+import Markdown from '../Markdown';
 import './exam.css';
 
 interface Props {

@@ -4,7 +4,7 @@ import { createElement, type ComponentProps } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { MemoryRouter } from 'react-router-dom';
 import { describe, expect, it } from 'vitest';
-import { defaultSetTitle, FALLBACK_LEVELS, type PracticeProblem } from '../../core/practice';
+import { defaultSetTitle, FALLBACK_LEVELS, type PracticeProblem } from '../../core/practice/practice';
 import CreateSetDialog, { LevelSlider, PresentationToggle } from './CreateSetDialog';
 import ProblemCard from './ProblemCard';
 

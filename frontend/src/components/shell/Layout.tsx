@@ -2,8 +2,8 @@ import { useCallback, useEffect, useRef, useState } from 'react';
 import { Outlet, useLocation } from 'react-router-dom';
 import { useAppState } from '../../appState';
 import Sidebar from './Sidebar';
-import OfflineBanner from './OfflineBanner';
-import ActivityDock from './ActivityDock';
+import OfflineBanner from '../machine_room/OfflineBanner';
+import ActivityDock from '../machine_room/ActivityDock';
 import './layout.css';
 
 export default function Layout() {

@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router-dom';
 import type { ChatSummary } from '../../core/types';
 import { formatFull, formatRelative } from '../../core/time';
-import MathText from './MathText';
+import MathText from '../MathText';
 
 interface Props {
   chat: ChatSummary;

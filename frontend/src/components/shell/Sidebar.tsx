@@ -1,12 +1,12 @@
 import { useCallback } from 'react';
 import { Link, NavLink, useMatch, useNavigate } from 'react-router-dom';
 import * as api from '../../api';
-import { useActivity } from '../../activityState';
+import { useActivity } from '../machine_room/activityState';
 import { useAppState, useCreateLesson } from '../../appState';
 import { describeError } from '../../core/errors';
 import type { ChatSummary } from '../../core/types';
 import { useConfirmDelete } from '../../useConfirmDelete';
-import ConfirmDialog from './ConfirmDialog';
+import ConfirmDialog from '../ConfirmDialog';
 import SessionRow from './SessionRow';
 
 export default function Sidebar() {

@@ -14,9 +14,9 @@ import {
   type JobKind,
   type ResearchArtifact,
   type VisualArtifact,
-} from '../../core/workbench';
-import { useWorkbench } from '../../workbenchState';
-import Markdown from '../shell/Markdown';
+} from '../../core/workbench/workbench';
+import { useWorkbench } from './workbenchState';
+import Markdown from '../Markdown';
 import './workbench.css';
 
 const KIND_LABEL: Record<JobKind, string> = { research: 'Research', demo: 'Demo', visual: 'Drawing' };

@@ -1,7 +1,7 @@
-import { dispatchJobId, dispatchStatus, dispatchTitle, type JobKind } from '../../core/workbench';
-import type { ToolPart } from '../../core/transcript';
-import { useWorkbench } from '../../workbenchState';
-import { scrollToAnchor } from './scroll';
+import { dispatchJobId, dispatchStatus, dispatchTitle, type JobKind } from '../../core/workbench/workbench';
+import type { ToolPart } from '../../core/classroom/transcript';
+import { useWorkbench } from './workbenchState';
+import { scrollToAnchor } from '../scroll';
 import './workbench.css';
 
 /**

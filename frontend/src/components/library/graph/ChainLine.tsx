@@ -2,7 +2,7 @@ import './chainLine.css';
 import katex from 'katex';
 import { Fragment } from 'react';
 import { plainMath } from '../../../core/math';
-import MathText from '../../shell/MathText';
+import MathText from '../../MathText';
 
 // The two operators, rendered once by KaTeX (the stylesheet is loaded in main.tsx).
 const AND_HTML = katex.renderToString('\\land', { throwOnError: false });

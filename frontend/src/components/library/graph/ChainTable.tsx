@@ -10,13 +10,13 @@ import {
   type CheckState,
   type SortKey,
   type TableChain,
-} from '../../../core/chainTable';
-import { groupByFolder } from '../../../core/chainFolders';
-import { chainsOf, plural, type GraphData } from '../../../core/graph';
-import { chainsForSelection, selectionSummary } from '../../../core/practice';
+} from '../../../core/library/chainTable';
+import { groupByFolder } from '../../../core/library/chainFolders';
+import { chainsOf, plural, type GraphData } from '../../../core/library/graph';
+import { chainsForSelection, selectionSummary } from '../../../core/practice/practice';
 import { formatFull, formatRelative } from '../../../core/time';
 import { plainMath } from '../../../core/math';
-import MathText from '../../shell/MathText';
+import MathText from '../../MathText';
 import ChainLine from './ChainLine';
 import './chainTable.css';
 

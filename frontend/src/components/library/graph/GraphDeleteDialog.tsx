@@ -1,6 +1,6 @@
-import { deleteDialogWords, permanenceLine } from '../../../core/graph';
-import ConfirmDialog from '../../shell/ConfirmDialog';
-import MathText from '../../shell/MathText';
+import { deleteDialogWords, permanenceLine } from '../../../core/library/graph';
+import ConfirmDialog from '../../ConfirmDialog';
+import MathText from '../../MathText';
 
 interface Props {
   /** What the user picked, as it should read (a proposition's name, an implication's chain line). */

@@ -1,8 +1,8 @@
 import './nodeCard.css';
 import { Link } from 'react-router-dom';
-import type { Chain, GraphNode } from '../../../core/graph';
+import type { Chain, GraphNode } from '../../../core/library/graph';
 import { formatFull, formatRelative } from '../../../core/time';
-import MathText from '../../shell/MathText';
+import MathText from '../../MathText';
 import ChainLine from './ChainLine';
 
 export interface SourceName {

@@ -1,0 +1,70 @@
+import { Link } from 'react-router-dom';
+import { useAppState } from '../../appState';
+import { bannerFor } from '../../core/machine_room/settings';
+import { useNarrow } from '../useNarrow';
+import './offlineBanner.css';
+
+/** Where "add your own API key in Settings" leads: the API keys section (a new user landed at the
+ * top of Settings, on the model slots, and had to look for the keys). */
+const KEYS_LINK = '/settings#api-keys';
+
+/** Shown on every page when lessons would run on the offline demo model, or cannot run at all. */
+export default function OfflineBanner() {
+  const { settings, settingsError } = useAppState();
+  const banner = bannerFor(settings);
+  // On a phone the demo-model notice is a one-line chip that opens on demand, so the page keeps its room.
+  const narrow = useNarrow();
+
+  if (!settings && settingsError) {
+    return (
+      <div className="banner banner-warn" role="status" data-testid="settings-unavailable">
+        Could not load settings: {settingsError}
+      </div>
+    );
+  }
+  if (!banner) return null;
+  if (banner.kind === 'offline' && banner.error) {
+    return (
+      <div className="banner banner-warn" role="status" data-testid="offline-banner">
+        <strong>The offline demo model is not working:</strong> {banner.error}. Send your message again to retry,
+        or add your own API key in <Link to={KEYS_LINK}>Settings</Link>.
+      </div>
+    );
+  }
+  if (banner.kind === 'offline' && banner.crash) {
+    return (
+      <div className="banner banner-warn" role="status" data-testid="offline-banner">
+        <strong>The offline demo model failed during your last turn:</strong> {banner.crash}. It was restarted: send
+        your message again, or add your own API key in <Link to={KEYS_LINK}>Settings</Link>.
+      </div>
+    );
+  }
+  if (banner.kind === 'offline' && narrow) {
+    return (
+      <details className="banner banner-info banner-chip" data-testid="offline-banner">
+        <summary>Offline demo model: weak answers</summary>
+        You are using a tiny offline demo model ({banner.model}). Add your own API key in <Link to={KEYS_LINK}>Settings</Link>{' '}
+        for real lessons.
+      </details>
+    );
+  }
+  if (banner.kind === 'offline') {
+    return (
+      <div className="banner banner-info" role="status" data-testid="offline-banner">
+        You are using a tiny offline demo model ({banner.model}). Its answers will be weak. Add your own API key in{' '}
+        <Link to={KEYS_LINK}>Settings</Link> for real lessons.
+      </div>
+    );
+  }
+  return (
+    <div className="banner banner-warn" role="status" data-testid="offline-banner">
+      <strong>No model can run lessons right now.</strong>
+      <ul>
+        {banner.problems.map((p, i) => (
+          <li key={i}>{p}</li>
+        ))}
+      </ul>
+      Fix this in <Link to="/settings">Settings</Link>.
+    </div>
+  );
+}

@@ -1,0 +1,203 @@
+// Settings > Subscriptions (issue 19 item 2, decision 0019): connect a ChatGPT, GitHub Copilot or
+// xAI subscription with the provider's device code, and see each connection's state. The desktop
+// app drives Electron main's logins over the preload bridge; a browser drives the server's. Both
+// answer the same status (never a token). The list refetches on `subscriptions-changed` from the
+// events channel, and, in the desktop app, every 2 s while a code waits to be entered.
+
+import { useCallback, useEffect, useMemo, useState } from 'react';
+import { useServerEvents } from '../../serverEvents';
+import {
+  anyPending,
+  plainSubscriptionError,
+  SUBSCRIPTION_LABELS,
+  SUBSCRIPTION_PROVIDERS,
+  subscriptionsClient,
+  whenWords,
+  type ProviderStatus,
+  type SubscriptionProvider,
+  type SubscriptionsClient,
+  type SubscriptionStatus,
+} from './subscriptionsClient';
+import './subscriptionSettings.css';
+
+const PENDING_POLL_MS = 2000;
+
+export default function SubscriptionSettings({ client: given }: { client?: SubscriptionsClient }) {
+  const client = useMemo(() => given ?? subscriptionsClient(), [given]);
+  const [status, setStatus] = useState<SubscriptionStatus | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
+
+  const refresh = useCallback(async () => {
+    try {
+      setStatus(await client.status());
+      setLoadError(null);
+    } catch (err) {
+      setLoadError(plainSubscriptionError(err));
+    }
+  }, [client]);
+
+  useEffect(() => {
+    void refresh();
+  }, [refresh]);
+
+  useServerEvents(['subscriptions-changed'], () => void refresh());
+
+  const pending = anyPending(status);
+  useEffect(() => {
+    if (client.mode !== 'desktop' || !pending) return;
+    const timer = setInterval(() => void refresh(), PENDING_POLL_MS);
+    return () => clearInterval(timer);
+  }, [client.mode, pending, refresh]);
+
+  return (
+    <section className="card subscriptions" data-testid="subscription-settings">
+      <h2>Subscriptions</h2>
+      <p className="muted">
+        Use a subscription you already pay for instead of an API key. Connect it here, then choose it as a model provider above. Each
+        connection is saved once{' '}
+        {client.mode === 'desktop' ? 'by this app, encrypted' : 'in an owner-only file beside your data'}, renewed automatically, and never
+        shown again.
+      </p>
+      {loadError && (
+        <p className="error-text" role="alert" data-testid="subscriptions-error">
+          Could not read the subscription logins: {loadError}
+        </p>
+      )}
+      {status &&
+        SUBSCRIPTION_PROVIDERS.map((p) => (
+          <SubscriptionRow key={p} provider={p} view={status.providers[p]} client={client} onStatus={setStatus} />
+        ))}
+      {!status && !loadError && <p className="muted">Loading…</p>}
+    </section>
+  );
+}
+
+interface RowProps {
+  provider: SubscriptionProvider;
+  view: ProviderStatus;
+  client: SubscriptionsClient;
+  onStatus: (next: SubscriptionStatus) => void;
+}
+
+function stateWords(view: ProviderStatus): string {
+  switch (view.state) {
+    case 'connected': {
+      const who = view.account ? ` as ${view.account}` : '';
+      return `Connected${who}`;
+    }
+    case 'pending':
+      return 'Waiting for you to enter the code';
+    case 'error':
+      return 'Not connected';
+    default:
+      return 'Not connected';
+  }
+}
+
+export function SubscriptionRow({ provider, view, client, onStatus }: RowProps) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [copied, setCopied] = useState(false);
+  const label = SUBSCRIPTION_LABELS[provider];
+
+  async function run(action: () => Promise<SubscriptionStatus>) {
+    setBusy(true);
+    setError(null);
+    try {
+      onStatus(await action());
+    } catch (err) {
+      setError(plainSubscriptionError(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  async function copy() {
+    if (!view.userCode) return;
+    try {
+      await navigator.clipboard.writeText(view.userCode);
+      setCopied(true);
+      setTimeout(() => setCopied(false), 2000);
+    } catch {
+      setError('Could not copy the code; select it and copy it yourself.');
+    }
+  }
+
+  const expires = whenWords(view.expiresAt);
+  return (
+    <div className={`subscription-row state-${view.state}`} data-testid={`subscription-${provider}`}>
+      <div className="subscription-head">
+        <strong>{label}</strong>
+        <span className="subscription-state" data-testid={`subscription-${provider}-state`}>
+          {stateWords(view)}
+        </span>
+      </div>
+      {view.state === 'pending' && (
+        <div className="subscription-pending">
+          <p>
+            Open{' '}
+            {view.verificationUri ? (
+              <a href={view.verificationUri} target="_blank" rel="noopener noreferrer" data-testid={`subscription-${provider}-link`}>
+                {view.verificationUri}
+              </a>
+            ) : (
+              'the provider’s sign-in page'
+            )}{' '}
+            {client.mode === 'desktop' ? '(the app opened it in your browser) ' : ''}and enter this code
+            {expires && expires !== 'expired' ? ` (it expires ${expires})` : ''}:
+          </p>
+          <div className="subscription-code-line">
+            <code className="subscription-code" data-testid={`subscription-${provider}-code`} aria-label={`${label} code`}>
+              {view.userCode ?? '…'}
+            </code>
+            <button type="button" className="btn btn-small" onClick={() => void copy()} disabled={!view.userCode}>
+              {copied ? 'Copied' : 'Copy code'}
+            </button>
+          </div>
+          <p className="muted small">Never share this code with anyone: it signs this app in to your account.</p>
+        </div>
+      )}
+      {view.state === 'connected' && expires && (
+        <p className="muted small">
+          {expires === 'expired'
+            ? client.mode === 'desktop'
+              ? 'The current token has expired and is being renewed.'
+              : 'The current token has expired; it is renewed the next time a lesson needs it.'
+            : `The current token expires ${expires}; ${client.mode === 'desktop' ? 'the app renews it before then' : 'it is renewed when a lesson needs it'}.`}
+        </p>
+      )}
+      {view.state === 'error' && view.error && (
+        <p className="error-text" role="alert" data-testid={`subscription-${provider}-problem`}>
+          {view.error}
+        </p>
+      )}
+      <div className="subscription-actions">
+        {view.state === 'pending' ? (
+          <button type="button" className="btn" disabled={busy} onClick={() => void run(() => client.cancel(provider))} data-testid={`subscription-${provider}-cancel`}>
+            Cancel
+          </button>
+        ) : (
+          <button
+            type="button"
+            className="btn btn-primary"
+            disabled={busy}
+            onClick={() => void run(() => client.login(provider))}
+            data-testid={`subscription-${provider}-connect`}
+          >
+            {view.state === 'connected' ? 'Connect again' : 'Connect'}
+          </button>
+        )}
+        {view.state === 'connected' && (
+          <button type="button" className="btn" disabled={busy} onClick={() => void run(() => client.logout(provider))} data-testid={`subscription-${provider}-disconnect`}>
+            Disconnect
+          </button>
+        )}
+      </div>
+      {error && (
+        <p className="error-text" role="alert" data-testid={`subscription-${provider}-error`}>
+          {error}
+        </p>
+      )}
+    </div>
+  );
+}

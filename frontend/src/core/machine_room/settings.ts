@@ -1,0 +1,150 @@
+import { SLOTS, type ModelRef, type Settings, type SettingsUpdate, type Slot } from '../types';
+
+// ---------------------------------------------------------------------------
+// Banner shown on every page
+
+export type Banner =
+  | { kind: 'offline'; model: string; error: string | null; crash: string | null }
+  | { kind: 'problems'; problems: string[] }
+  | null;
+
+function text(value: unknown): string | null {
+  return typeof value === 'string' && value.trim() ? value : null;
+}
+
+export function bannerFor(settings: Settings | null | undefined): Banner {
+  if (!settings) return null;
+  const strong = settings.resolved?.strong ?? null;
+  if (strong === null) {
+    const problems = (settings.problems ?? []).filter((p) => typeof p === 'string' && p.trim());
+    return {
+      kind: 'problems',
+      problems: problems.length ? problems : ['No model is set up for lessons.'],
+    };
+  }
+  if (strong.offline === true) {
+    const error = text(settings.offline?.error);
+    // a crash whose restart worked clears `error` within a second: the banner keeps saying what
+    // happened until the offline model answers a turn well again (`recentCrash`)
+    const crash = error === null ? text(settings.offline?.recentCrash) : null;
+    return { kind: 'offline', model: strong.model, error, crash };
+  }
+  return null;
+}
+
+// ---------------------------------------------------------------------------
+// Settings form
+
+export const NOT_SET = '';
+
+export interface SlotDraft {
+  /** Provider name, or NOT_SET ('') for "slot not configured" (null). */
+  provider: string;
+  model: string;
+  baseUrl: string;
+}
+
+export type SettingsDraft = Record<Slot, SlotDraft>;
+
+export function needsBaseUrl(provider: string): boolean {
+  return provider === 'openai-compatible';
+}
+
+export function draftFromSettings(settings: Pick<Settings, 'models'>): SettingsDraft {
+  const draft = {} as SettingsDraft;
+  for (const slot of SLOTS) {
+    const m = settings.models?.[slot] ?? null;
+    draft[slot] = m
+      ? { provider: m.provider ?? NOT_SET, model: m.model ?? '', baseUrl: m.baseUrl ?? '' }
+      : { provider: NOT_SET, model: '', baseUrl: '' };
+  }
+  return draft;
+}
+
+/** Problems the user must fix before saving; empty = OK. */
+/** The model id field's example for a provider (an OpenRouter id only for OpenRouter). */
+export function modelPlaceholder(provider: string): string {
+  switch (provider) {
+    case 'openrouter':
+      return 'e.g. anthropic/claude-sonnet-4';
+    case 'openai':
+      return 'e.g. gpt-4o-mini';
+    case 'openai-compatible':
+      return 'the model name your server lists, e.g. llama3.1:8b';
+    case 'local':
+      return 'the offline model runs whatever is named here';
+    case 'chatgpt':
+      return 'e.g. gpt-5-codex (connect the subscription below)';
+    case 'github-copilot-subscription':
+      return 'e.g. gpt-4o (connect the subscription below)';
+    case 'xai-subscription':
+      return 'e.g. grok-4 (connect the subscription below)';
+    default:
+      return '';
+  }
+}
+
+/** What the Settings page calls each slot; errors name a slot this way, never by its key. */
+export const SLOT_LABELS: Record<Slot, string> = { strong: 'Strong model', cheap: 'Cheap model', vision: 'Vision model' };
+
+export function validateDraft(draft: SettingsDraft): string[] {
+  const errors: string[] = [];
+  for (const slot of SLOTS) {
+    const d = draft[slot];
+    if (d.provider === NOT_SET) continue;
+    if (!d.model.trim()) errors.push(`${SLOT_LABELS[slot]}: enter a model id (or choose "Not set").`);
+    const url = d.baseUrl.trim();
+    if (needsBaseUrl(d.provider) && url && !/^https?:\/\/\S+$/i.test(url)) {
+      errors.push(`${SLOT_LABELS[slot]}: the base URL must start with http:// or https://.`);
+    }
+  }
+  return errors;
+}
+
+/** Body for PUT /api/settings. */
+export function draftToUpdate(draft: SettingsDraft): SettingsUpdate {
+  const models = {} as Record<Slot, ModelRef | null>;
+  for (const slot of SLOTS) {
+    const d = draft[slot];
+    if (d.provider === NOT_SET) {
+      models[slot] = null;
+      continue;
+    }
+    const ref: ModelRef = { provider: d.provider, model: d.model.trim() };
+    if (needsBaseUrl(d.provider)) ref.baseUrl = d.baseUrl.trim() || null;
+    models[slot] = ref;
+  }
+  return { models };
+}
+
+export function draftsEqual(a: SettingsDraft, b: SettingsDraft): boolean {
+  return JSON.stringify(draftToUpdate(a)) === JSON.stringify(draftToUpdate(b));
+}
+
+// ---------------------------------------------------------------------------
+// Labels
+
+/** Where a present key lives, in words ('' when unknown): `source` of keysClient's KeyPresence. */
+export function keySourceLabel(source: string | null | undefined): string {
+  switch (source) {
+    case 'app':
+      return 'kept by this app, encrypted';
+    case 'env':
+      return 'from an environment variable';
+    case 'keyring':
+      return 'in the OS keychain';
+    case 'file':
+      return 'in an owner-only key file';
+    default:
+      return '';
+  }
+}
+
+export function resolvedLabel(settings: Settings, slot: Slot): string {
+  const r = settings.resolved?.[slot] ?? null;
+  // An unset vision slot is optional (nothing else needs it): say so, not as a failure.
+  if (!r && slot === 'vision' && !settings.models?.vision) return 'Optional, not set: choose a model that reads images if you want to share pictures.';
+  if (!r) return 'Cannot run with the current settings and keys.';
+  const base = `Runs ${r.model} via ${r.provider}`;
+  return r.offline ? `${base} (tiny offline demo model)` : base;
+}
