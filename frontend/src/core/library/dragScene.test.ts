@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { paddedHull, type Point } from './graphMath';
 import { dragHullPoints, dragScene, forgetCorners } from './dragScene';
-import type { RenderCluster, RenderLink, RenderNode } from '../../components/library/graph/renderer';
+import type { RenderCluster, RenderLink, RenderNode } from './scene';
 
 function rng(seed: number): () => number {
   let s = seed >>> 0;

@@ -9,7 +9,7 @@
 
 import { polygonHull } from 'd3-polygon';
 import type { Point } from './graphMath';
-import type { RenderCluster, RenderLink, RenderNode } from '../../components/library/graph/renderer';
+import type { RenderCluster, RenderLink, RenderNode } from './scene';
 
 export interface DragScene {
   node: RenderNode;

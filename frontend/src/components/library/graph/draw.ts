@@ -9,7 +9,7 @@ import { dragHullPoints, type DragScene } from '../../../core/library/dragScene'
 import { clusterShown, orderHullSpots, type HullSpot } from '../../../core/library/folderLevels';
 import { LabelGrid, onViewport, type LabelRect } from '../../../core/library/labelCull';
 import { PointCloud, pointCloudSupported } from './pointCloud';
-import type { RenderCluster, RenderLink, RenderNode } from './renderer';
+import type { RenderCluster, RenderLink, RenderNode } from '../../../core/library/scene';
 
 export interface DrawInput {
   width: number;

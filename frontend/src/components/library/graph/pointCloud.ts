@@ -5,7 +5,7 @@
 // composited over the hulls with one drawImage (see SceneLayer in draw.ts, which also keeps the
 // result while only the camera's translation changes). No read-back from the visible canvas.
 
-import type { RenderLink, RenderNode } from './renderer';
+import type { RenderLink, RenderNode } from '../../../core/library/scene';
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([0x0a0b0c0d]).buffer)[0] === 0x0d;
 

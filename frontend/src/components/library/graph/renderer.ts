@@ -3,53 +3,18 @@
 // requestAnimationFrame loop that runs only while something changes (the dirty flag) or the
 // simulation is still settling.
 
-import { forceCollide, forceLink, forceManyBody, forceSimulation, forceX, forceY, type Simulation, type SimulationNodeDatum } from 'd3-force';
+import { forceCollide, forceLink, forceManyBody, forceSimulation, forceX, forceY, type Simulation, } from 'd3-force';
 import { quadtree, type Quadtree } from 'd3-quadtree';
 import { select } from 'd3-selection';
 import { zoom, zoomIdentity, type ZoomBehavior, type ZoomTransform } from 'd3-zoom';
-import { DEFAULT_RENDER, changesOf, type GraphChanges, type GraphData, type GraphNode, type NodeKind, type RenderSettings } from '../../../core/library/graph';
-import { MAX_ZOOM, MIN_ZOOM, NO_CLUSTER_COLOR, fitBounds, fitCamera, hashString, parseCamera, type Camera, type Point } from '../../../core/library/graphMath';
+import { DEFAULT_RENDER, changesOf, type GraphChanges, type GraphData, type GraphNode, type RenderSettings } from '../../../core/library/graph';
+import { MAX_ZOOM, MIN_ZOOM, NO_CLUSTER_COLOR, fitBounds, fitCamera, hashString, parseCamera, type Camera } from '../../../core/library/graphMath';
 import { plainMath } from '../../../core/math';
 import { onThemeChange } from '../../machine_room/theme';
 import { SceneLayer, drawScene, graphColorsFromCss, setGraphColors, type DrawStats } from './draw';
 import { dragScene, forgetCorners, type DragScene } from '../../../core/library/dragScene';
-import { folderOfCluster, type ClusterLevel } from '../../../core/library/folderLevels';
-
-export interface RenderNode extends SimulationNodeDatum {
-  id: string;
-  kind: NodeKind;
-  /** Proposition name, or the chain line for an implication, as plain text (`plainMath`: a canvas
-   * label cannot typeset TeX, so `$\lim_{h \to 0}$` draws as "lim_(h → 0)"). */
-  name: string;
-  cluster: string | null;
-  color: string;
-  /** Where the node rests (server position or where it was dropped); null: free. */
-  ax: number | null;
-  ay: number | null;
-  degree: number;
-  /** Cached label width in px (-1: not measured for the current text). */
-  labelWidth: number;
-  x: number;
-  y: number;
-}
-
-export interface RenderLink {
-  source: RenderNode;
-  target: RenderNode;
-}
-
-export interface RenderCluster {
-  key: string;
-  label: string;
-  color: string;
-  nodes: RenderNode[];
-  hull: Point[] | null;
-  hullDirty: boolean;
-  /** A folder, a file inside a folder, or a top-level cluster (folderLevels.ts); absent: top. */
-  level?: ClusterLevel;
-  /** A folder's full path (the tooltip over its label). */
-  path?: string;
-}
+import { folderOfCluster } from '../../../core/library/folderLevels';
+import type { RenderCluster, RenderLink, RenderNode } from '../../../core/library/scene';
 
 export interface RendererEvents {
   /** A click on a node, or on the background (null). */
