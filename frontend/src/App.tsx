@@ -1,5 +1,5 @@
 import { Route, Routes } from 'react-router-dom';
-import { ActivityProvider } from './components/machine_room/activityState';
+import { ActivityProvider } from './activityState';
 import { AppStateProvider } from './appState';
 import { ServerEventsProvider } from './serverEvents';
 import Layout from './components/shell/Layout';
@@ -10,6 +10,7 @@ import LibraryPage from './components/library/LibraryPage';
 import NotFoundPage from './components/shell/NotFoundPage';
 import PracticePage from './components/practice/PracticePage';
 import ExamPage from './components/practice/ExamPage';
+import CreateSetDialog from './components/practice/CreateSetDialog';
 
 export default function App() {
   return (
@@ -18,7 +19,7 @@ export default function App() {
         <ActivityProvider>
           <Routes>
             <Route element={<Layout />}>
-              <Route index element={<HomePage />} />
+              <Route index element={<HomePage practiceDialog={CreateSetDialog} />} />
               <Route path="chat/:id" element={<ChatPage />} />
               <Route path="settings" element={<SettingsPage />} />
               <Route path="library" element={<LibraryPage />} />

@@ -2,7 +2,7 @@ import './chatView.css';
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import * as api from '../../api';
 import type { ChatRecord } from '../../api';
-import { useActivity } from '../machine_room/activityState';
+import { useActivity } from '../../activityState';
 import { useAppState } from '../../appState';
 import { describeError } from '../../core/errors';
 import { showTypingIndicator } from '../../core/classroom/messages';

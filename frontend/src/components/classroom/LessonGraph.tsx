@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState, type ReactNode } from 'react';
 import * as api from '../../api';
-import { useActivity } from '../machine_room/activityState';
+import { useActivity } from '../../activityState';
 import { describeError } from '../../core/errors';
 import { canFlush, coveredFraction, coverageWords, flushNotice, ringLabel, type LessonCoverage } from '../../core/classroom/lessonGraph';
 import './lessonGraph.css';

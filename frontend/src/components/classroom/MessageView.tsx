@@ -2,7 +2,7 @@ import './messageView.css';
 import { memo } from 'react';
 import type { UIMessage } from 'ai';
 import { messageText } from '../../core/classroom/messages';
-import { asToolPart } from '../../core/classroom/transcript';
+import { asToolPart } from '../../core/toolParts';
 import { ARTIFACT_PART, ENQUEUED_PART, artifactParts, isSteerMessage, readArtifactPart } from '../../core/workbench/workbench';
 import Markdown from '../Markdown';
 import MathText from '../MathText';

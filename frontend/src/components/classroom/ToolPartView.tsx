@@ -2,7 +2,7 @@ import './toolPartView.css';
 import { parseAssessment } from '../../core/classroom/phases';
 import { parsePlan } from '../../core/classroom/plan';
 import { askInputOrNull, displayOrder, quizInputOrNull, type QuizInput } from '../../core/classroom/questions';
-import { toolNameOf, type ToolPart } from '../../core/classroom/transcript';
+import { toolNameOf, type ToolPart } from '../../core/toolParts';
 import Markdown from '../Markdown';
 import MathText from '../MathText';
 import { optionLetter } from './QuestionDock';

@@ -3,7 +3,7 @@
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import type { ToolPart } from '../../core/classroom/transcript';
+import type { ToolPart } from '../../core/toolParts';
 import ToolPartView from './ToolPartView';
 
 function failed(type: string, errorText: string): ToolPart {

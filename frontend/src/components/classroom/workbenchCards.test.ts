@@ -1,19 +1,15 @@
-// Render tests of the Workbench surfaces (server-side rendering, no DOM): steers drawn as artifact
-// cards and never as learner bubbles, a result streamed into a turn, dispatch cards following the
-// jobs, the dock's background agents and the web research settings.
+// Render tests of the Workbench's cards in the lesson transcript (server-side rendering, no DOM):
+// steers drawn as artifact cards and never as learner bubbles, a result streamed into a turn,
+// dispatch cards following the jobs. The dock's background agents are tested in
+// machine_room/activityDock.test.ts, the web research settings in machine_room/researchSettings.test.ts.
 import type { UIMessage } from 'ai';
 import { createElement, type ReactNode } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { MemoryRouter } from 'react-router-dom';
 import { describe, expect, it } from 'vitest';
-import { ActivityProvider } from '../machine_room/activityState';
-import { normalizeActivityRow } from '../../core/machine_room/activity';
-import { normalizeResearchSettings, researchDraft } from '../../core/machine_room/research';
 import { normalizeJobs, type JobRecord } from '../../core/workbench/workbench';
 import { WorkbenchProvider } from '../workbench/workbenchState';
-import { AgentRows } from '../machine_room/ActivityDock';
 import MessageView from './MessageView';
-import { ResearchForm } from '../machine_room/ResearchSettings';
 
 const research = {
   kind: 'research',
@@ -172,52 +168,5 @@ describe('dispatch cards', () => {
     const html = view(m);
     expect(html).toContain('Building a demo: a pendulum');
     expect(html).toContain('Drawing: a triangle');
-  });
-});
-
-describe('activity dock: background agents', () => {
-  it('lists job rows with their kind, elapsed time and an Abort', () => {
-    const row = normalizeActivityRow({
-      id: 'job_r',
-      source: 'job_r',
-      kind: 'job',
-      jobKind: 'demo',
-      chatId: 'chat_1',
-      label: 'Building a demo: a pendulum',
-      phase: 'running',
-      queuedAt: new Date(Date.now() - 65_000).toISOString(),
-      startedAt: new Date(Date.now() - 65_000).toISOString(),
-    })!;
-    const html = renderToStaticMarkup(createElement(ActivityProvider, null, createElement(MemoryRouter, null, createElement(AgentRows, { rows: [row] }))));
-    expect(html).toContain('Background agents');
-    expect(html).toContain('href="/chat/chat_1"');
-    expect(html).toContain('Building a demo: a pendulum');
-    expect(html).toContain('data-testid="agent-abort"');
-    expect(html).toMatch(/running for 1 min 0\d s/);
-    expect(html).toContain('>Demo<');
-  });
-});
-
-describe('web research settings', () => {
-  const form = (raw: unknown, draft?: Partial<ReturnType<typeof researchDraft>>) => {
-    const settings = normalizeResearchSettings(raw);
-    const noop = () => undefined;
-    return renderToStaticMarkup(createElement(ResearchForm, { settings, draft: { ...researchDraft(settings), ...draft }, onDraft: noop, onSaved: noop, onKeys: noop }));
-  };
-
-  it('with no provider: explains the teacher gets no research tool, no key field', () => {
-    const html = form({ provider: null, keys: {} });
-    expect(html).toContain('not offered the research tool');
-    expect(html).not.toContain('research-key-input');
-    expect(html).toContain('Google Programmable Search');
-  });
-
-  it('Google: the cx field and the key row saying "key stored", never the key', () => {
-    const html = form({ provider: 'google', googleCx: 'abc123', keys: { google: true } });
-    expect(html).toContain('data-testid="research-google-cx"');
-    expect(html).toContain('value="abc123"');
-    expect(html).toContain('key stored');
-    expect(html).toMatch(/data-testid="research-key-input"[^>]*value=""/);
-    expect(form({ provider: 'tavily', keys: {} })).not.toContain('research-google-cx');
   });
 });

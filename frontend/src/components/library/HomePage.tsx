@@ -1,15 +1,16 @@
 import './homePage.css';
 import { Link } from 'react-router-dom';
-import { useActivity } from '../machine_room/activityState';
+import { useActivity } from '../../activityState';
 import { useAppState, useCreateLesson } from '../../appState';
 import { formatFull, formatRelative } from '../../core/time';
 import { useGraphData } from './graph/useGraphData';
-import GraphHome from './graph/GraphHome';
+import GraphHome, { type PracticeDialog } from './graph/GraphHome';
 
 const RECENT = 6;
 
-/** Home: the knowledge graph when it has nodes; otherwise a friendly start. */
-export default function HomePage() {
+/** Home: the knowledge graph when it has nodes; otherwise a friendly start. `practiceDialog` is
+ * Practice's create-set dialog, opened from the chain table's selection (see GraphHome). */
+export default function HomePage({ practiceDialog }: { practiceDialog: PracticeDialog }) {
   const graph = useGraphData();
   const { data, error, refresh } = graph;
 
@@ -30,7 +31,7 @@ export default function HomePage() {
     );
   }
   if (data.nodes.length === 0) return <EmptyStart />;
-  return <GraphHome graph={{ ...graph, data }} />;
+  return <GraphHome graph={{ ...graph, data }} practiceDialog={practiceDialog} />;
 }
 
 function EmptyStart() {

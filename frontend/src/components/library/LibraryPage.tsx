@@ -2,7 +2,7 @@ import './libraryPage.css';
 import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent } from 'react';
 import { Link } from 'react-router-dom';
 import * as api from '../../api';
-import { useActivity, type ImportEntry } from '../machine_room/activityState';
+import { useActivity, type ImportEntry } from '../../activityState';
 import { formatRowUsage, formatStats, formatUsageSum, importCountsWords, isRunningRow, partIndex, phaseWords, splitLabel, type ActivityRow } from '../../core/machine_room/activity';
 import { describeError } from '../../core/errors';
 import {

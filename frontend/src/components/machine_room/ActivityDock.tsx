@@ -1,7 +1,7 @@
 import './activityDock.css';
 import { useEffect, useState } from 'react';
 import { Link } from 'react-router-dom';
-import { useActivity } from './activityState';
+import { useActivity } from '../../activityState';
 import {
   formatElapsed,
   formatRowUsage,
@@ -17,7 +17,6 @@ import {
 } from '../../core/machine_room/activity';
 import { formatFull, formatRelative } from '../../core/time';
 import PhasePill from './PhasePill';
-import '../workbench/workbench.css';
 
 const SHOWN = 40;
 

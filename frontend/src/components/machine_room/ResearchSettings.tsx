@@ -14,7 +14,7 @@ import {
 import { SettingsActions, SettingsLoading, useSettingsLoad } from './SettingsLoad';
 import { useDraftSave } from './useDraftSave';
 import { desktopBridge, keysClient, plainKeyError, presenceOf, useDesktopKeyStatus } from './keysClient';
-import '../workbench/workbench.css';
+import './researchSettings.css';
 
 /** Settings: which web search provider the teacher's researcher uses (none: no research tool). */
 export default function ResearchSection() {

@@ -10,13 +10,13 @@ import {
   levelOf,
   MAX_NOTE,
   MAX_TITLE,
-  selectionSummary,
   type Level,
   type LevelAxis,
   type PracticeLevels,
   type PracticeParams,
   type Presentation,
 } from '../../core/practice/practice';
+import { selectionSummary } from '../../core/library/chainSelection';
 import { usePracticeLevels } from './usePracticeLevels';
 import './createSetDialog.css';
 

@@ -1,7 +1,7 @@
 import { useCallback } from 'react';
 import { Link, NavLink, useMatch, useNavigate } from 'react-router-dom';
 import * as api from '../../api';
-import { useActivity } from '../machine_room/activityState';
+import { useActivity } from '../../activityState';
 import { useAppState, useCreateLesson } from '../../appState';
 import { describeError } from '../../core/errors';
 import type { ChatSummary } from '../../core/types';

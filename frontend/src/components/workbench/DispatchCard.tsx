@@ -1,5 +1,5 @@
 import { dispatchJobId, dispatchStatus, dispatchTitle, type JobKind } from '../../core/workbench/workbench';
-import type { ToolPart } from '../../core/classroom/transcript';
+import type { ToolPart } from '../../core/toolParts';
 import { useWorkbench } from './workbenchState';
 import { scrollToAnchor } from '../scroll';
 import './workbench.css';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseAssessment, phaseOf, probeAssessment } from './phases';
-import type { MessageLike } from './transcript';
+import type { MessageLike } from '../toolParts';
 
 const ASSESSMENT = { topic: 'derivatives', goal: 'understand', floor: 'arithmetic', ceiling: 'limits', level: 'beginner' };
 const PLAN = { title: 'P', nodes: [{ id: 'a', label: 'A' }], edges: [] };

@@ -2,7 +2,7 @@
 // (mirrors server/core/classroom/phases.py and transcript.py `probe_assessment`).
 
 import { planOf } from './plan';
-import { toolNameOf, asToolPart, type MessageLike } from './transcript';
+import { toolNameOf, asToolPart, type MessageLike } from '../toolParts';
 
 export type Phase = 'probe' | 'plan' | 'teach';
 export const PHASES: readonly Phase[] = ['probe', 'plan', 'teach'];

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { derivePlanStatuses, parsePlan, planLayers, planOf, prerequisitesOf, type Plan } from './plan';
-import type { MessageLike } from './transcript';
+import type { MessageLike } from '../toolParts';
 
 // The shared vectors (tests/vectors/generate.py); the Python core passes the same file.
 interface PlanVectors {

@@ -2,7 +2,8 @@
 // `plan_of` and `derive_statuses`). Statuses are never stored: they are folded
 // from the transcript's tagged quiz calls and the teacher's `plan_teach` calls.
 
-import { asToolPart, toolParts, type MessageLike } from './transcript';
+import { asToolPart, type MessageLike } from '../toolParts';
+import { toolParts } from './transcript';
 
 export type PlanStatus = 'current' | 'visited' | 'upcoming';
 

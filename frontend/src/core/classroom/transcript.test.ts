@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { answeredQuestionIds, answersById, asToolPart, pendingQuestions, toolNameOf, type MessageLike } from './transcript';
+import type { MessageLike } from '../toolParts';
+import { answeredQuestionIds, answersById, pendingQuestions } from './transcript';
 
 const quiz = (id: string, state: string) => ({
   type: 'tool-quiz',
@@ -8,16 +9,6 @@ const quiz = (id: string, state: string) => ({
   input: { question: 'Q', options: ['a', 'b'], correct: 0, explanation: 'e' },
 });
 const ask = (id: string, state: string) => ({ type: 'tool-ask_user_question', toolCallId: id, state, input: { question: 'Q' } });
-
-describe('toolNameOf / asToolPart', () => {
-  it('names tool and dynamic-tool parts', () => {
-    expect(toolNameOf({ type: 'tool-quiz' })).toBe('quiz');
-    expect(toolNameOf({ type: 'dynamic-tool', toolName: 'x' })).toBe('x');
-    expect(toolNameOf({ type: 'text', text: 'a' })).toBeNull();
-    expect(toolNameOf(null)).toBeNull();
-    expect(asToolPart({ type: 'tool-quiz' })).toBeNull(); // no toolCallId/state
-  });
-});
 
 describe('pendingQuestions', () => {
   it('returns pending quiz/ask parts of the last assistant message', () => {

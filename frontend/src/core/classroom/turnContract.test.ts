@@ -9,7 +9,8 @@ import {
   withLocalInput,
   withResumeBase,
 } from './turnContract';
-import { awaitsContinuation, type MessageLike } from './transcript';
+import type { MessageLike } from '../toolParts';
+import { awaitsContinuation } from './transcript';
 
 const user = (id: string): MessageLike => ({ id, role: 'user', parts: [{ type: 'text', text: id }] });
 const quiz = (id: string, state: string, output?: unknown) => ({

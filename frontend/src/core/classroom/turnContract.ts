@@ -2,7 +2,8 @@
 // in src/turnClient.ts). The session record on the server is the truth; the
 // browser's copy is a view of it plus, at most, learner input not yet accepted.
 
-import { answeredQuestionIds, awaitsContinuation, pendingQuestions, type MessageLike } from './transcript';
+import type { MessageLike } from '../toolParts';
+import { answeredQuestionIds, awaitsContinuation, pendingQuestions } from './transcript';
 
 /** Waits between re-checks while another turn runs: 0.5 s, 1 s, 2 s, then 5 s. */
 export const RETRY_DELAYS_MS = [500, 1000, 2000, 5000] as const;

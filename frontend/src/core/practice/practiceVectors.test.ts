@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { chainCoverage, chainsForSelection, FALLBACK_LEVELS } from './practice';
+import { chainsForSelection } from '../library/chainSelection';
+import { chainCoverage, FALLBACK_LEVELS } from './practice';
 
 // The shared vectors (tests/vectors/generate.py); the Python core (core/practice/chains.py)
 // passes the same file.

@@ -13,7 +13,7 @@ import {
 } from '../../../core/library/chainTable';
 import { groupByFolder } from '../../../core/library/chainFolders';
 import { chainsOf, plural, type GraphData } from '../../../core/library/graph';
-import { chainsForSelection, selectionSummary } from '../../../core/practice/practice';
+import { chainsForSelection, selectionSummary } from '../../../core/library/chainSelection';
 import { formatFull, formatRelative } from '../../../core/time';
 import { plainMath } from '../../../core/math';
 import MathText from '../../MathText';

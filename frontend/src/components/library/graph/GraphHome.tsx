@@ -1,5 +1,5 @@
 import './graphHome.css';
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type ComponentType } from 'react';
 import * as api from '../../../api';
 import { describeError } from '../../../core/errors';
 import { chainsOf, clusterLabel, deletionPreview, graphCounts, plural, type GraphData, type GraphNode } from '../../../core/library/graph';
@@ -8,17 +8,27 @@ import GraphCanvas, { type GraphHandle } from './GraphCanvas';
 import type { RendererEvents } from './renderer';
 import type { GraphDataState } from './useGraphData';
 import { useConfirmDelete } from '../../../useConfirmDelete';
-import CreateSetDialog, { type CustomSelection } from '../../practice/CreateSetDialog';
 import ChainTable from './ChainTable';
 import GraphDeleteDialog from './GraphDeleteDialog';
 import NodeCard, { type SourceName } from './NodeCard';
 
+/** The chain table's selection sent to practice: the node ids and how many chains they make (chainsForSelection). */
+export interface PracticeSelection {
+  nodeIds: string[];
+  chains: number;
+}
+
+/** The dialog that makes a practice set from a selection (Practice's CreateSetDialog, handed in by
+ * App.tsx: the Library does not import the Practice system, which reads the Library's graph). */
+export type PracticeDialog = ComponentType<{ custom: PracticeSelection; onClose: () => void }>;
+
 interface Props {
   graph: GraphDataState & { data: GraphData };
+  practiceDialog: PracticeDialog;
 }
 
 /** The home page when the graph has nodes: the canvas, its chrome, the node card, the chain table. */
-export default function GraphHome({ graph }: Props) {
+export default function GraphHome({ graph, practiceDialog: CreateSetDialog }: Props) {
   const { data, sources, settings, saveSettings, settingsError, refresh } = graph;
   const [selectedId, setSelectedId] = useState<string | null>(null);
   const [tableOpen, setTableOpen] = useState(false);
@@ -31,7 +41,7 @@ export default function GraphHome({ graph }: Props) {
   );
   const pendingDelete = del.target;
   const [settingsOpen, setSettingsOpen] = useState(false);
-  const [generating, setGenerating] = useState<CustomSelection | null>(null);
+  const [generating, setGenerating] = useState<PracticeSelection | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const canvas = useRef<GraphHandle>(null);
 

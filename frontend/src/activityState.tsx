@@ -1,9 +1,9 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
-import * as api from '../../api';
-import { countRunning, type ActivityRow, type PendingLesson } from '../../core/machine_room/activity';
-import { describeError } from '../../core/errors';
-import type { Baseline, ImportFileResult } from '../../core/library/imports';
-import { useServerEvents } from '../../serverEvents';
+import * as api from './api';
+import { countRunning, type ActivityRow, type PendingLesson } from './core/machine_room/activity';
+import { describeError } from './core/errors';
+import type { Baseline, ImportFileResult } from './core/library/imports';
+import { useServerEvents } from './serverEvents';
 
 // The background activity feed (GET /api/activity), shared by the sidebar's counter, the
 // activity dock and the Import notes page. It follows the events channel: every
