@@ -34,7 +34,7 @@ frontend/node_modules: frontend/package-lock.json
 	touch $@
 
 frontend-test: frontend/node_modules
-	cd frontend && npm run typecheck && npm test
+	cd frontend && npm run typecheck && npm run depcruise && npm test
 
 # The desktop shell's logic under plain Node (the Electron binary is not downloaded).
 electron/node_modules: electron/package-lock.json
