@@ -5,8 +5,8 @@
 // of the delta body plus `readCompact`, median of the runs.
 //
 // Run: node scripts/bench_graph_delta.mjs [--sizes 10000,50000,100000] [--runs 7] [--old path/to/graph.ts]
-// `--old` times another version of src/core/graph.ts in the same run (e.g. `git show
-// HEAD~1:frontend/src/core/graph.ts > /tmp/graph_old.ts`). Not part of the test suite.
+// `--old` times another version of src/core/library/graph.ts in the same run (e.g. `git show
+// HEAD~1:frontend/src/core/library/graph.ts > /tmp/graph_old.ts`). Not part of the test suite.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,7 +53,7 @@ function delta(whole, k, since, version) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
-const readers = [['now', await load(join(here, '../src/core/graph.ts'))]];
+const readers = [['now', await load(join(here, '../src/core/library/graph.ts'))]];
 if (opt('old')) readers.unshift(['old', await load(opt('old'))]);
 console.log(`node ${process.version}, ${runs} runs; ms, median (min-max)`);
 for (const n of sizes) {
