@@ -1,5 +1,5 @@
 """The Python question and plan cores reproduce the shared vectors (`tests/vectors/`), and the
-vectors are current. The TypeScript cores pass the same files (`frontend/src/core/*.test.ts`)."""
+vectors are current. The TypeScript cores pass the same files (`frontend/src/core/**/*.test.ts`)."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ def test_practice_coverages(case: dict) -> None:
 
 def test_the_levels_vector_is_the_servers_levels_view() -> None:
     """tests/vectors/levels.json is `GET /api/practice/levels`; the frontend's FALLBACK_LEVELS is
-    checked against the same file (frontend/src/core/practiceVectors.test.ts)."""
+    checked against the same file (frontend/src/core/practice/practiceVectors.test.ts)."""
     from server.core.practice.levels import levels_view
 
     assert json.loads((VECTORS / "levels.json").read_text()) == levels_view()

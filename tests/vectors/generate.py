@@ -1,7 +1,7 @@
 """Regenerate the shared test vectors from the Python cores: `python -m tests.vectors.generate`.
 
 The vectors pin behaviour both languages must reproduce: `tests/unit/test_vectors.py` checks the
-Python core against them (and that they are current), `frontend/src/core/*.test.ts` checks the
+Python core against them (and that they are current), `frontend/src/core/**/*.test.ts` checks the
 TypeScript core. Anchors that do not come from our code (FNV-1a and mulberry32 reference values)
 are written by hand below.
 """
@@ -148,7 +148,7 @@ COVERAGES = [
 
 
 def practice_vectors() -> dict[str, object]:
-    """The chain model of practice (core/practice/chains.py), for frontend/src/core/practice.ts."""
+    """The chain model of practice (core/practice/chains.py), for frontend/src/core/practice/practice.ts."""
     chains = [Chain(sources=["s"], createdAt="t", **c) for c in PRACTICE_CHAINS]
     selections = []
     for name, selection in SELECTIONS:
@@ -227,7 +227,7 @@ def build() -> dict[str, dict]:
         "plan.json": {"plans": plans, "statusPlan": tree.model_dump(mode="json"), "statuses": statuses},
         "practice.json": practice_vectors(),
         # the named levels, defined once (core/practice/levels.py); FALLBACK_LEVELS in
-        # frontend/src/core/practice.ts must equal them (practiceVectors.test.ts)
+        # frontend/src/core/practice/practice.ts must equal them (practiceVectors.test.ts)
         "levels.json": levels_view(),
     }
 

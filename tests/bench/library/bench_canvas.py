@@ -16,7 +16,7 @@ circles (one pointermove per frame: nothing cached can be reused), and pans at m
 distance (k 0.3) and reading distance (k 1, labels on). Frame times are requestAnimationFrame
 deltas collected in the page; `draw ms` is the renderer's own median draw time (JavaScript side;
 Chromium rasterizes later, which the frame times include); `mode` is how the last frame drew the
-scene (direct, or through the cached vector / pixel layer, see frontend/src/graph/draw.ts).
+scene (direct, or through the cached vector / pixel layer, see frontend/src/components/library/graph/draw.ts).
 Screenshots go to /tmp/graph-shots/bench-<size>-<view>.png.
 
 `--delta` (issue 17) measures what the page does when the graph changes under it instead of the

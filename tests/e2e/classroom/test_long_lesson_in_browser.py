@@ -25,7 +25,7 @@ from tests.procs import ServerProcess, server_on_stub
 pytestmark = pytest.mark.e2e
 
 MESSAGES = 10_000
-WINDOW = 200  # frontend/src/core/transcriptWindow.ts TRANSCRIPT_WINDOW
+WINDOW = 200  # frontend/src/core/classroom/transcriptWindow.ts TRANSCRIPT_WINDOW
 LEARNER = "Could you show me why the chain rule multiplies derivatives?"
 TEACHER = (
     "Think of the inner function as a machine that stretches its input by a local factor, and the "

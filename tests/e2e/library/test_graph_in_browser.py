@@ -34,7 +34,7 @@ NOTES = [
     "algorithms-sets-knapsack-problem.en.md",
 ]
 SHOTS = Path("/tmp/graph-shots")
-BACKGROUND = (247, 248, 250)  # the canvas background (frontend/src/graph/draw.ts)
+BACKGROUND = (247, 248, 250)  # the canvas background (frontend/src/components/library/graph/draw.ts)
 
 
 # -- the scripted extractor ----------------------------------------------------------------------

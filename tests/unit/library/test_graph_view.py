@@ -225,7 +225,7 @@ def test_a_merge_rebuilds_only_the_rows_it_touched() -> None:
 # -- the compact wire format and its deltas (issue 17, item 5) -----------------------------------
 def expand(view: dict[str, Any]) -> dict[str, Any]:
     """The full view a compact body stands for: what the canvas's decoder does (`decodeCompact`
-    in frontend/src/core/graph.ts), written again here as the test's oracle."""
+    in frontend/src/core/library/graph.ts), written again here as the test's oracle."""
     names = {p[0]: p[1] for p in view["props"]}
     nodes: list[dict[str, Any]] = []
     for p in view["props"]:
