@@ -199,9 +199,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the server until SIGTERM/SIGINT. Returns the process exit status."""
     # Imported here so `--help` and the lock refusal stay fast and nothing is built at import time.
     from server.api.app import create_app
-    from server.services import heap
-    from server.services.container import build_services
+    from server.services.bootstrap import build_services
     from server.services.library.extraction import cap_malloc_arenas
+    from server.services.machine_room import heap
     from server.services.stores import DataDirLocked, data_dir_lock
 
     cap_malloc_arenas()  # before any thread: worker threads' arenas kept freed heap mapped (issue 16)

@@ -1,7 +1,7 @@
 """The offline model's child process when frozen: llama.cpp's OpenAI-compatible server.
 
 A PyInstaller executable cannot run `python -m llama_cpp.server` (its `sys.executable` is the
-server itself), so `server.services.offline_model` starts the frozen executable again with
+server itself), so `server.services.machine_room.offline_model` starts the frozen executable again with
 `--serve-offline-model` followed by llama.cpp's own options, and `build/entry.py` hands those
 options here. Unfrozen runs use `python -m llama_cpp.server` and never come here.
 """

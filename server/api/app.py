@@ -13,26 +13,20 @@ from starlette.types import ASGIApp
 
 from server import __version__
 from server.api.bodies import DEFAULT_MAX_BODY, JsonTooLarge
-from server.api.csp import ContentSecurityPolicy, app_policy
 from server.api.errors import GUARDED, install_error_handlers, publish_refusals
-from server.api.routes import (
-    chats,
-    dictation,
-    events,
-    graph,
-    health,
-    jobs,
-    library,
-    practice,
-    settings,
-    subscriptions,
-)
-from server.api.security import LoopbackGuard
-from server.api.static import mount_frontend
+from server.api.machine_room.csp import ContentSecurityPolicy, app_policy
+from server.api.machine_room.security import LoopbackGuard
+from server.api.machine_room.static import mount_frontend
+from server.api.routes import events
+from server.api.routes.classroom import chats
+from server.api.routes.library import graph, sources
+from server.api.routes.machine_room import dictation, health, settings, subscriptions
+from server.api.routes.practice import sets
+from server.api.routes.workbench import jobs
 from server.config import DEEPGRAM_API_BASE_ENV, DEFAULT_DEEPGRAM_API_BASE
-from server.core.dictation import dictation_endpoints
-from server.services.container import Services
-from server.services.dictation import DictationTokens
+from server.core.machine_room.dictation import dictation_endpoints
+from server.services.bootstrap import Services
+from server.services.machine_room.dictation import DictationTokens
 
 
 class HarnessApp(FastAPI):
@@ -60,7 +54,7 @@ def create_app(
     """The app for one set of services (one data dir).
 
     Args:
-        services: built by `server.services.container.build_services`.
+        services: built by `server.services.bootstrap.build_services`.
         static_root: the built frontend (defaults to the package's `static/`).
         token: the per-launch API token (desktop mode, from `LH_API_TOKEN`); None in web mode.
         allowed_origins: extra origins accepted besides the app's own (`LH_ALLOWED_ORIGINS`).
@@ -91,7 +85,7 @@ def create_app(
     env = os.environ if environ is None else environ
     endpoints = dictation_endpoints(env.get(DEEPGRAM_API_BASE_ENV) or DEFAULT_DEEPGRAM_API_BASE)
     app.state.dictation = DictationTokens(endpoints)
-    for module in (health, settings, chats, jobs, library, graph, practice, events, dictation, subscriptions):
+    for module in (health, settings, chats, jobs, sources, graph, sets, events, dictation, subscriptions):
         app.include_router(module.router)
     if token and request_stop is not None:
 

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from server.services.container import Services
+from server.services.bootstrap import Services
 
 
 async def _services(request: Request) -> Services:

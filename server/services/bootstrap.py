@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass
 
 from server.agent.library.embedder import OnnxEmbedder
-from server.agent.subscription_clients import build_clients
+from server.agent.machine_room.subscription_clients import build_clients
 from server.agent.workbench.headless import ChromiumHeadless
 from server.config import SHELL_SECRET_ENV, TOKEN_ENV, DataPaths
 from server.core.contracts.chat import ChatRecord
@@ -22,11 +22,11 @@ from server.services.library.extraction import ExtractionService
 from server.services.library.graph import GraphService
 from server.services.library.library import LibraryService
 from server.services.liveness import TurnRegistry
-from server.services.models import ModelFactory, ModelService
-from server.services.offline_model import OfflineModelServer
-from server.services.practice import PracticeService
+from server.services.machine_room.models import ModelFactory, ModelService
+from server.services.machine_room.offline_model import OfflineModelServer
+from server.services.machine_room.subscriptions import SubscriptionService
+from server.services.practice.sets import PracticeService
 from server.services.stores import Stores, build_stores
-from server.services.subscriptions import SubscriptionService
 from server.services.workbench.runner import JobRunner
 from server.services.workbench.wake import WakeService
 from server.services.workbench.workers import WorkerHost

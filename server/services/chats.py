@@ -15,7 +15,7 @@ from server.core.contracts.models import ModelRef, ModelSlot
 from server.core.events import EventBus
 from server.core.ports import ChatStore
 from server.services.liveness import TurnRegistry
-from server.services.models import ModelService
+from server.services.machine_room.models import ModelService
 
 log = logging.getLogger("lh.chats")
 

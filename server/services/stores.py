@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from server.config import KEYRING_SERVICE, DataPaths
+from server.core.machine_room.subscriptions import SubscriptionStore
 from server.core.ports import (
     ChatStore,
     GraphStore,
@@ -15,18 +16,17 @@ from server.core.ports import (
     SettingsStore,
     SummaryCache,
 )
-from server.core.subscriptions import SubscriptionStore
 from server.store.atomic import sweep_temp_files
-from server.store.chats import FileChatStore
-from server.store.graph import FileGraphStore
-from server.store.intake import FileIntakeStore
-from server.store.jobs import FileJobStore
+from server.store.classroom.chats import FileChatStore
+from server.store.classroom.summaries import FileSummaryCache
+from server.store.library.graph import FileGraphStore
+from server.store.library.intake import FileIntakeStore
 from server.store.lock import DataDirLock, DataDirLocked
-from server.store.practice import FilePracticeStore
-from server.store.secrets import FileSecrets, KeyringSecrets, keychain_available
-from server.store.settings import FileSettingsStore
-from server.store.subscriptions import FileSubscriptionStore
-from server.store.summaries import FileSummaryCache
+from server.store.machine_room.secrets import FileSecrets, KeyringSecrets, keychain_available
+from server.store.machine_room.settings import FileSettingsStore
+from server.store.machine_room.subscriptions import FileSubscriptionStore
+from server.store.practice.sets import FilePracticeStore
+from server.store.workbench.jobs import FileJobStore
 
 __all__ = ["DataDirLock", "DataDirLocked", "Stores", "build_stores", "data_dir_lock"]
 

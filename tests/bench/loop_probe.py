@@ -25,7 +25,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from server.services import heap
+from server.services.machine_room import heap
 
 PERIOD_S = 0.01
 STALL_S = 0.03

@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.flows.test_offline_smoke import first_offline_turn
+from tests.flows.machine_room.test_offline_smoke import first_offline_turn
 from tests.procs import ROOT, server_env, start_server, wait_ready, write_settings
 
 BUNDLE = ROOT / "dist" / "learning-harness-server"

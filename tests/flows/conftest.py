@@ -17,8 +17,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from server.api.app import create_app
 from server.config import DataPaths
-from server.services.container import Services, build_services
-from server.store.chats import read_record_data
+from server.services.bootstrap import Services, build_services
+from server.store.classroom.chats import read_record_data
 from tests.fakes import FakeSecrets
 from tests.livehttp import serve
 

@@ -46,10 +46,10 @@ from server.core.library.notes import source_id
 from server.services.library.extraction import ExtractionService
 from server.services.library.graph import GraphService
 from server.services.library.library import LibraryService
-from server.store.graph import FileGraphStore
 from server.store.ledger import read_ledger
+from server.store.library.graph import FileGraphStore
 from tests.fakes import FakeChatStore, FakeSettingsStore
-from tests.flows.test_lesson_extraction import PROBE_DONE
+from tests.flows.classroom.test_lesson_extraction import PROBE_DONE
 
 
 def _prompt(messages: list[ModelMessage]) -> str:

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from server.api.bodies import DEFAULT_MAX_BODY
-from server.api.routes.chats import MAX_BODY_BYTES
-from server.api.routes.graph import MAX_POSITIONS_BODY
-from server.api.routes.library import MAX_FOLDER_BODY
+from server.api.routes.classroom.chats import MAX_BODY_BYTES
+from server.api.routes.library.graph import MAX_POSITIONS_BODY
+from server.api.routes.library.sources import MAX_FOLDER_BODY
 from tests.flows.inprocess import scripted_app
 
 CHUNK = 64 * 1024

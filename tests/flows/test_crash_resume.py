@@ -27,9 +27,9 @@ import httpx
 
 from server.core.contracts.chat import ChatRecord
 from server.core.contracts.models import ModelRef
-from server.store.chats import FileChatStore
-from server.store.graph import FileGraphStore
-from tests.flows.test_lesson_extraction import PROBE_DONE
+from server.store.classroom.chats import FileChatStore
+from server.store.library.graph import FileGraphStore
+from tests.flows.classroom.test_lesson_extraction import PROBE_DONE
 from tests.livehttp import serve
 from tests.procs import ServerProcess, scripted_slot, start_server
 from tests.stub_graph import _last_user_text

@@ -28,11 +28,11 @@ from pydantic_ai.models.function import FunctionModel
 from server.api.app import create_app
 from server.api.routes import events as events_route
 from server.config import DataPaths
-from server.services.container import Services, build_services
+from server.services.bootstrap import Services, build_services
 from tests.fakes import FakeSecrets
 from tests.flows.conftest import COMPATIBLE_SLOT, Live, Script, turn_body
 from tests.flows.graph_script import graph_model
-from tests.flows.test_workbench import Bench, delivered
+from tests.flows.workbench.test_workbench import Bench, delivered
 from tests.livehttp import serve
 from tests.shared import NOTES
 

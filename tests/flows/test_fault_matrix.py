@@ -2,7 +2,7 @@
 and a rerun that recovers (issue 10, defects 2, 3 and 7; deliver 2 and 5).
 
 The whole app in-process over real HTTP with the real engine (the OpenAI wire through
-`server.agent.model_guard`) against `tests/stub_faults.py` on loopback. Deadlines are shortened
+`server.agent.machine_room.model_guard`) against `tests/stub_faults.py` on loopback. Deadlines are shortened
 through settings' `modelCalls` so each fault costs about a second.
 """
 
@@ -25,9 +25,9 @@ from pydantic_ai import models
 
 from server.api.app import create_app
 from server.config import DataPaths
+from server.services.bootstrap import Services, build_services
 from server.services.classroom.turn import TurnService
-from server.services.container import Services, build_services
-from server.store.chats import read_record_data
+from server.store.classroom.chats import read_record_data
 from tests.fakes import FakeSecrets
 from tests.flows.conftest import sse_chunks, turn_body
 from tests.livehttp import serve

@@ -21,12 +21,12 @@ import sys
 
 import server.agent.library.embedder as embedder
 import server.api.app
-import server.services.container
+import server.services.bootstrap
 import server.services.library.extraction
 from server.__main__ import main
 
 embedder.MODEL_PACKAGE = "lh_tests_no_embedding_model"  # `model_file` finds none: unavailable
-_IMPORTED = (server.api.app, server.services.container, server.services.library.extraction)
+_IMPORTED = (server.api.app, server.services.bootstrap, server.services.library.extraction)
 """What `main` imports lazily, imported before any fork."""
 
 

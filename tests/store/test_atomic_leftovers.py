@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 from server.config import DataPaths
-from server.services.container import build_services
+from server.services.bootstrap import build_services
 from server.store.atomic import sweep_temp_files, write_json_atomic
 from tests.fakes import FakeSecrets
 

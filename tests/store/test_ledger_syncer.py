@@ -12,8 +12,8 @@ import pytest
 
 from server.core.contracts.graph import SourceLine
 from server.store import ledger
-from server.store.graph import FileGraphStore
 from server.store.ledger import LedgerSyncer, read_ledger
+from server.store.library.graph import FileGraphStore
 
 
 def source(i: int) -> SourceLine:

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from server.core.contracts.graph import CoverageLine, RunLine, SourceLine
 from server.store import ledger
 from server.store.atomic import write_bytes_atomic
-from server.store.graph import FileGraphStore
 from server.store.ledger import LedgerTail, append_ledger, model_parser, read_ledger
+from server.store.library.graph import FileGraphStore
 
 
 def coverage(i: int, source: str = "src_a") -> CoverageLine:
@@ -168,7 +168,7 @@ def test_a_commit_in_a_worker_thread_is_never_read_half_written(
     """While `commit_merge` writes in another thread (held here just after its run line, the
     commit point, before the rest of the commit), reads on this thread answer the graph as it
     stood before it: the same nodes, chains and view signatures; once it returns, the new graph."""
-    from tests.store.test_graph_store import commit
+    from tests.store.library.test_graph_store import commit
 
     store = FileGraphStore(tmp_path / "graph")
     commit(store)
@@ -182,7 +182,7 @@ def test_a_commit_in_a_worker_thread_is_never_read_half_written(
             reached.set()
             assert release.wait(10)
 
-    monkeypatch.setattr("server.store.graph.append_ledger", held_append)
+    monkeypatch.setattr("server.store.library.graph.append_ledger", held_append)
     writer = threading.Thread(target=commit, args=(store, "job_2"))
     writer.start()
     assert reached.wait(10)

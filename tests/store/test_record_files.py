@@ -10,7 +10,7 @@ import pytest
 
 from server.core.contracts.jobs import JobRecord
 from server.core.ports import StoreCorrupt
-from server.store.jobs import FileJobStore
+from server.store.workbench.jobs import FileJobStore
 
 
 def job(job_id: str, chat_id: str = "c1", created_at: str = "2026-12-01T00:00:00Z") -> JobRecord:

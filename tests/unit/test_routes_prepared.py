@@ -13,7 +13,7 @@ from fastapi.routing import APIRoute, _endpoint_context_cache, _IncludedRouter
 from server.__main__ import prepare_routes
 from server.api.app import create_app
 from server.config import DataPaths
-from server.services.container import build_services
+from server.services.bootstrap import build_services
 from tests.fakes import FakeSecrets
 
 

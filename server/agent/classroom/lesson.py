@@ -44,8 +44,8 @@ from server.agent.classroom.tools import (
     question_toolset,
     teacher_toolset,
 )
-from server.agent.engine import WholeResponseModel
-from server.agent.model_guard import ModelFailure, model_failure_of
+from server.agent.machine_room.engine import WholeResponseModel
+from server.agent.machine_room.model_guard import ModelFailure, model_failure_of
 from server.agent.prompts import load_prompt
 from server.core.contracts.jobs import JobKind
 from server.core.contracts.plan import PlanTree
@@ -106,7 +106,8 @@ class OfflineTuning:
 
 
 OFFLINE_TUNING = OfflineTuning()
-"""What the offline model gets (measured in tests/bench/bench_offline_tools.py, docs/benchmarks.md)."""
+"""What the offline model gets (measured in tests/bench/machine_room/bench_offline_tools.py,
+docs/benchmarks.md)."""
 
 OFFLINE_PROBE_QUIZZES = 2
 """Answered placement quizzes after which the offline prober files `probe_done`."""

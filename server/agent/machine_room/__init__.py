@@ -1,0 +1,2 @@
+"""The machine room's model side:
+the engine that builds providers, the model guard, pricing, subscription clients."""

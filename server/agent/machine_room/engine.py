@@ -26,12 +26,12 @@ from pydantic_ai.providers.openrouter import OpenRouterProvider
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import RunContext
 
-from server.agent.model_guard import GuardedModel, GuardedTransport, guarded_client
-from server.agent.subscription_clients import COPILOT_HEADERS
+from server.agent.machine_room.model_guard import GuardedModel, GuardedTransport, guarded_client
+from server.agent.machine_room.subscription_clients import COPILOT_HEADERS
 from server.config import PROVIDER_BASE_URLS
 from server.core.contracts.models import ModelCallSettings, ResolvedModel
-from server.core.latex_escapes import heal_json_escapes, heal_latex_in
-from server.core.subscriptions import ScopedAuth, refused_sentence
+from server.core.machine_room.latex_escapes import heal_json_escapes, heal_latex_in
+from server.core.machine_room.subscriptions import ScopedAuth, refused_sentence
 
 COPILOT_DEFAULT_API = "https://api.githubcopilot.com"
 """Copilot's chat endpoint when the token names none (`endpoints.api`)."""
@@ -99,9 +99,9 @@ def llama_tool_choice(choice: Any, tools: list[Any]) -> Any:
 
 def healed_tool_args(response: ModelResponse) -> ModelResponse:
     """The offline model's response with LaTeX in its tool-call arguments healed
-    (`server.core.latex_escapes`, trial finding 2): invalid escapes (`\\infty`) doubled so the JSON
-    parses, and control characters decoded from `\\frac`, `\\text` put back. Arguments that still do
-    not parse are left for the agent to report."""
+    (`server.core.machine_room.latex_escapes`, trial finding 2): invalid escapes (`\\infty`)
+    doubled so the JSON parses, and control characters decoded from `\\frac`, `\\text` put back.
+    Arguments that still do not parse are left for the agent to report."""
     parts: list[Any] = []
     for part in response.parts:
         if isinstance(part, ToolCallPart) and isinstance(part.args, str):
@@ -150,7 +150,7 @@ class _PlainMessagesCompletions(AsyncCompletions):
     lists pydantic-ai builds the walk changes nothing, yet it cost 45-80 % of a long lesson's turn
     (tens of thousands of recursive calls per request). The messages are handed over as they are,
     through `extra_body`, which the SDK merges into the JSON body untransformed: the same bytes
-    go over the wire (tests/unit/test_engine_wire.py)."""
+    go over the wire (tests/unit/machine_room/test_engine_wire.py)."""
 
     async def create(self, *, messages: Iterable[Any], extra_body: Any = None, **kwargs: Any) -> Any:
         body = {**(extra_body or {}), "messages": messages if isinstance(messages, list) else list(messages)}
@@ -186,7 +186,7 @@ def build_model(
     limits: ModelCallSettings | None = None,
 ) -> Model:
     """A pydantic-ai chat model for a resolved slot, guarded: deadlines, retries and plain-words
-    failures (`server.agent.model_guard`).
+    failures (`server.agent.machine_room.model_guard`).
 
     Args:
         resolved: provider and model id (from core.model_slots).

@@ -10,7 +10,7 @@ Two layers, both provider-agnostic (every provider goes through the OpenAI wire)
   when). The SDK's own retries are off, so a hang costs one deadline, not three.
 - `GuardedModel`, a pydantic-ai `WrapperModel` around the chat model: any failure of a request
   (before or during its stream) becomes a `ModelFailure` whose text is one plain sentence
-  (`server.core.model_failures`); the raw error, with keys redacted, goes to the server log only.
+  (`server.core.machine_room.model_failures`); the raw error, with keys redacted, goes to the server log only.
 
 Cancelling the task that awaits a request (an abort) cancels it at any moment, the wait for the
 first token included: nothing here shields a request from cancellation.
@@ -37,7 +37,12 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import RunContext
 
 from server.core.contracts.models import ModelCallSettings
-from server.core.model_failures import RETRYABLE_STATUSES, FailureKind, failure_sentence, parse_retry_after
+from server.core.machine_room.model_failures import (
+    RETRYABLE_STATUSES,
+    FailureKind,
+    failure_sentence,
+    parse_retry_after,
+)
 
 log = logging.getLogger("lh.model")
 

@@ -1,7 +1,7 @@
 """HTTP adapters of the three subscription logins (issue 19 item 2; seed §8.1).
 
 Each speaks one provider's endpoints and answers in the core's terms (`DeviceCode`,
-`PollOutcome`, `Grant`); the state machine is `server.core.subscriptions`. No provider body ever
+`PollOutcome`, `Grant`); the state machine is `server.core.machine_room.subscriptions`. No provider body ever
 reaches a sentence: failures are described in plain words, tokens are never logged.
 
 - ChatGPT, as the Codex CLI's device code login does it (`codex login --device-auth`,
@@ -33,7 +33,7 @@ from typing import Any, Protocol
 import httpx
 
 from server.config import SUBSCRIPTION_BASE_ENV
-from server.core.subscriptions import (
+from server.core.machine_room.subscriptions import (
     DEFAULT_CODE_LIFETIME_S,
     DEFAULT_INTERVAL_S,
     REVOKED_ERRORS,

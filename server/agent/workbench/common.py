@@ -12,7 +12,7 @@ from pydantic_ai import exceptions as pe
 from pydantic_ai.models import Model
 from pydantic_ai.usage import RunUsage, UsageLimits
 
-from server.agent.model_guard import classify
+from server.agent.machine_room.model_guard import classify
 from server.core.contracts.jobs import WorkerUsage
 
 log = logging.getLogger("lh.job")

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from server.core.child_env import child_environment
+from server.core.machine_room.child_env import child_environment
 from server.core.workbench.png import PngUnreadable, is_uniform
 
 log = logging.getLogger(__name__)

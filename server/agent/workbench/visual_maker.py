@@ -15,7 +15,7 @@ from pydantic_ai.messages import UserContent
 from pydantic_ai.models import Model
 from pydantic_ai.usage import RunUsage
 
-from server.agent.model_guard import classify
+from server.agent.machine_room.model_guard import classify
 from server.agent.prompts import load_prompt
 from server.agent.workbench.common import WorkerFailed, run_checked
 from server.core.contracts.jobs import MAX_SVG, VisualArtifact, VisualInput, WorkerResult

@@ -21,8 +21,8 @@ Provider = Literal[
     "xai-subscription",
 ]
 PROVIDERS: tuple[Provider, ...] = get_args(Provider)
-"""The last three are subscription logins (issue 19; `server.core.subscriptions`): persisted routes
-distinct from the API-key routes, never falling back to them."""
+"""The last three are subscription logins (issue 19; `server.core.machine_room.subscriptions`):
+persisted routes distinct from the API-key routes, never falling back to them."""
 KeyedProvider = Literal["openrouter", "openai", "openai-compatible"]
 KEYED_PROVIDERS: tuple[KeyedProvider, ...] = ("openrouter", "openai", "openai-compatible")
 SearchProviderName = Literal["tavily", "brave", "google"]

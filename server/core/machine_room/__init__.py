@@ -1,0 +1,1 @@
+"""The machine room's pure core: model slots and failures, subscriptions, dictation, child environments."""

@@ -16,7 +16,7 @@ from server.core.contracts.models import (
     ResolvedModel,
     SlotName,
 )
-from server.core.subscriptions import SUBSCRIPTION_PROVIDERS, not_connected_sentence
+from server.core.machine_room.subscriptions import SUBSCRIPTION_PROVIDERS, not_connected_sentence
 
 OFFLINE_MODEL = "SmolLM2-135M-Instruct"
 

@@ -4,7 +4,7 @@ timing and the status projection, pure.
 Three providers, each a single saved connection: `chatgpt` (OpenAI's device code login as the
 Codex CLI does it), `github-copilot-subscription` (GitHub's device flow, then the Copilot token
 exchange) and `xai-subscription` (a standard RFC 8628 device authorization grant). The adapters
-(`server.agent.subscription_clients`) speak HTTP and turn each poll into a `PollOutcome`; this
+(`server.agent.machine_room.subscription_clients`) speak HTTP and turn each poll into a `PollOutcome`; this
 module decides what the login's state becomes. Nothing here holds a token in what it projects:
 `status_view` is the only shape that leaves the server (docs/decisions/0019-subscription-logins.md).
 

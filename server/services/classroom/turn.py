@@ -42,15 +42,15 @@ from server.core.classroom.ui_stream import AssistantMessageFold
 from server.core.contracts.chat import ChatRecord, ChatRequest, TurnUsage, plain_problems
 from server.core.contracts.jobs import ARTIFACT_PART, JobKind
 from server.core.contracts.models import ResolvedModel
-from server.core.model_failures import refusal_code, tool_error_sentence
+from server.core.machine_room.model_failures import refusal_code, tool_error_sentence
 from server.core.ports import ChatStore, GraphReader
 from server.core.transcript import awaits_continuation, for_model, probe_assessment
 from server.core.workbench.wake import idle_wake_ready, place_steers, place_steers_in_answer
-from server.services.background import awaited_whole
 from server.services.chats import utc_now
 from server.services.classroom.context import ContextService
 from server.services.liveness import RunningTurn, TurnRegistry
-from server.services.models import ModelService
+from server.services.machine_room.background import awaited_whole
+from server.services.machine_room.models import ModelService
 
 log = logging.getLogger("lh.turn")
 
@@ -624,7 +624,7 @@ class TurnService:
                         "to use a hosted model.",
                     )
                 # the guarded engine's errors are one plain sentence that says what to do
-                # (server.core.model_failures); nothing is appended to it
+                # (server.core.machine_room.model_failures); nothing is appended to it
                 said = str(learner_facing(chunk, state.offline, before=True).get("errorText") or "")
                 if said == APP_FAILURE_BEFORE:  # the app's own error, not the model's
                     raise TurnRejected(503, "model_unreachable", said)

@@ -56,8 +56,8 @@ from server.agent.library.extraction import (
     run_pack_extractor,
     windowed_prompt,
 )
-from server.agent.model_guard import model_failure_of
-from server.agent.pricing import usage_cost
+from server.agent.machine_room.model_guard import model_failure_of
+from server.agent.machine_room.pricing import usage_cost
 from server.core.contracts.graph import (
     Chain,
     CoverageLine,
@@ -83,11 +83,11 @@ from server.core.library.packing import (
 )
 from server.core.ports import Embedder, GraphStore
 from server.core.tokens import estimate_tokens
-from server.services import heap
-from server.services.background import awaited_whole, run_background
 from server.services.chats import utc_now
 from server.services.library.embeddings import CandidateVectors
-from server.services.offline_model import CONTEXT_TOKENS, TOKENS_PER_ESTIMATE
+from server.services.machine_room import heap
+from server.services.machine_room.background import awaited_whole, run_background
+from server.services.machine_room.offline_model import CONTEXT_TOKENS, TOKENS_PER_ESTIMATE
 
 log = logging.getLogger("lh.extraction")
 

@@ -31,9 +31,9 @@ from server.core.library.graph_view import (
 )
 from server.core.library.layout import sanitize_positions, settle
 from server.core.ports import ChatStore, GraphStore
-from server.services import heap
-from server.services.background import run_background
 from server.services.library.extraction import ExtractionService, release_memory
+from server.services.machine_room import heap
+from server.services.machine_room.background import run_background
 
 log = logging.getLogger("lh.graph")
 
@@ -86,7 +86,7 @@ TRIM_AFTER_PROPOSITIONS = 20_000
 """A read's derivation over at least this many propositions is followed by `release_memory()`
 (glibc `malloc_trim`): a full derivation at 100k propositions frees ~800 MB of transient heap that
 glibc kept mapped (the server's RSS 1.5 GB -> ~0.7 GB after the trim; issue 16 item 2,
-`tests/bench/bench_graph_memory.py`). Below it the trim is not worth its walk of the heap."""
+`tests/bench/library/bench_graph_memory.py`). Below it the trim is not worth its walk of the heap."""
 
 
 def _then_trim(propositions: int, derive: Callable[..., T], *args: Any) -> T:

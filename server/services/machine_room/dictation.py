@@ -15,7 +15,12 @@ from dataclasses import dataclass
 import httpx
 
 from server.config import DICTATION_TOKEN_TTL_S
-from server.core.dictation import NO_KEY_DETAIL, DictationEndpoints, DictationRefused, refusal_for_status
+from server.core.machine_room.dictation import (
+    NO_KEY_DETAIL,
+    DictationEndpoints,
+    DictationRefused,
+    refusal_for_status,
+)
 
 log = logging.getLogger("lh.dictation")
 
@@ -42,7 +47,7 @@ class DictationTokens:
     """Mints Deepgram tokens against one API base.
 
     Args:
-        endpoints: from `server.core.dictation.dictation_endpoints(LH_DEEPGRAM_API_BASE)`.
+        endpoints: from `server.core.machine_room.dictation.dictation_endpoints(LH_DEEPGRAM_API_BASE)`.
         timeout_s: the grant's deadline in seconds.
     """
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic_ai.models import Model
 
-from server.agent.engine import build_model, build_subscription_model
-from server.agent.subscription_clients import bases as subscription_bases
+from server.agent.machine_room.engine import build_model, build_subscription_model
+from server.agent.machine_room.subscription_clients import bases as subscription_bases
 from server.config import (
     API_KEY_ENV,
     DICTATION_KEY_ENV,
@@ -40,11 +40,16 @@ from server.core.contracts.models import (
     SecretName,
     Settings,
 )
-from server.core.model_failures import FailureKind
-from server.core.model_slots import Resolution, resolve_ref, resolve_slot, stamp_from
+from server.core.machine_room.model_failures import FailureKind
+from server.core.machine_room.model_slots import Resolution, resolve_ref, resolve_slot, stamp_from
+from server.core.machine_room.subscriptions import (
+    SUBSCRIPTION_PROVIDERS,
+    ScopedAuth,
+    SubscriptionAuth,
+    auth_problem,
+)
 from server.core.ports import SecretStore, SettingsStore
-from server.core.subscriptions import SUBSCRIPTION_PROVIDERS, ScopedAuth, SubscriptionAuth, auth_problem
-from server.services.offline_model import CONTEXT_TOKENS, TOKENS_PER_ESTIMATE, OfflineModelServer
+from server.services.machine_room.offline_model import CONTEXT_TOKENS, TOKENS_PER_ESTIMATE, OfflineModelServer
 
 ModelFactory = Callable[[ResolvedModel, "str | None", "str | None"], Model]
 """(resolved, api_key, base_url) -> model. Tests inject scripted models here."""

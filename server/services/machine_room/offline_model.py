@@ -34,7 +34,7 @@ from pathlib import Path
 import httpx
 
 from server.config import OFFLINE_CHILD_FLAG, OFFLINE_MODEL_NAME
-from server.core.child_env import child_environment
+from server.core.machine_room.child_env import child_environment
 
 log = logging.getLogger("lh.offline")
 

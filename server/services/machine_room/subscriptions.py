@@ -12,7 +12,7 @@ pushes scoped request auth (no refresh token) through `push`/`withdraw`
 pushed, in memory, and never reads or writes the data dir.
 
 Either way the model routes read credentials through one port, `current(provider)` (see
-`server.core.subscriptions.SubscriptionAuth`), and every change of a state emits
+`server.core.machine_room.subscriptions.SubscriptionAuth`), and every change of a state emits
 `subscriptions-changed` (notify -> fetch).
 """
 
@@ -25,14 +25,14 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from server.agent.subscription_clients import (
+from server.agent.machine_room.subscription_clients import (
     ProviderUnavailable,
     RefreshFailed,
     RefreshRevoked,
     SubscriptionClient,
 )
 from server.core.events import EventBus
-from server.core.subscriptions import (
+from server.core.machine_room.subscriptions import (
     DISCONNECTED,
     REFRESH_LEAD_S,
     SUBSCRIPTION_PROVIDERS,
@@ -64,7 +64,7 @@ class SubscriptionService:
 
     Args:
         store: web mode's credential files (None in desktop mode: nothing is written).
-        clients: provider id -> its HTTP adapter (`server.agent.subscription_clients`).
+        clients: provider id -> its HTTP adapter (`server.agent.machine_room.subscription_clients`).
         events: the bus behind `GET /api/events`.
         desktop: True when Electron main owns the logins (`LH_API_TOKEN` set).
         shell_secret: desktop mode's `LH_SHELL_SECRET` (None: pushes are refused).

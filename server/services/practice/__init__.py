@@ -1,0 +1,1 @@
+"""Practice (seed §7): problem sets, their partition, generation and grading."""

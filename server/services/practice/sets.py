@@ -31,6 +31,7 @@ from typing import Any, Literal
 from pydantic_ai.models import Model
 from pydantic_ai.usage import RunUsage
 
+from server.agent.machine_room.pricing import usage_cost
 from server.agent.practice import (
     Generated,
     Graded,
@@ -42,7 +43,6 @@ from server.agent.practice import (
     grader_prompt,
     partitioner_prompt,
 )
-from server.agent.pricing import usage_cost
 from server.core.classroom.turns import TurnRejected
 from server.core.contracts.models import ResolvedModel
 from server.core.contracts.practice import (

@@ -13,7 +13,7 @@ from server.agent.workbench.workers import WorkerDeps, run_worker
 from server.core.classroom.turns import TurnRejected
 from server.core.contracts.jobs import JobKind, WorkerResult, WorkerUsage
 from server.core.ports import Headless
-from server.services.models import ModelService
+from server.services.machine_room.models import ModelService
 
 log = logging.getLogger("lh.job")
 

@@ -1,0 +1,1 @@
+"""The Classroom's storage: session records (`data/chats/`) and lesson summaries."""

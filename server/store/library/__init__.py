@@ -1,0 +1,1 @@
+"""The Library's storage: the graph ledgers (`data/graph/`) and the accepted-import queue."""

@@ -1,0 +1,1 @@
+"""The machine room's storage: settings, secrets and subscription logins."""

@@ -17,7 +17,12 @@ from pathlib import Path
 
 import orjson
 
-from server.core.subscriptions import CredentialRefused, Grant, credential_record, grant_from_record
+from server.core.machine_room.subscriptions import (
+    CredentialRefused,
+    Grant,
+    credential_record,
+    grant_from_record,
+)
 from server.store.atomic import read_json, write_json_atomic
 
 OWNER_ONLY = 0o600

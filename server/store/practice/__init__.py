@@ -1,0 +1,1 @@
+"""Practice's storage: problem sets (`data/practice/`)."""

@@ -1,0 +1,1 @@
+"""The Workbench's storage: job records (`data/jobs/`)."""

@@ -1,6 +1,6 @@
 """Benchmark: the chat store's reads and writes for long lessons and many sessions (issue 15).
 
-Run: `.venv/bin/python -m tests.bench.bench_chat_store`. Figures go to docs/benchmarks.md.
+Run: `.venv/bin/python -m tests.bench.classroom.bench_chat_store`. Figures go to docs/benchmarks.md.
 
 1. The session list at 10 and 1,000 sessions (20 messages each): `ChatService.list` warm (the
    index in memory, record files only stat'ed), in a fresh process (the index file read once),
@@ -34,7 +34,7 @@ from server.core.contracts.models import ModelRef
 from server.services.chats import ChatService
 from server.services.liveness import TurnRegistry
 from server.store.atomic import read_json, write_json_atomic
-from server.store.chats import FileChatStore, compact_json
+from server.store.classroom.chats import FileChatStore, compact_json
 from tests.bench.common import timed
 from tests.flows.inprocess import LOOPBACK, scripted_app
 

@@ -1,13 +1,13 @@
 """Benchmark (issue 15): server time per lesson turn at 10 / 1,000 / 10,000 messages, and
 `GET /api/chats` at 10 / 1,000 sessions, each as a ratio to the small case measured in the same run.
 
-Run: `.venv/bin/python -m tests.bench.bench_long_lesson` (`LH_BENCH_ONLY=list`: the session list
+Run: `.venv/bin/python -m tests.bench.classroom.bench_long_lesson` (`LH_BENCH_ONLY=list`: the session list
 alone; `LH_BENCH_HEAP=0`: CPython's collector defaults instead of the server's heap policy,
-server/services/heap.py, which `python -m server` installs). Figures go to docs/benchmarks.md.
+server/services/machine_room/heap.py, which `python -m server` installs). Figures go to docs/benchmarks.md.
 The model is a scripted stub that answers at once (pydantic-ai FunctionModel), so a turn's time is
 the server's own: accepting the request, the write-ahead save, building the model's view, the
 agent run over it, folding and persisting the reply. Realistic records: ~60-character learner
-lines and ~380-character teacher replies, alternating (tests/unit/test_context.py `lesson`).
+lines and ~380-character teacher replies, alternating (tests/unit/classroom/test_context.py `lesson`).
 The app runs in-process (httpx over ASGI); medians of 7 consecutive turns of one lesson (a lesson
 is continued in a running server, as a learner does; the first turn, which reads the record cold,
 is not counted). Each figure is wall time, with the process's CPU time beside it (wall minus CPU
@@ -41,15 +41,15 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
 from server.api.app import create_app
 from server.config import DataPaths
-from server.services import heap
-from server.services.container import build_services
+from server.services.bootstrap import build_services
+from server.services.machine_room import heap
 from tests.bench.loop_probe import PathClock
 from tests.fakes import FakeSecrets
 from tests.flows.conftest import COMPATIBLE_SLOT
 from tests.flows.lesson_script import TEACH_QUIZ
-from tests.flows.test_workbench import teaching_record
+from tests.flows.workbench.test_workbench import teaching_record
 from tests.procs import scripted_slot
-from tests.unit.test_context import lesson
+from tests.unit.classroom.test_context import lesson
 
 RUNS = int(os.environ.get("LH_BENCH_RUNS", "7"))
 URL = "http://127.0.0.1:8765"
@@ -144,7 +144,7 @@ def stub_process() -> Iterator[str]:
         "import uvicorn; from tests.stub_openai import create_stub; "
         f"uvicorn.run(create_stub(delay_s=0), host='127.0.0.1', port={port}, log_level='warning')"
     )
-    child = subprocess.Popen([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2])
+    child = subprocess.Popen([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[3])
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(300):
@@ -229,7 +229,7 @@ async def main_async() -> None:
         print(f"load average {os.getloadavg()[0]:.1f} ({os.cpu_count()} cores)")
         if os.environ.get("LH_BENCH_HEAP", "1") == "1":  # as `python -m server` runs (0: CPython's defaults)
             heap.install()
-        print(f"heap policy (server/services/heap.py): {'on' if heap.installed() else 'off'}")
+        print(f"heap policy (server/services/machine_room/heap.py): {'on' if heap.installed() else 'off'}")
         titles = {
             "message": "a learner's message (scripted model, answers at once)",
             "answer": "an answer to a pending quiz (scripted model)",

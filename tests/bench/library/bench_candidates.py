@@ -4,7 +4,7 @@ raw text), `lexical+exact` (exact normalized statements linked without the model
 then token_set_ratio on case-folded words) and `fused` (the same, with the fuzzy and embedding
 ranks merged by reciprocal rank fusion; the packaged all-MiniLM-L6-v2 int8 ONNX model).
 
-Run: `.venv/bin/python -m tests.bench.bench_candidates` (not part of the test suite).
+Run: `.venv/bin/python -m tests.bench.library.bench_candidates` (not part of the test suite).
 
 The pairs are `tests/vectors/paraphrase_pairs.json`: groups of an anchor claim from a fixture note
 and variants, each a pair with its anchor (paraphrase: reworded or exact; distinct: a changed
@@ -39,7 +39,7 @@ from server.agent.library.embedder import OnnxEmbedder
 from server.core.contracts.graph import FindingProposition, Proposition
 from server.core.library.candidates import audit_candidates, text_of
 
-PAIRS = Path(__file__).resolve().parents[1] / "vectors" / "paraphrase_pairs.json"
+PAIRS = Path(__file__).resolve().parents[2] / "vectors" / "paraphrase_pairs.json"
 LIMIT = 5
 NOTES = [
     "algorithms-graph-dijkstra.en.md",

@@ -1,7 +1,7 @@
 """Benchmark: the home page's Canvas 2D graph while panning and zooming, at 1k, 10k and 50k view
 nodes.
 
-Run: `.venv/bin/python -m tests.bench.bench_canvas [--sizes 1000,10000,50000] [--seconds 3]`
+Run: `.venv/bin/python -m tests.bench.library.bench_canvas [--sizes 1000,10000,50000] [--seconds 3]`
 (not part of the test suite). Needs Debian's `chromium` and a built frontend (`npm run build`).
 
 For each size it writes a data dir whose `graph/nodes.jsonl`, `chains.jsonl`, `sources.jsonl` and

@@ -1,7 +1,7 @@
 """Benchmark (issue 17, bad input: "no read blocks the server for more than 100 ms"): the first
 `GET /api/graph` after a drag, at 10k and 100k propositions, and how long it holds the event loop.
 
-Run: `.venv/bin/python -m tests.bench.bench_graph_drag [sizes]`. Figures go to docs/benchmarks.md.
+Run: `.venv/bin/python -m tests.bench.library.bench_graph_drag [sizes]`. Figures go to docs/benchmarks.md.
 A drag changes the positions, so the next read derives the view again (patched: only the dragged
 row is serialised again, but the pass over every row is O(N)). For each form (`full` JSON and
 `compact`) and each way of reading, `repeat` drags, each followed by one read while a probe
@@ -12,7 +12,7 @@ between two ticks (the loop held):
 - `read_json`: what the route does now (the derivation in a worker thread).
 
 Each way runs with the collector as CPython ships it, then with the server's heap policy
-(`server/services/heap.py`: the folds frozen, as after a settle), all in one process, with the
+(`server/services/machine_room/heap.py`: the folds frozen, as after a settle), all in one process, with the
 server's GIL switch interval (0.5 ms, `server/__main__.py`).
 """
 
@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from server.__main__ import GIL_SWITCH_S
-from server.services import heap
 from server.services.library.graph import GraphService
-from server.store.graph import FileGraphStore
-from tests.bench.bench_graph_read import _NoChats, write_graph
+from server.services.machine_room import heap
+from server.store.library.graph import FileGraphStore
+from tests.bench.library.bench_graph_read import _NoChats, write_graph
 
 
 async def _probe(stop: asyncio.Event, gaps: list[float]) -> None:

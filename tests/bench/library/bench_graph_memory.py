@@ -1,7 +1,7 @@
 """Benchmark (issue 16 item 2: "a 100k-proposition graph served in under 400 MB"): the memory of a
 real `python -m server` process serving a graph of N propositions and N chains.
 
-Run: `.venv/bin/python -m tests.bench.bench_graph_memory [sizes]` (default 100000). Figures go to
+Run: `.venv/bin/python -m tests.bench.library.bench_graph_memory [sizes]` (default 100000). Figures go to
 docs/benchmarks.md. The graph is the read benchmark's (`bench_graph_read.write_graph`: sources of
 100, chains of 1-3 premises), with no view snapshot (a read never writes one): the cold path.
 Printed, from `/proc/<pid>/status`: the server's RSS when ready (nothing folded yet), after the
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.bench.bench_graph_read import write_graph
+from tests.bench.library.bench_graph_read import write_graph
 from tests.procs import ServerProcess, scripted_slot, start_server, write_settings
 
 

@@ -1,9 +1,9 @@
 """Benchmark: `GET /api/graph`'s work (fold the ledgers + derive the view) at 1k, 10k and 100k
 propositions, against a bare parse of the same ledgers (orjson per line).
 
-Run: `.venv/bin/python -m tests.bench.bench_graph_read` (`--compact [sizes]`: the wire, issue 17 item 5:
-body sizes of the full and compact view and the first read after a merge in each form). Figures
-go to docs/benchmarks.md.
+Run: `.venv/bin/python -m tests.bench.library.bench_graph_read` (`--compact [sizes]`: the wire,
+issue 17 item 5: body sizes of the full and compact view and the first read after a merge in each
+form). Figures go to docs/benchmarks.md.
 The graph: N propositions in sources of 100 and N chains (1-3 premises within the source).
 Cold: a fresh store folds the ledgers; warm: the store reuses its folds (the ledgers did not change),
 so only the view is derived.
@@ -30,8 +30,8 @@ from server.core.contracts.graph import (
 from server.core.library.graph import chain_id, plan_merge
 from server.core.library.graph_view import derive_view
 from server.services.library.graph import GraphService
-from server.store.graph import FileGraphStore
 from server.store.ledger import append_ledger
+from server.store.library.graph import FileGraphStore
 from tests.bench.common import extraction_job, run_line, timed
 
 

@@ -1,8 +1,8 @@
 """Benchmark: the layout settle at scale, and whether sessions read as regions (issues 16, 17).
 
-Run: `.venv/bin/python -m tests.bench.bench_layout` (prints a table; figures go to
+Run: `.venv/bin/python -m tests.bench.library.bench_layout` (prints a table; figures go to
 docs/benchmarks.md). Not part of the test suite: speed is measured here, never asserted (the memory
-bound and the region targets are asserted in tests/unit/test_layout.py).
+bound and the region targets are asserted in tests/unit/library/test_layout.py).
 
 The graph (`tests/synthetic_layout.py`): propositions in birth sessions of lognormal sizes (one per
 ~33 propositions), ~0.6 chains per proposition (each an implication node with 1-2 premises), 10 %

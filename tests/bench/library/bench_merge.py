@@ -1,6 +1,6 @@
 """Benchmark: one job's merge + incremental chain simplification at 1k, 10k and 100k chains.
 
-Run: `.venv/bin/python -m tests.bench.bench_merge` (prints a table; figures go to docs/benchmarks.md).
+Run: `.venv/bin/python -m tests.bench.library.bench_merge` (prints a table; figures go to docs/benchmarks.md).
 Not part of the test suite: speed is measured here, never asserted.
 
 The graph: N chains over N/2 propositions, grouped like extraction output: sources of 100
@@ -36,8 +36,8 @@ from server.core.contracts.graph import (
     Verdicts,
 )
 from server.core.library.graph import ChainIndex, chain_id, fold_nodes, plan_merge, simplify
-from server.store.graph import FileGraphStore
 from server.store.ledger import append_ledger
+from server.store.library.graph import FileGraphStore
 from tests.bench.common import extraction_job, run_line, timed
 
 

@@ -1,12 +1,13 @@
 """Benchmark: a fixture note imported with no key, on the real offline model (SmolLM2-135M).
 
-Run: `.venv/bin/python -m tests.bench.bench_offline_notes [note.md ...]` (default: the heap note).
+Run: `.venv/bin/python -m tests.bench.library.bench_offline_notes [note.md ...]` (default: the heap note).
 Not part of the test suite (it takes 3-6 minutes of CPU per note, and what the 135M model finds is
 sampling luck): it prints, per note, the chunks, how many were done or failed, whether any chunk's
 request outgrew the model's window (`context_exceeded`: on a first request, or on a retry), the
 model requests and tokens per chunk, and the propositions found. The sizes it depends on are tested
-with scripted models (tests/unit/test_chunk_budget.py, tests/unit/test_extractor_window.py); the
-real model's plain overflow message is tested in tests/flows/test_offline_smoke.py.
+with scripted models (tests/unit/library/test_chunk_budget.py,
+tests/unit/library/test_extractor_window.py); the
+real model's plain overflow message is tested in tests/flows/machine_room/test_offline_smoke.py.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Benchmark (issue 16 item 5, decision 0023): model tokens per source token of the synthetic
 1,200-note vault (`bench_vault.write_vault`), in-process, with packing on and off.
 
-Run: `.venv/bin/python -m tests.bench.bench_pack_tokens [notes] [pack budget, 0 = off]`.
+Run: `.venv/bin/python -m tests.bench.library.bench_pack_tokens [notes] [pack budget, 0 = off]`.
 The notes door, the pipeline and the ledgers are real (a tmp dir); the model is a pydantic-ai
 FunctionModel answering what `tests/stub_graph.py` answers. Each request is counted as
 `bench_vault` counts it at the stub (characters / 4 over the instructions, every message part and
@@ -29,8 +29,8 @@ from server.core.contracts.models import ResolvedModel, Settings
 from server.core.tokens import estimate_tokens
 from server.services.library.extraction import ExtractionService
 from server.services.library.library import LibraryService
-from server.store.graph import FileGraphStore
-from tests.bench.bench_vault import write_vault
+from server.store.library.graph import FileGraphStore
+from tests.bench.library.bench_vault import write_vault
 from tests.fakes import FakeSettingsStore
 from tests.stub_graph import graph_reply
 

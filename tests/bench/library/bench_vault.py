@@ -1,7 +1,7 @@
 """Benchmark (issue 16): a synthetic vault of 1,200 notes imported in one call into a real
 `python -m server` process whose model is a scripted, instant OpenAI-compatible stub.
 
-Run: `.venv/bin/python -m tests.bench.bench_vault [notes]`. Figures go to docs/benchmarks.md.
+Run: `.venv/bin/python -m tests.bench.library.bench_vault [notes]`. Figures go to docs/benchmarks.md.
 Prints: wall time (the POST until every row of the feed ended), the server's RSS when idle, its
 peak during the import (sampled every 50 ms from /proc, and the kernel's VmHWM) and after the
 jobs ended (at once and 5 s later), `/api/health` p50/p99/max while the import runs (polled every
@@ -280,7 +280,7 @@ def main(notes: int = 1_200) -> None:
                 # the same poll from a process of its own: free of this process's GIL, which the
                 # stub model's answers and the samplers share with the poller above
                 poller = subprocess.Popen(
-                    [sys.executable, "-m", "tests.bench.bench_vault", "--poll", server.url],
+                    [sys.executable, "-m", "tests.bench.library.bench_vault", "--poll", server.url],
                     cwd=ROOT,
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
@@ -349,7 +349,7 @@ def main(notes: int = 1_200) -> None:
                     f"gc generation {gen}: {len(took)} runs, max {max(took):.1f} ms, {sum(took):.0f} ms all"
                 )
         if body.get("heap"):
-            print(f"heap policy (server/services/heap.py): {body['heap']}")
+            print(f"heap policy (server/services/machine_room/heap.py): {body['heap']}")
         print(
             f"probe thread kept off the GIL or a CPU > 50 ms (the server frozen?): {len(gaps)} times, "
             f"{sum(g[1] for g in gaps) / 1000:.1f} s in all; the longest, with the other threads' frames:"

@@ -1,7 +1,7 @@
 """Benchmark (issue 26, item 6): `/api/health` while a burst of 20 lesson turns and 5 notes
 imports hits a fresh `python -m server` at the same moment.
 
-Run: `.venv/bin/python -m tests.bench.bench_burst [runs]` (default 3 runs, each on a fresh server
+Run: `.venv/bin/python -m tests.bench.machine_room.bench_burst [runs]` (default 3 runs, each on a fresh server
 and data dir). With `LH_LOOP_PROBE_OUT=/tmp/x.json` the server runs under
 `tests/bench/loop_probe.py` and the last run's loop lag, stall stacks, GC pauses and the slowest
 probes' split (before the app is called / in it / after, and how long the poller itself waited
@@ -46,7 +46,7 @@ from typing import Any
 
 import httpx
 
-from tests.bench.bench_vault import PROBE_ENV, _runnable_s, percentile, print_probe, split_health
+from tests.bench.library.bench_vault import PROBE_ENV, _runnable_s, percentile, print_probe, split_health
 from tests.procs import ROOT, ServerProcess, learner_turn, scripted_slot, start_server, write_settings
 from tests.stub_graph import graph_reply
 from tests.stub_openai import Reply, create_stub
@@ -113,7 +113,9 @@ def stub_process() -> Iterator[str]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    child = subprocess.Popen([sys.executable, "-m", "tests.bench.bench_burst", "--stub", str(port)], cwd=ROOT)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.bench.machine_room.bench_burst", "--stub", str(port)], cwd=ROOT
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -234,7 +236,7 @@ def run_once(index: int) -> dict[str, Any]:
         server: ServerProcess = start_server(data, module=module, cwd=CHECKOUT)
         try:
             poller = subprocess.Popen(
-                [sys.executable, "-m", "tests.bench.bench_burst", "--poll", server.url],
+                [sys.executable, "-m", "tests.bench.machine_room.bench_burst", "--poll", server.url],
                 cwd=ROOT,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,

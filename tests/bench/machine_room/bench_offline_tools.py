@@ -1,6 +1,7 @@
 """Benchmark: schema-valid tool calls and seconds per turn of the offline model (issue 9).
 
-Run: `.venv/bin/python -m tests.bench.bench_offline_tools [--reps N] [--variants a,b] [--gguf PATH]`
+Run: `.venv/bin/python -m tests.bench.machine_room.bench_offline_tools
+[--reps N] [--variants a,b] [--gguf PATH]`
 (prints a table; figures go to docs/benchmarks.md). Not part of the test suite: nothing is asserted.
 
 A real llama.cpp server child (`OfflineModelServer`, the app's own arguments) serves the offline
@@ -46,7 +47,7 @@ from server.agent.classroom.lesson import (
     plan_node_ids,
     stream_turn,
 )
-from server.agent.engine import build_model
+from server.agent.machine_room.engine import build_model
 from server.config import OFFLINE_MODEL_NAME
 from server.core.classroom.plan_tree import PlanError, parse_plan
 from server.core.contracts.models import ResolvedModel
@@ -55,7 +56,7 @@ from server.core.contracts.probe import ProbeAssessment
 from server.core.contracts.questions import AskInput, QuizInput
 from server.core.transcript import for_model, has_plan, probe_assessment
 from server.services.classroom.turn import OFFLINE_MAX_TOKENS, OFFLINE_RETRIES
-from server.services.offline_model import OfflineModelServer, find_gguf
+from server.services.machine_room.offline_model import OfflineModelServer, find_gguf
 
 # -- the fixed situations ------------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from server.core.classroom.questions import display_order
-from server.store.chats import read_record_data
+from server.store.classroom.chats import read_record_data
 from tests.livehttp import serve
 from tests.procs import ServerProcess, server_on_stub, start_on_stub
 from tests.stub_lesson import lesson_reply

@@ -14,7 +14,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
-from server.store.chats import read_record_data
+from server.store.classroom.chats import read_record_data
 from tests.livehttp import serve
 from tests.procs import start_on_stub, start_server
 from tests.stub_openai import create_stub

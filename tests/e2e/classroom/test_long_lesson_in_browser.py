@@ -19,7 +19,7 @@ import httpx
 import pytest
 from playwright.sync_api import Page, Request, Response, expect
 
-from server.store.chats import read_record_data
+from server.store.classroom.chats import read_record_data
 from tests.procs import ServerProcess, server_on_stub
 
 pytestmark = pytest.mark.e2e

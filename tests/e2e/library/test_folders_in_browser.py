@@ -19,7 +19,7 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.test_graph_in_browser import NOTES_DIR, graph, graph_reply, wait_rendered
+from tests.e2e.library.test_graph_in_browser import NOTES_DIR, graph, graph_reply, wait_rendered
 from tests.procs import ServerProcess, server_on_stub
 
 pytestmark = pytest.mark.e2e

@@ -22,7 +22,7 @@ from server.core.contracts.graph import ChainLine, NodeLine, Provenance, SourceL
 from server.core.library.graph import chain_id
 from server.store.ledger import append_ledger
 from tests.bench.common import run_line
-from tests.e2e.test_graph_in_browser import assert_labels_apart, inked_fraction
+from tests.e2e.library.test_graph_in_browser import assert_labels_apart, inked_fraction
 from tests.procs import ServerProcess, start_server
 
 pytestmark = pytest.mark.e2e

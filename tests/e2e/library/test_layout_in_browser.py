@@ -29,9 +29,9 @@ from tests.stub_openai import Reply
 
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 AXE = ROOT / "frontend" / "node_modules" / "axe-core" / "axe.min.js"
-OUTPUT = Path(__file__).resolve().parent / "output"
+OUTPUT = Path(__file__).resolve().parents[1] / "output"
 
 VIEWPORTS = [(1280, 800), (800, 600), (390, 844)]
 SCHEMES = ["light", "dark"]

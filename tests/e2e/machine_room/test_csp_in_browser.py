@@ -40,7 +40,7 @@ pytestmark = pytest.mark.e2e
 
 DEEPGRAM_KEY = "dg-e2e-key-0123456789abcdef"
 JWT = "eyJhbGciOiJIUzI1NiJ9.e2e-deepgram.sig"
-OUTPUT = Path(__file__).resolve().parent / "output"
+OUTPUT = Path(__file__).resolve().parents[1] / "output"
 NOTE = "# Binary heap\n# Heap order\n# Root is the minimum\n"
 INTERIM = "the derivative of"
 FINAL = "The derivative of x squared"

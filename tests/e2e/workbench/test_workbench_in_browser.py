@@ -20,9 +20,9 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.test_classroom_in_browser import answer_quiz
+from tests.e2e.classroom.test_classroom_in_browser import answer_quiz
 from tests.flows.lesson_script import TEACH_QUIZ
-from tests.flows.test_workbench import teaching_record
+from tests.flows.workbench.test_workbench import teaching_record
 from tests.livehttp import serve
 from tests.procs import ServerProcess, scripted_slot, start_server, write_settings
 from tests.stub_openai import Reply, create_stub, last_user_text

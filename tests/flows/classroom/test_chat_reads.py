@@ -9,10 +9,10 @@ from typing import Any
 import orjson
 import pytest
 
-from server.api.routes.chats import with_fields
+from server.api.routes.classroom.chats import with_fields
 from server.core.contracts.chat import ChatRecord, summarize
 from server.store.atomic import write_json_atomic
-from server.store.chats import compact_json, read_record_data
+from server.store.classroom.chats import compact_json, read_record_data
 from tests.flows.conftest import Live, turn_body
 
 

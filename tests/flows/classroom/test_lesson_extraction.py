@@ -16,7 +16,7 @@ from pydantic_ai.models.function import DeltaToolCall, FunctionModel
 
 from server.api.app import create_app
 from server.config import DataPaths
-from server.services.container import build_services
+from server.services.bootstrap import build_services
 from tests.fakes import FakeSecrets
 from tests.flows.conftest import COMPATIBLE_SLOT, Script, turn_body
 from tests.flows.graph_script import graph_model

@@ -18,11 +18,11 @@ from pydantic_ai.models.function import FunctionModel
 
 from server.api.app import create_app
 from server.config import DataPaths
-from server.services.container import Services, build_services
+from server.services.bootstrap import Services, build_services
 from tests.fakes import FakeSecrets
+from tests.flows.classroom.test_lesson_extraction import PROBE_DONE
 from tests.flows.conftest import COMPATIBLE_SLOT, Script, turn_body
 from tests.flows.graph_script import graph_model
-from tests.flows.test_lesson_extraction import PROBE_DONE
 from tests.livehttp import serve
 
 SHORT_PROSE = "A binary heap keeps the smallest key at its root.\n\nEvery parent is at most its children."

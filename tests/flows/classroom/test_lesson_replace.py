@@ -11,7 +11,7 @@ from pathlib import Path
 from server.core.contracts.graph import ChainLine, RunLine
 from server.core.library.notes import content_fingerprint
 from tests.flows.graph_pipeline import Pipeline, invariants, lesson_pairs, retired_jobs
-from tests.flows.test_graph_replace import block
+from tests.flows.library.test_graph_replace import block
 
 SORT_NOTE = "# Arrays\n# Heapsort\n"
 

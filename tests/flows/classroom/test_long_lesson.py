@@ -21,11 +21,11 @@ from server.api.app import create_app
 from server.config import DataPaths
 from server.core.classroom.context import DEFAULT_CONTEXT_TOKENS, RECENT_TURNS
 from server.core.tokens import estimate_tokens
-from server.services.container import build_services
+from server.services.bootstrap import build_services
 from tests.fakes import FakeSecrets
 from tests.flows.conftest import COMPATIBLE_SLOT, Live, Script, turn_body
 from tests.livehttp import serve
-from tests.unit.test_context import lesson
+from tests.unit.classroom.test_context import lesson
 
 
 def request_tokens(messages: list[ModelMessage]) -> int:

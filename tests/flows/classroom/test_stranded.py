@@ -16,9 +16,9 @@ from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models.function import AgentInfo
 
 from server.core.transcript import awaits_continuation, pending_questions
+from tests.flows.classroom.test_classroom import answer_body
 from tests.flows.conftest import Live, sse_chunks, turn_body
 from tests.flows.lesson_script import lesson_model
-from tests.flows.test_classroom import answer_body
 
 
 class Flaky:

@@ -5,7 +5,7 @@ message as a short text part saying one was attached; the record keeps the image
 reads images (any keyed model) gets it as an image. The per-lesson conversion caches hold one view
 per capability, so a lesson whose model switches between the two gets each model its own view, in
 both directions. The scripted model here stands in for both (the capability is the resolved
-model's flag); tests/flows/test_offline_smoke.py runs the real offline model.
+model's flag); tests/flows/machine_room/test_offline_smoke.py runs the real offline model.
 """
 
 from __future__ import annotations

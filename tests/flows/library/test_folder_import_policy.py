@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.flows.test_library import Library, library  # noqa: F401 - the fixture
+from tests.flows.library.test_library import Library, library  # noqa: F401 - the fixture
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from server.core.contracts.graph import NodeLine
 from server.core.library.graph import version_jobs
 from server.core.library.notes import content_fingerprint, source_id
 from tests.flows.graph_pipeline import Pipeline, invariants, lesson_pairs
-from tests.flows.test_graph_replace import block
+from tests.flows.library.test_graph_replace import block
 
 PATHS = ["vault/a.md", "vault/b.md", "vault/c.md"]
 POOL = ["Binary heap", "Heap order", "Priority queue", "Sift-down cost", "Heapsort", "Decrease key"]

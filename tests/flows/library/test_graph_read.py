@@ -12,8 +12,8 @@ import orjson
 import server.services.library.graph as graph_service
 from server.core.library.layout import region_metrics, settle
 from server.services.library.graph import GraphService
-from server.store.graph import FileGraphStore
-from tests.flows.test_library import NOTES, Library, library  # noqa: F401 - the fixture
+from server.store.library.graph import FileGraphStore
+from tests.flows.library.test_library import NOTES, Library, library  # noqa: F401 - the fixture
 
 
 def imported(lib: Library, *names: str) -> dict[str, Any]:

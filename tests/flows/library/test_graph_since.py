@@ -9,9 +9,9 @@ from typing import Any
 import orjson
 
 from server.services.library.graph import GraphService
-from server.store.graph import FileGraphStore
-from tests.flows.test_library import NOTES, Library, library  # noqa: F401 - the fixture
-from tests.unit.test_graph_view import _same, apply_delta, expand
+from server.store.library.graph import FileGraphStore
+from tests.flows.library.test_library import NOTES, Library, library  # noqa: F401 - the fixture
+from tests.unit.library.test_graph_view import _same, apply_delta, expand
 
 
 def compact(lib: Library, since: str | None = None) -> dict[str, Any]:

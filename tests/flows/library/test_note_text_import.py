@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import server.services.library.extraction as extraction
-from tests.flows.test_library import Library, library  # noqa: F401 (the notes-import fixture)
+from tests.flows.library.test_library import Library, library  # noqa: F401 (the notes-import fixture)
 
 DRAWING = """---
 excalidraw-plugin: parsed

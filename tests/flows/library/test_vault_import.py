@@ -15,8 +15,8 @@ import pytest
 
 from server.core.library.packing import PACK_MAX_NOTES
 from server.services.library.extraction import KEEP_ENDED_ROWS, MAX_ACTIVE_RUNS
-from tests.flows.test_folder_import_policy import home, post  # noqa: F401 - the fixture
-from tests.flows.test_library import Library, library  # noqa: F401 - the fixture
+from tests.flows.library.test_folder_import_policy import home, post  # noqa: F401 - the fixture
+from tests.flows.library.test_library import Library, library  # noqa: F401 - the fixture
 
 NOTES = 520
 
@@ -180,7 +180,7 @@ def test_the_event_loop_answers_while_a_big_folder_is_walked_and_read(
     """Health keeps answering while 2,000 notes are walked, read and queued (the model held, so
     only the import itself runs): many answers during the import, and none waits for a large part
     of it, a ratio measured in the same run (a walk on the event loop would hold one health
-    request for the whole walk). The p99 itself is a benchmark figure (tests/bench/bench_vault.py);
+    request for the whole walk). The p99 itself is a benchmark figure (tests/bench/library/bench_vault.py);
     it is printed here."""
     import threading
 

@@ -16,11 +16,11 @@ import httpx
 import pytest
 
 from server.api.app import create_app
-from server.api.csp import DEMO_POLICY, app_policy
+from server.api.machine_room.csp import DEMO_POLICY, app_policy
 from server.config import DataPaths
 from server.core.contracts.jobs import DemoArtifact, JobRecord, ResearchArtifact, Source, WorkerResult
-from server.core.dictation import dictation_endpoints
-from server.services.container import Services, build_services
+from server.core.machine_room.dictation import dictation_endpoints
+from server.services.bootstrap import Services, build_services
 from tests.fakes import FakeSecrets
 from tests.livehttp import serve
 

@@ -20,7 +20,7 @@ import pytest
 
 from server.api.app import create_app
 from server.config import DataPaths
-from server.services.container import Services, build_services
+from server.services.bootstrap import Services, build_services
 from tests.fakes import FakeSecrets
 from tests.fakes.deepgram import SECRET_BODY, TOKEN, VALID_KEY, FakeDeepgram
 from tests.livehttp import serve

@@ -18,7 +18,7 @@ import httpx
 
 from server.api.app import create_app
 from server.config import DataPaths
-from server.services.container import build_services
+from server.services.bootstrap import build_services
 from tests.fakes import FakeSecrets
 from tests.livehttp import serve
 

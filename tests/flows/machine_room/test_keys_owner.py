@@ -16,8 +16,8 @@ import pytest
 from server.api.app import create_app
 from server.config import DataPaths
 from server.core.contracts.models import SecretName
-from server.services.container import Services, build_services
-from server.store.secrets import FileSecrets
+from server.services.bootstrap import Services, build_services
+from server.store.machine_room.secrets import FileSecrets
 from tests.livehttp import serve
 
 TOKEN = "t0k-desktop-launch-token"

@@ -19,14 +19,14 @@ from pydantic_ai import models
 
 from server.api.app import create_app
 from server.config import DataPaths
-from server.services.container import build_services
-from server.services.models import default_model_factory
-from server.services.offline_model import GGUF_ENV, OfflineModelServer
+from server.services.bootstrap import build_services
+from server.services.machine_room.models import default_model_factory
+from server.services.machine_room.offline_model import GGUF_ENV, OfflineModelServer
 from tests.fakes import FakeSecrets
 from tests.flows.conftest import sse_chunks, turn_body
 from tests.livehttp import serve
 from tests.stub_openai import Reply, create_stub
-from tests.unit.test_offline_model import Scripted, assert_reaped
+from tests.unit.machine_room.test_offline_model import Scripted, assert_reaped
 
 
 @pytest.fixture(autouse=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.flows.test_offline_smoke import first_offline_turn
+from tests.flows.machine_room.test_offline_smoke import first_offline_turn
 from tests.procs import ROOT, wait_ready
 
 pytestmark = [

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from server.agent.subscription_clients import build_clients
+from server.agent.machine_room.subscription_clients import build_clients
 from server.config import DataPaths
 from server.core.events import EventBus
-from server.core.subscriptions import SLOW_DOWN_STEP_S
+from server.core.machine_room.subscriptions import SLOW_DOWN_STEP_S
+from server.services.machine_room.subscriptions import SubscriptionService
 from server.services.stores import build_stores
-from server.services.subscriptions import SubscriptionService
 from tests.fakes.subscription_providers import (
     ACCOUNT_ID,
     EMAIL,
@@ -227,7 +227,7 @@ async def test_a_bad_credential_file_is_set_aside_with_plain_words(
 
 
 async def test_desktop_owner_holds_only_what_main_pushed(fake: tuple[str, FakeState], data_dir: Path) -> None:
-    from server.core.subscriptions import ScopedAuth
+    from server.core.machine_room.subscriptions import ScopedAuth
 
     url, _ = fake
     events: list[str] = []

@@ -16,7 +16,7 @@ import pytest
 
 from server.api.app import create_app
 from server.config import DataPaths
-from server.services.container import build_services
+from server.services.bootstrap import build_services
 from tests.fakes import FakeSecrets
 from tests.fakes.subscription_providers import ACCOUNT_ID, FakeState, create_fake_providers, provider_env
 from tests.livehttp import serve

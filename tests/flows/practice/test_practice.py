@@ -22,8 +22,8 @@ from server.core.classroom.turns import TurnRejected
 from server.core.contracts.models import ResolvedModel
 from server.core.contracts.practice import AnswerBody, CreateSet, PracticeParams, Problem, ProblemSet
 from server.core.events import EventBus
-from server.services.practice import PracticeService
-from server.store.practice import FilePracticeStore
+from server.services.practice.sets import PracticeService
+from server.store.practice.sets import FilePracticeStore
 from tests.flows.graph_pipeline import Pipeline
 from tests.flows.practice_script import PracticeScript
 

@@ -25,12 +25,12 @@ from server.core.contracts.jobs import DemoArtifact, JobRecord, WorkerResult, Wo
 from server.core.contracts.models import ModelRef
 from server.core.transcript import pending_questions
 from server.core.workbench.wake import steer_ids
-from server.services.container import build_services
-from server.store.chats import read_record_data
+from server.services.bootstrap import build_services
+from server.store.classroom.chats import read_record_data
 from tests.fakes import FakeSecrets
+from tests.flows.classroom.test_classroom import answer_body
 from tests.flows.conftest import Live, turn_body
 from tests.flows.lesson_script import ASSESSMENT, GOOD_PLAN, TEACH_QUIZ
-from tests.flows.test_classroom import answer_body
 from tests.livehttp import serve
 
 DEMO_HTML = "<canvas id=c></canvas><script>c.getContext('2d').fillRect(0,0,50,50)</script>"

@@ -16,12 +16,12 @@ from pathlib import Path
 import orjson
 import pytest
 
-import server.store.chats as chats_module
+import server.store.classroom.chats as chats_module
 from server.core.contracts.chat import ChatRecord
 from server.core.contracts.models import ModelRef
 from server.core.ports import StoreCorrupt
 from server.store.atomic import write_json_atomic
-from server.store.chats import INDEX_NAME, FileChatStore, compact_json
+from server.store.classroom.chats import INDEX_NAME, FileChatStore, compact_json
 
 
 def record(

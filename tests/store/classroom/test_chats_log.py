@@ -21,13 +21,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import server.store.chats as chats_module
+import server.store.classroom.chats as chats_module
 from server.core.contracts.chat import ChatRecord, TurnUsage
 from server.core.contracts.models import ModelRef
 from server.core.ports import StoreCorrupt
-from server.store.chats import FileChatStore, compact_json, read_record_data
+from server.store.classroom.chats import FileChatStore, compact_json, read_record_data
 
-ROOT = str(Path(__file__).resolve().parents[2])
+ROOT = str(Path(__file__).resolve().parents[3])
 
 
 def base(chat_id: str = "c_1", n: int = 3) -> ChatRecord:
@@ -284,8 +284,8 @@ def saver(root: Path, hang_at: int | None) -> subprocess.Popen:
         import os, sys, time
         sys.path.insert(0, {ROOT!r})
         from pathlib import Path
-        import server.store.chats as chats
-        from tests.store.test_chats_log import base, message
+        import server.store.classroom.chats as chats
+        from tests.store.classroom.test_chats_log import base, message
         hang_at = {hang_at!r}
         real_write = os.write
         state = {{"n": 0}}

@@ -13,7 +13,7 @@ from server.core.contracts.chat import ChatRecord
 from server.core.contracts.models import ModelRef
 from server.core.ports import StoreCorrupt
 from server.store.atomic import write_json_atomic
-from server.store.chats import FileChatStore
+from server.store.classroom.chats import FileChatStore
 
 
 def record(chat_id: str = "c_1", **extra) -> ChatRecord:

@@ -11,8 +11,8 @@ import threading
 from pathlib import Path
 
 from server.core.contracts.chat import ChatRecord
-from server.store.chats import FileChatStore
-from tests.store.test_chats_store import record
+from server.store.classroom.chats import FileChatStore
+from tests.store.classroom.test_chats_store import record
 
 
 def test_a_save_from_another_thread_waits_for_an_update_under_way(tmp_path: Path) -> None:

@@ -23,9 +23,9 @@ from server.core.contracts.graph import (
     Verdicts,
 )
 from server.core.library.graph import ChainIndex, completion, plan_merge, version_jobs
-from server.store import graph as graph_store
 from server.store import ledger
-from server.store.graph import FileGraphStore
+from server.store.library import graph as graph_store
+from server.store.library.graph import FileGraphStore
 
 PROV = Provenance(source="src_a", job="job_1")
 
@@ -110,8 +110,8 @@ def test_a_merge_killed_midway_leaves_readable_ledgers_and_the_rerun_completes(
             raise OSError("killed")
         real_write(path, payload, **kwargs)
 
-    monkeypatch.setattr("server.store.graph.append_ledger", append)
-    monkeypatch.setattr("server.store.graph.write_bytes_atomic", write)
+    monkeypatch.setattr("server.store.library.graph.append_ledger", append)
+    monkeypatch.setattr("server.store.library.graph.write_bytes_atomic", write)
     with pytest.raises(OSError):
         commit(store)
     committed = fail_at == "rewrite"
@@ -120,8 +120,8 @@ def test_a_merge_killed_midway_leaves_readable_ledgers_and_the_rerun_completes(
     if fail_at == "rewrite":
         assert len(store.chains()) == 2  # the redundant chain outlived the crash, nothing was lost
         return
-    monkeypatch.setattr("server.store.graph.append_ledger", real_append)
-    monkeypatch.setattr("server.store.graph.write_bytes_atomic", real_write)
+    monkeypatch.setattr("server.store.library.graph.append_ledger", real_append)
+    monkeypatch.setattr("server.store.library.graph.write_bytes_atomic", real_write)
     commit(store, "job_2")  # the rerun is another run
     keep = version_jobs(store.coverage("src_a"), {"chunk-1": "f"})
     assert keep == {"job_2"}
@@ -344,7 +344,7 @@ def test_positions_are_parsed_again_only_when_the_file_changed(
 ) -> None:
     """Issue 17 item 5: each view derivation reads the positions; an unchanged file is not parsed
     again, a rewritten one is, and the caller's changes never reach the kept copy."""
-    import server.store.graph as graph_store
+    import server.store.library.graph as graph_store
 
     parsed: list[Path] = []
     real = graph_store._read_lenient_json

@@ -35,8 +35,8 @@ from typing import IO, Any
 import httpx
 import pytest
 
-from server.store.graph import FileGraphStore
-from server.store.intake import FileIntakeStore
+from server.store.library.graph import FileGraphStore
+from server.store.library.intake import FileIntakeStore
 from tests.livehttp import serve
 from tests.procs import ROOT, scripted_slot, server_env, write_settings
 from tests.stub_graph import graph_reply

@@ -1,4 +1,4 @@
-"""The accepted queue's file (`server/store/intake.py`, issue 26): batches and settlements read
+"""The accepted queue's file (`server/store/library/intake.py`, issue 26): batches and settlements read
 back from the file alone, a torn line is skipped (never fatal) and later appends stay whole, the
 file is emptied once nothing is open, and `compact` keeps only the open entries."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from server.core.contracts.intake import IntakeEntry, IntakeJob
-from server.store.intake import FileIntakeStore
+from server.store.library.intake import FileIntakeStore
 
 
 def entry(n: int, kind: str = "notes") -> IntakeEntry:

@@ -8,8 +8,8 @@ import pytest
 
 from server.core.contracts.models import ModelSlot, ModelSlots, Settings
 from server.core.ports import StoreCorrupt
-from server.store.secrets import FileSecrets
-from server.store.settings import FileSettingsStore
+from server.store.machine_room.secrets import FileSecrets
+from server.store.machine_room.settings import FileSettingsStore
 
 
 def test_absent_settings_are_defaults_and_round_trip(tmp_path: Path) -> None:
@@ -61,7 +61,7 @@ def test_settings_are_read_again_only_when_the_file_changed(tmp_path: Path, monk
     a fresh object."""
     import os
 
-    import server.store.settings as settings_module
+    import server.store.machine_room.settings as settings_module
 
     path = tmp_path / "settings.json"
     path.write_text('{"graph": {"extractionChunkTokens": 4096}}')

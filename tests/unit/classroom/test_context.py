@@ -269,7 +269,7 @@ def test_message_sizes_are_computed_once_per_message() -> None:
 
 def test_teacher_prose_views_are_remade_only_for_new_or_replaced_messages() -> None:
     from server.core.library.coverage import ViewMemo, message_views
-    from tests.flows.test_workbench import teaching_record
+    from tests.flows.workbench.test_workbench import teaching_record
 
     messages = [*teaching_record("c"), *lesson(400)[2:]]
     memo = ViewMemo()

@@ -16,7 +16,7 @@ from pydantic_ai.ui.vercel_ai.request_types import UIMessage
 from server.agent.classroom.lesson import ModelHistory, stream_turn
 from server.agent.classroom.tools import LessonDeps
 from server.agent.classroom.ui_messages import usable_for_model
-from tests.unit.test_context import lesson
+from tests.unit.classroom.test_context import lesson
 
 
 def shape(messages: list) -> list:

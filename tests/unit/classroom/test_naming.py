@@ -17,7 +17,7 @@ from server.core.contracts.chat import ChatRecord
 from server.core.contracts.models import ModelRef, ResolvedModel
 from server.core.events import EventBus
 from server.services.classroom.naming import MAX_TRIES, NamingService
-from server.store.chats import FileChatStore
+from server.store.classroom.chats import FileChatStore
 from tests.flows.lesson_script import ASSESSMENT
 
 RESOLVED = ResolvedModel(provider="openai-compatible", model="scripted")

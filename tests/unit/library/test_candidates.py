@@ -262,7 +262,7 @@ def test_the_labelled_pairs_are_well_formed_and_no_hard_negative_links_exactly()
 
     from tests.shared import SHARED
 
-    data = json.loads((Path(__file__).resolve().parents[1] / "vectors" / "paraphrase_pairs.json").read_text())
+    data = json.loads((Path(__file__).resolve().parents[2] / "vectors" / "paraphrase_pairs.json").read_text())
     pairs = [(g, v) for g in data["groups"] for v in g["variants"]]
     assert len(pairs) >= 200
     kinds = {(v[0], v[1]) for _, v in pairs}

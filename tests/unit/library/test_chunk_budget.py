@@ -21,7 +21,7 @@ from server.core.library.notes import chunk_note
 from server.core.tokens import estimate_tokens
 from server.services.library.extraction import OFFLINE_MAX_TOKENS
 from server.services.library.library import LibraryService
-from server.services.offline_model import CONTEXT_TOKENS, TOKENS_PER_ESTIMATE
+from server.services.machine_room.offline_model import CONTEXT_TOKENS, TOKENS_PER_ESTIMATE
 from tests.fakes import FakeSettingsStore
 from tests.shared import NOTES
 

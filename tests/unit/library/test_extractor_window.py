@@ -30,7 +30,7 @@ from server.agent.library.extraction import (
 )
 from server.core.tokens import estimate_tokens
 from server.services.library.extraction import OFFLINE_MAX_TOKENS, offline_window
-from server.services.offline_model import CONTEXT_TOKENS, TOKENS_PER_ESTIMATE
+from server.services.machine_room.offline_model import CONTEXT_TOKENS, TOKENS_PER_ESTIMATE
 
 BAD_ANSWER = json.dumps({"propositions": [{"bogus": "word " * 1360}], "chains": []})
 """A refused submit of ≈ 1,700 estimated tokens (the 135M model's invalid answers run that long)."""

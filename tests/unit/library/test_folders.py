@@ -9,7 +9,7 @@ from server.core.library.folders import folder_key, folder_path, folder_tree
 from server.core.library.graph_view import clusters, derive_view, view_bytes
 from server.core.library.layout import region_metrics, settle
 from tests.synthetic_layout import synthetic_vault
-from tests.unit.test_graph_view import node
+from tests.unit.library.test_graph_view import node
 
 
 def test_folder_path_reads_every_way_an_import_names_a_file() -> None:

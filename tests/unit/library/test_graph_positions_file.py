@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from server.store.graph import FileGraphStore
+from server.store.library.graph import FileGraphStore
 
 
 def _store(tmp_path: Path, text: str) -> FileGraphStore:

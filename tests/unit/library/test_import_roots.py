@@ -11,7 +11,7 @@ import pytest
 
 from server.core.library.notes import folder_refusal
 from server.services.library.library import IMPORT_ROOTS_ENV, import_roots
-from server.store.settings import FileSettingsStore
+from server.store.machine_room.settings import FileSettingsStore
 
 
 def test_without_the_variable_the_home_folder_is_the_root(

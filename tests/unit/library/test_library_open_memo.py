@@ -16,7 +16,7 @@ from server.core.library.coverage import message_views, uncovered
 from server.core.library.graph import covered_by, version_jobs
 from server.services.library.library import LibraryService
 from tests.fakes import FakeSettingsStore
-from tests.unit.test_coverage_and_notes import PROBE_DONE
+from tests.unit.library.test_coverage_and_notes import PROBE_DONE
 
 
 class Graph:

@@ -9,7 +9,7 @@ from pathlib import Path
 from server.core.contracts.models import Settings
 from server.core.library.coverage import message_views, summarize
 from server.core.library.notes import source_id
-from server.store.settings import FileSettingsStore
+from server.store.machine_room.settings import FileSettingsStore
 
 HANDOVER = {"type": "tool-probe_done", "toolCallId": "c", "state": "output-available", "input": {}}
 

@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from server.services.background import NICE, awaited_whole, run_background
+from server.services.machine_room.background import NICE, awaited_whole, run_background
 
 who: contextvars.ContextVar[str] = contextvars.ContextVar("who", default="nobody")
 

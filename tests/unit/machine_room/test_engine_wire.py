@@ -10,7 +10,7 @@ import httpx2
 import orjson
 from openai import AsyncOpenAI
 
-from server.agent.engine import _openai_client
+from server.agent.machine_room.engine import _openai_client
 
 COMPLETION = {
     "id": "c",

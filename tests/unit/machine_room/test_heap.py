@@ -1,4 +1,4 @@
-"""The garbage-collector policy (server/services/heap.py): what it freezes, and that a cycle that
+"""The garbage-collector policy (server/services/machine_room/heap.py): what it freezes, and that a cycle that
 died while frozen is reclaimed by a compaction and only then."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from server.services import heap
+from server.services.machine_room import heap
 
 
 class Node:

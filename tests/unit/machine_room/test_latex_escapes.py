@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from server.core.latex_escapes import heal_latex, heal_latex_in
+from server.core.machine_room.latex_escapes import heal_latex, heal_latex_in
 
 
 @pytest.mark.parametrize(
@@ -36,7 +36,7 @@ def test_every_string_in_the_arguments_is_healed() -> None:
 
 
 def test_invalid_json_escapes_keep_their_latex() -> None:
-    from server.core.latex_escapes import heal_json_escapes
+    from server.core.machine_room.latex_escapes import heal_json_escapes
 
     text = r'{"question": "$\infty$, $\left(\frac12\right)$, \underline{x}, \u00e9, \\n, \"q\""}'
     healed = json.loads(heal_json_escapes(text))["question"]
@@ -48,7 +48,7 @@ def test_invalid_json_escapes_keep_their_latex() -> None:
 def test_the_offline_models_tool_arguments_are_healed() -> None:
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 
-    from server.agent.engine import healed_tool_args
+    from server.agent.machine_room.engine import healed_tool_args
 
     raw = r'{"question": "What is $\frac{1}{2} \times \infty$?", "options": ["a"]}'
     response = ModelResponse(

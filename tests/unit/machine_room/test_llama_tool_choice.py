@@ -10,7 +10,7 @@ import httpx2
 import orjson
 import pytest
 
-from server.agent.engine import LlamaCppCompatTransport, llama_tool_choice
+from server.agent.machine_room.engine import LlamaCppCompatTransport, llama_tool_choice
 from server.core.contracts.models import ModelCallSettings
 
 

@@ -10,7 +10,7 @@ import threading
 from pydantic_ai.models.test import TestModel
 
 from server.core.contracts.models import ModelSlot, ModelSlots, ResolvedModel, Settings
-from server.services.models import ModelService
+from server.services.machine_room.models import ModelService
 from tests.fakes import FakeSecrets, FakeSettingsStore
 
 

@@ -7,7 +7,7 @@ from pydantic import ValidationError
 
 from server.config import API_KEY_ENV
 from server.core.contracts.models import ModelSlot, ModelSlots
-from server.core.model_slots import resolve_slot, stamp_from
+from server.core.machine_room.model_slots import resolve_slot, stamp_from
 
 NO_KEYS = {"openrouter": False, "openai": False, "openai-compatible": False}
 

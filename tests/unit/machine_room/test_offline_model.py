@@ -18,15 +18,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from server.services import offline_model
-from server.services.offline_model import (
+from server.services.machine_room import offline_model
+from server.services.machine_room.offline_model import (
     OfflineModelServer,
     check_gguf,
     describe_exit,
     environment_for_child,
 )
 
-CHILD = Path(__file__).resolve().parents[1] / "fakes" / "llama_child.py"
+CHILD = Path(__file__).resolve().parents[2] / "fakes" / "llama_child.py"
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 

@@ -15,7 +15,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from server.agent.classroom.lesson import OfflineTuning, build_prober, build_teacher, prober_next_tool
 from server.agent.classroom.tools import _PLAN_PATTERN, LessonDeps, offline_tool_schema
-from server.agent.engine import WholeResponseModel
+from server.agent.machine_room.engine import WholeResponseModel
 from server.core.classroom.plan_tree import parse_plan
 from server.core.contracts.questions import QuizInput
 

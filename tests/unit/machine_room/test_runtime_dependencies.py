@@ -16,7 +16,7 @@ import tomllib
 from importlib.metadata import packages_distributions
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SERVER = ROOT / "server"
 
 # Imported only inside functions that run in the frozen build's offline-model child or under the

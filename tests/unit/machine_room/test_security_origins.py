@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.api.security import refusal_reason
+from server.api.machine_room.security import refusal_reason
 
 OWN = "127.0.0.1:8765"
 

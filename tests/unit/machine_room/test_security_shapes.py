@@ -1,6 +1,6 @@
 """Issue 26 item 5: the accepted Host and Origin shapes, proved with generated inputs.
 
-The oracle below is written independently of `server.api.security`'s regular expression: a Host
+The oracle below is written independently of `server.api.machine_room.security`'s regular expression: a Host
 passes exactly when it is one of `127.0.0.1`, `localhost` (any case) or `[::1]`, optionally
 followed by `:port` with port a decimal 1..65535 without a leading zero; an Origin passes exactly
 when it is `http://` + that same host and port (a missing port is 80 on both sides).
@@ -13,7 +13,7 @@ import string
 import hypothesis.strategies as st
 from hypothesis import example, given, settings
 
-from server.api.security import loopback_authority, refusal_reason
+from server.api.machine_room.security import loopback_authority, refusal_reason
 
 NAMES = ("127.0.0.1", "localhost", "[::1]")
 FRAGMENTS = [

@@ -6,13 +6,13 @@ import pydantic_ai.exceptions as pe
 import pytest
 from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
 
-from server.agent.engine import build_subscription_model
-from server.agent.model_guard import GuardedModel
-from server.agent.subscription_clients import bases
+from server.agent.machine_room.engine import build_subscription_model
+from server.agent.machine_room.model_guard import GuardedModel
+from server.agent.machine_room.subscription_clients import bases
 from server.core.contracts.models import ModelSlot, ResolvedModel
-from server.core.model_failures import FailureKind
-from server.core.model_slots import resolve_ref
-from server.core.subscriptions import ScopedAuth
+from server.core.machine_room.model_failures import FailureKind
+from server.core.machine_room.model_slots import resolve_ref
+from server.core.machine_room.subscriptions import ScopedAuth
 
 BASES = bases(
     {"LH_CHATGPT_API_BASE": "http://127.0.0.1:9/codex/", "LH_XAI_API_BASE": "http://127.0.0.1:9/xai/v1"}

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from server.core.subscriptions import (
+from server.core.machine_room.subscriptions import (
     DEFAULT_INTERVAL_S,
     DISCONNECTED,
     SLOW_DOWN_STEP_S,

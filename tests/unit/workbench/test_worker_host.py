@@ -11,7 +11,7 @@ from pydantic_ai.models.test import TestModel
 
 from server.core.contracts.jobs import DemoArtifact, WorkerResult, WorkerUsage
 from server.core.contracts.models import ModelSlot, ModelSlots, ResearchSettings, ResolvedModel, Settings
-from server.services.models import ModelService
+from server.services.machine_room.models import ModelService
 from server.services.workbench import workers
 from server.services.workbench.workers import WorkerHost
 from tests.fakes import FakeSecrets, FakeSettingsStore

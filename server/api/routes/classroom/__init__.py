@@ -1,0 +1,1 @@
+"""The Classroom's routes: lessons (`/api/chat`, `/api/chats`)."""

@@ -18,7 +18,7 @@ from server.api.deps import ServicesDep
 from server.api.errors import GUARDED, errors
 from server.core.contracts.models import CHUNK_TOKENS_FLOOR, IDLE_SECONDS_FLOOR
 from server.core.library.notes import MAX_NOTE_BYTES, FolderRefused
-from server.services.container import Services
+from server.services.bootstrap import Services
 
 router = APIRouter(route_class=StrictRoute, responses=GUARDED)
 MAX_FILES = 200

@@ -1,0 +1,1 @@
+"""The machine room's routes: health, settings, subscriptions, dictation."""

@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict
 from server.api.bodies import StrictRoute
 from server.api.deps import ServicesDep
 from server.api.errors import GUARDED, errors, refusal
-from server.core.dictation import DictationRefused
-from server.services.dictation import DictationTokens
+from server.core.machine_room.dictation import DictationRefused
+from server.services.machine_room.dictation import DictationTokens
 
 router = APIRouter(route_class=StrictRoute, responses=GUARDED)
 

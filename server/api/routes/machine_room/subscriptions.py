@@ -13,7 +13,7 @@ Desktop mode only (404 in web mode; 403 without `x-lh-shell-secret` equal to `LH
     PUT    /api/shell/subscription-auth/{provider}  body {"accessToken", "expiresAt", "accountId", "baseUrl"}
     DELETE /api/shell/subscription-auth/{provider}
 
-Status shape: `server.core.subscriptions` (never a token). `provider` is one of `chatgpt`,
+Status shape: `server.core.machine_room.subscriptions` (never a token). `provider` is one of `chatgpt`,
 `github-copilot-subscription`, `xai-subscription` (anything else: 400 naming them).
 """
 
@@ -30,7 +30,7 @@ from server.api.bodies import StrictRoute
 from server.api.deps import ServicesDep
 from server.api.errors import GUARDED, errors
 from server.core.classroom.turns import TurnRejected
-from server.core.subscriptions import ScopedAuth, SubscriptionProvider
+from server.core.machine_room.subscriptions import ScopedAuth, SubscriptionProvider
 
 router = APIRouter(route_class=StrictRoute, responses=GUARDED)
 

@@ -1,0 +1,1 @@
+"""Practice's routes: problem sets (`/api/practice`)."""

@@ -1,0 +1,1 @@
+"""The Workbench's routes: jobs (`/api/jobs`)."""

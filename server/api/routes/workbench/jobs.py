@@ -10,9 +10,9 @@ from fastapi import APIRouter
 from fastapi.responses import HTMLResponse, JSONResponse
 
 from server.api.bodies import StrictRoute
-from server.api.csp import DEMO_POLICY
 from server.api.deps import ServicesDep
 from server.api.errors import GUARDED, errors, refusal
+from server.api.machine_room.csp import DEMO_POLICY
 from server.core.contracts.jobs import DemoArtifact
 
 router = APIRouter(route_class=StrictRoute, responses=GUARDED)
