@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -24,8 +25,8 @@ from starlette.routing import BaseRoute, Match
 from starlette.types import Scope
 
 from server.api.bodies import BodyTooLarge, too_large_detail
-from server.core.classroom.turns import TurnRejected
 from server.core.ports import StoreCorrupt
+from server.core.refusals import RefusalKind, Refused
 
 log = logging.getLogger("lh.api")
 
@@ -133,12 +134,35 @@ def refusal(status: int, code: str, detail: str, headers: dict[str, str] | None 
     return JSONResponse({"error": code, "detail": detail}, status_code=status, headers=headers)
 
 
+STATUS_OF: dict[RefusalKind, int] = {
+    "invalid": 400,
+    "forbidden": 403,
+    "not_found": 404,
+    "conflict": 409,
+    "refused_by_provider": 422,
+    "provider_failed": 502,
+    "unavailable": 503,
+}
+"""The HTTP status of each kind of refusal (`server.core.refusals.RefusalKind`): the one place the
+core's refusals meet HTTP numbers."""
+
+
+def refused(exc: Refused, **extra: Any) -> JSONResponse:
+    """The JSON refusal for a domain refusal: its kind's status, `{"error": code, "detail": ...}`
+    and any `extra` fields (e.g. an import's `files: []`); a known wait goes out as `Retry-After`
+    (whole seconds, rounded up)."""
+    headers = None if exc.retry_after_s is None else {"Retry-After": str(math.ceil(exc.retry_after_s))}
+    return JSONResponse(
+        {"error": exc.code, "detail": exc.detail, **extra}, status_code=STATUS_OF[exc.kind], headers=headers
+    )
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Map domain errors to JSON refusals; nothing here swallows a failed canonical write."""
 
-    @app.exception_handler(TurnRejected)
-    async def _rejected(_: Request, exc: TurnRejected) -> JSONResponse:
-        return refusal(exc.status, exc.code, exc.detail, exc.headers)
+    @app.exception_handler(Refused)
+    async def _rejected(_: Request, exc: Refused) -> JSONResponse:
+        return refused(exc)
 
     @app.exception_handler(StoreCorrupt)
     async def _corrupt(_: Request, exc: StoreCorrupt) -> JSONResponse:

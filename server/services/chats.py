@@ -9,11 +9,11 @@ from datetime import UTC, datetime
 
 from pydantic import TypeAdapter
 
-from server.core.classroom.turns import TurnRejected
 from server.core.contracts.chat import DEFAULT_TITLE, ChatRecord, ChatSummary
 from server.core.contracts.models import ModelRef, ModelSlot
 from server.core.events import EventBus
 from server.core.ports import ChatStore
+from server.core.refusals import Refused
 from server.services.liveness import TurnRegistry
 from server.services.machine_room.models import ModelService
 
@@ -74,7 +74,7 @@ class ChatService:
     def create(self, title: str | None) -> ChatRecord:
         """A new, empty session stamped with the strong slot's model.
 
-        Raises TurnRejected(503) when no model can be resolved; OSError when the write fails.
+        Raises Refused(unavailable) when no model can be resolved; OSError when the write fails.
         """
         stamp = self.models.stamp_for_new_session()
         now = self.clock()
@@ -125,7 +125,7 @@ class ChatService:
         return body
 
     def get(self, chat_id: str) -> ChatRecord:
-        """Raises TurnRejected(404) for an unknown id; StoreCorrupt for an unreadable record."""
+        """Raises Refused(not_found) for an unknown id; StoreCorrupt for an unreadable record."""
         record = self.chats.get(chat_id)
         if record is None:
             raise _missing(chat_id)
@@ -134,11 +134,13 @@ class ChatService:
     def get_json(self, chat_id: str) -> bytes:
         """The record as stored, the bytes of one JSON object (camelCase keys), not re-serialized.
 
-        Raises TurnRejected(404) for an unknown id; StoreCorrupt for an unreadable record."""
+        Raises Refused(not_found) for an unknown id; StoreCorrupt for an unreadable record."""
         body = self.chats.record_json(chat_id)
         if body is None:
-            raise TurnRejected(
-                404, "chat_not_found", f"no session {chat_id!r}; pick one from the list or start a new lesson"
+            raise Refused(
+                "not_found",
+                "chat_not_found",
+                f"no session {chat_id!r}; pick one from the list or start a new lesson",
             )
         return body
 
@@ -146,7 +148,7 @@ class ChatService:
         """Set the title (allowed while a turn runs: the turn re-reads the record before saving).
         The learner's title wins: the naming side channel never writes over it.
 
-        Raises TurnRejected(404)."""
+        Raises Refused(not_found)."""
         change = {"title": title, "title_by": "learner"}
         # one read-and-write: a turn's save in a worker thread never comes between
         stored = self.chats.update(
@@ -160,10 +162,10 @@ class ChatService:
     def set_model(self, chat_id: str, slot: ModelSlot) -> ChatRecord:
         """An in-session model pick: writes the session's record, never the settings (seed §3).
 
-        Raises TurnRejected(404), or 409 while a turn runs (the turn already chose its model)."""
+        Raises Refused(not_found), or 409 while a turn runs (the turn already chose its model)."""
         self.get(chat_id)
         if self.registry.running(chat_id):
-            raise TurnRejected(409, "turn_running", "a turn is running; change the model when it ends")
+            raise Refused("conflict", "turn_running", "a turn is running; change the model when it ends")
         model = ModelRef(provider=slot.provider, model=slot.model, base_url=slot.base_url)
         stored = self.chats.update(
             chat_id, lambda r: r.model_copy(update={"model": model, "updated_at": self.clock()})
@@ -173,15 +175,15 @@ class ChatService:
         return stored
 
     def delete(self, chat_id: str) -> None:
-        """Delete a session. Raises TurnRejected(404), or 409 while a turn runs."""
+        """Delete a session. Raises Refused(not_found), or 409 while a turn runs."""
         self.get(chat_id)
         if self.registry.running(chat_id):
-            raise TurnRejected(
-                409, "turn_running", "a turn is running in this session; stop it or wait, then delete"
+            raise Refused(
+                "conflict", "turn_running", "a turn is running in this session; stop it or wait, then delete"
             )
         if self.jobs_computing is not None and self.jobs_computing(chat_id):
-            raise TurnRejected(
-                409,
+            raise Refused(
+                "conflict",
                 "job_running",
                 "a background agent of this session is still working; stop it in the activity dock "
                 "or wait, then delete",
@@ -196,8 +198,8 @@ class ChatService:
                 log.exception("after deleting session %s", chat_id)
 
 
-def _missing(chat_id: str) -> TurnRejected:
+def _missing(chat_id: str) -> Refused:
     """The 404 for an unknown session id."""
-    return TurnRejected(
-        404, "chat_not_found", f"no session {chat_id!r}; pick one from the list or start a new lesson"
+    return Refused(
+        "not_found", "chat_not_found", f"no session {chat_id!r}; pick one from the list or start a new lesson"
     )

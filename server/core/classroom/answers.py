@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 
 from server.core.classroom.questions import AnswerRejected, settle_answer
-from server.core.classroom.turns import TurnRejected
 from server.core.contracts.questions import QUESTION_TOOLS
+from server.core.refusals import Refused
 from server.core.transcript import JsonObj, is_dangling, tool_name
 
 
@@ -23,13 +23,13 @@ def apply_answers(messages: list[JsonObj], incoming: JsonObj) -> list[JsonObj]:
         no copy of the whole transcript, and the store's log sees a tail change).
 
     Raises:
-        TurnRejected(409, not_pending): the message is not the record's last message, or none of
+        Refused("conflict", not_pending): the message is not the record's last message, or none of
             its answers is for a pending question (already answered, or never asked).
-        TurnRejected(400, bad_answer): an answer does not fit its question.
+        Refused("invalid", bad_answer): an answer does not fit its question.
     """
     if not messages or messages[-1].get("id") != incoming.get("id"):
-        raise TurnRejected(
-            409,
+        raise Refused(
+            "conflict",
             "not_pending",
             "that question is no longer pending; reload the session to see where it stands",
         )
@@ -48,12 +48,12 @@ def apply_answers(messages: list[JsonObj], incoming: JsonObj) -> list[JsonObj]:
         try:
             part["output"] = settle_answer(str(tool_name(part)), part.get("input"), answer.get("output"))
         except AnswerRejected as exc:
-            raise TurnRejected(400, "bad_answer", f"{exc}; answer the question again") from exc
+            raise Refused("invalid", "bad_answer", f"{exc}; answer the question again") from exc
         part["state"] = "output-available"
         accepted += 1
     if accepted == 0:
-        raise TurnRejected(
-            409,
+        raise Refused(
+            "conflict",
             "not_pending",
             "no pending question matches this answer (already answered?); reload the session",
         )

@@ -17,27 +17,10 @@ from server.core.contracts.chat import (
     text_of,
 )
 from server.core.contracts.jobs import is_steer
+from server.core.refusals import Refused
 
 JsonObj = dict[str, Any]
 TITLE_CHARS = 60
-
-
-class TurnRejected(Exception):
-    """A request that cannot be accepted. Nothing was written.
-
-    Attributes:
-        status: the HTTP status to answer (400, 404, 409, 503).
-        code: a stable error code, e.g. "bad_request", "turn_running".
-        detail: a sentence saying what was wrong and what to do.
-        headers: extra response headers, e.g. `{"Retry-After": "30"}` (None: none).
-    """
-
-    def __init__(self, status: int, code: str, detail: str, headers: dict[str, str] | None = None) -> None:
-        super().__init__(f"{code}: {detail}")
-        self.status = status
-        self.code = code
-        self.detail = detail
-        self.headers = headers
 
 
 def learner_message(request: ChatRequest) -> JsonObj:
@@ -46,18 +29,20 @@ def learner_message(request: ChatRequest) -> JsonObj:
     as data URLs; not blank, at most MAX_MESSAGE_CHARS characters).
 
     Raises:
-        TurnRejected(400, bad_request): not a user message, or not of that shape; the detail names
+        Refused("invalid", bad_request): not a user message, or not of that shape; the detail names
             the first problem (the part by index and type) and says what may be sent.
     """
     message = request.messages[-1]
     if message.role != "user":
-        raise TurnRejected(
-            400, "bad_request", f"the last message must be the learner's (role 'user'), got '{message.role}'"
+        raise Refused(
+            "invalid",
+            "bad_request",
+            f"the last message must be the learner's (role 'user'), got '{message.role}'",
         )
     raw = message.model_dump(mode="python")
     problem = learner_problem(raw)
     if problem is not None:
-        raise TurnRejected(400, "bad_request", refusal_of(problem))
+        raise Refused("invalid", "bad_request", refusal_of(problem))
     return LearnerMessage.model_validate(raw).model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
@@ -120,16 +105,16 @@ def accept_learner_message(
     a user-role message the server wrote), unless it is that very message again (a retry).
 
     Raises:
-        TurnRejected(409, already_answered): the message was already answered.
-        TurnRejected(409, id_taken): the id is that of a message that is not the learner's.
+        Refused("conflict", already_answered): the message was already answered.
+        Refused("conflict", id_taken): the id is that of a message that is not the learner's.
     """
     wanted = message.get("id")
     record = messages
     # the index, else one scan from the end, where a retried message is (issue 15)
     at = index.position(messages, wanted) if index is not None else _position(messages, wanted)
     if at is not None and not _learners(messages[at], message):
-        raise TurnRejected(
-            409,
+        raise Refused(
+            "conflict",
             "id_taken",
             f"the message id {str(wanted)[:80]!r} belongs to a message that is not the learner's "
             "(the teacher's reply, or a finished job's result); nothing was changed. Send your "
@@ -138,8 +123,8 @@ def accept_learner_message(
     if regenerate and at is not None and all(m.get("role") == "assistant" for m in messages[at + 1 :]):
         messages = messages[: at + 1]
     if at is not None and at != len(messages) - 1:
-        raise TurnRejected(
-            409,
+        raise Refused(
+            "conflict",
             "already_answered",
             "this message was already answered; reload the session to see the current transcript",
         )

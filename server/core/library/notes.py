@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import PurePath, PurePosixPath, PureWindowsPath
 
 from server.core.library.coverage import check_budget
+from server.core.refusals import Refused
 from server.core.tokens import estimate_tokens
 
 MAX_NOTE_BYTES = 2_000_000
@@ -160,14 +161,9 @@ SKIPPED_DIRECTORIES = frozenset(
 """Directory names a folder walk never enters (besides hidden ones, whose names start with '.')."""
 
 
-class FolderRefused(NoteRefused):
-    """A folder import refused as a whole: `status` and `code` for the answer, the message says
-    why and what to do."""
-
-    def __init__(self, status: int, code: str, detail: str) -> None:
-        super().__init__(detail)
-        self.status = status
-        self.code = code
+class FolderRefused(Refused):
+    """A folder import refused as a whole (kind `invalid` or `forbidden`, and a code); the detail
+    says why and what to do."""
 
 
 def skipped_name(name: str) -> bool:

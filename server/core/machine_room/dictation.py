@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from server.core.refusals import Refused
+
 LISTEN_PATH = "/v1/listen"
 LISTEN_QUERY = "model=nova-3&interim_results=true&smart_format=true&punctuate=true"
 """Deepgram's live options: interim results (shown greyed while the learner speaks) and formatted,
@@ -64,20 +66,14 @@ def dictation_endpoints(base: str) -> DictationEndpoints:
     )
 
 
-class DictationRefused(Exception):
+class DictationRefused(Refused):
     """No token could be minted. Nothing was stored; the key never appears in `detail`.
 
-    Attributes:
-        status: the HTTP status to answer (409 no key, 422 key refused, 502 bad answer, 503 down).
-        code: `dictation_no_key`, `dictation_key_refused`, `dictation_failed`, `dictation_unreachable`.
-        detail: a sentence in plain words saying what happened and what to do.
+    Kinds and codes: `conflict` `dictation_no_key` (no key), `refused_by_provider`
+    `dictation_key_refused` (Deepgram refused the key), `provider_failed` `dictation_failed` (an
+    answer without a token), `unavailable` `dictation_unreachable` (down, timed out or busy); the
+    detail is a sentence in plain words saying what happened and what to do.
     """
-
-    def __init__(self, status: int, code: str, detail: str) -> None:
-        super().__init__(f"{code}: {detail}")
-        self.status = status
-        self.code = code
-        self.detail = detail
 
 
 def refusal_for_status(status: int) -> DictationRefused:
@@ -85,19 +81,19 @@ def refusal_for_status(status: int) -> DictationRefused:
     shown: it may echo request details)."""
     if status in (401, 403):
         return DictationRefused(
-            422,
+            "refused_by_provider",
             "dictation_key_refused",
             f"Deepgram refused the key (it answered {status}). Check the Deepgram key in Settings: "
             "it may be mistyped, revoked, or lack the Member role needed to grant tokens.",
         )
     if status == 429:
         return DictationRefused(
-            503,
+            "unavailable",
             "dictation_unreachable",
             "Deepgram is busy (too many requests); try dictating again in a minute.",
         )
     return DictationRefused(
-        502,
+        "provider_failed",
         "dictation_failed",
         f"Deepgram answered {status} instead of a token; try dictating again in a moment.",
     )

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import re
 import secrets
 import time
@@ -32,7 +31,6 @@ from server.core.classroom.answers import apply_answers
 from server.core.classroom.phases import Role, phase_of, role_for
 from server.core.classroom.turns import (
     MessageIndex,
-    TurnRejected,
     accept_learner_message,
     learner_message,
     title_after,
@@ -44,6 +42,7 @@ from server.core.contracts.jobs import ARTIFACT_PART, JobKind
 from server.core.contracts.models import ResolvedModel
 from server.core.machine_room.model_failures import refusal_code, tool_error_sentence
 from server.core.ports import ChatStore, GraphReader
+from server.core.refusals import Refused
 from server.core.transcript import awaits_continuation, for_model, probe_assessment
 from server.core.workbench.wake import idle_wake_ready, place_steers, place_steers_in_answer
 from server.services.chats import utc_now
@@ -180,12 +179,12 @@ def plain_tool_error(chunk: dict[str, Any], names: dict[str, str]) -> dict[str, 
 
 
 def parse_request(body: bytes) -> ChatRequest:
-    """Raises TurnRejected(400) naming the first problems of a malformed body."""
+    """Raises Refused(invalid) naming the first problems of a malformed body."""
     try:
         return ChatRequest.model_validate_json(body)
     except ValidationError as exc:
         problems = plain_problems(exc.errors(include_url=False))  # never a Python class's name
-        raise TurnRejected(400, "bad_request", f"malformed chat request ({problems})") from exc
+        raise Refused("invalid", "bad_request", f"malformed chat request ({problems})") from exc
 
 
 def sse(chunk: dict[str, Any]) -> str:
@@ -249,7 +248,7 @@ class TurnService:
 
     # -- accepting a turn -------------------------------------------------------------------------
     async def start(self, body: bytes) -> RunningTurn:
-        """Accept a turn, or raise TurnRejected with nothing written (400/404/409/503).
+        """Accept a turn, or raise Refused with nothing written (400/404/409/503).
 
         The learner's input is either a new user message (the last message of the body) or the
         answers to pending questions (the last message is the assistant's, as `addToolOutput`
@@ -261,29 +260,31 @@ class TurnService:
         if incoming.role == "user":  # checked whole before anything is written (issue 26, item 1)
             try:
                 message = learner_message(request)
-            except TurnRejected:
+            except Refused:
                 message = self._held_again(request)  # a retry of what the record holds, or raise
         elif incoming.role == "assistant":  # the answers to pending questions (`addToolOutput`)
             problem = message_problem(incoming.model_dump(mode="python"))
             if problem is not None:  # issue 10, defect 1
-                raise TurnRejected(
-                    400,
+                raise Refused(
+                    "invalid",
                     "bad_request",
                     f"the message is malformed ({problem}); nothing was saved, send it again",
                 )
         else:
-            raise TurnRejected(
-                400,
+            raise Refused(
+                "invalid",
                 "bad_request",
                 f"the last message must be the learner's (role 'user') or the answered questions "
                 f"(role 'assistant'), got '{incoming.role}'; nothing was saved",
             )
         record = self.chats.get(request.id)
         if record is None:
-            raise TurnRejected(404, "chat_not_found", f"no session {request.id!r}; start a new lesson")
+            raise Refused("not_found", "chat_not_found", f"no session {request.id!r}; start a new lesson")
         turn = self.registry.begin(record.id)
         if turn is None:
-            raise TurnRejected(409, "turn_running", "a turn is already running in this session; wait for it")
+            raise Refused(
+                "conflict", "turn_running", "a turn is already running in this session; wait for it"
+            )
         try:
             if message is not None:
                 messages = accept_learner_message(
@@ -315,24 +316,24 @@ class TurnService:
             at = self._index(record.id).position(record.messages, raw.get("id"))
             if at is not None and record.messages[at] == raw:
                 return record.messages[at]
-        return learner_message(request)  # raises its TurnRejected again
+        return learner_message(request)  # raises its Refused again
 
     async def start_wake(self, chat_id: str, steers: list[dict[str, Any]]) -> RunningTurn | None:
         """An idle wake (seed §5.1): a turn whose input is finished jobs' steer messages, run
         through the normal turn composition. None when every steer is already in the record.
 
-        Raises TurnRejected: 404 (no session), 409 `turn_running` (back off and try again),
+        Raises Refused: 404 (no session), 409 `turn_running` (back off and try again),
         409 `question_pending` (a question awaits the learner: the steers wait for that answer's
         turn), 503 (no model)."""
         record = self.chats.get(chat_id)
         if record is None:
-            raise TurnRejected(404, "chat_not_found", f"no session {chat_id!r}")
+            raise Refused("not_found", "chat_not_found", f"no session {chat_id!r}")
         turn = self.registry.begin(record.id)
         if turn is None:
-            raise TurnRejected(409, "turn_running", "a turn is already running in this session")
+            raise Refused("conflict", "turn_running", "a turn is already running in this session")
         try:
             if not idle_wake_ready(record.messages):
-                raise TurnRejected(409, "question_pending", "a question awaits the learner's answer")
+                raise Refused("conflict", "question_pending", "a question awaits the learner's answer")
             messages = place_steers(record.messages, steers)
             if len(messages) == len(record.messages):
                 self.registry.end(record.id)
@@ -376,11 +377,11 @@ class TurnService:
         messages: list[dict[str, Any]], incoming: dict[str, Any]
     ) -> list[dict[str, Any]]:
         """The learner's answers applied; or, when they were saved but the teacher never went on
-        (`awaits_continuation`), the record as it is, to be continued. Raises TurnRejected as
+        (`awaits_continuation`), the record as it is, to be continued. Raises Refused as
         `apply_answers` does."""
         try:
             return apply_answers(messages, incoming)
-        except TurnRejected as exc:
+        except Refused as exc:
             same = bool(messages) and messages[-1].get("id") == incoming.get("id")
             if exc.code == "not_pending" and same and awaits_continuation(messages):
                 return list(messages)  # the record's own messages, never mutated (issue 15)
@@ -424,7 +425,7 @@ class TurnService:
             raise
         except BaseException as exc:
             prior = self.failures.get(record.id)
-            if isinstance(exc, TurnRejected):
+            if isinstance(exc, Refused):
                 self._failed(record.id, exc.detail)
             elif isinstance(exc, Exception):
                 log.error("session %s: the turn could not start", record.id, exc_info=exc)
@@ -462,7 +463,7 @@ class TurnService:
         (issue 12, item 6); the read and the write are one `ChatStore.update`. Only this turn
         writes messages while it holds the session's claim. The write (its fdatasync) runs in a
         worker thread, awaited to its end (issue 26: twenty turns starting at once stalled the
-        event loop for their fdatasyncs in a row). Raises TurnRejected(404) when the session is
+        event loop for their fdatasyncs in a row). Raises Refused(not_found) when the session is
         gone."""
         renamed = False
 
@@ -474,7 +475,7 @@ class TurnService:
 
         saved = await awaited_whole(asyncio.to_thread(self.chats.update, record.id, write_ahead))
         if saved is None:
-            raise TurnRejected(404, "chat_not_found", f"no session {record.id!r}; start a new lesson")
+            raise Refused("not_found", "chat_not_found", f"no session {record.id!r}; start a new lesson")
         if renamed:  # the first message named the lesson: a list-shape write
             self.registry.events.emit("chats-changed")
         return saved
@@ -617,8 +618,8 @@ class TurnService:
                     else None
                 )
                 if crash:
-                    raise TurnRejected(
-                        503,
+                    raise Refused(
+                        "unavailable",
                         "model_unreachable",
                         f"{crash}. Send your message again in a moment, or add an API key in Settings "
                         "to use a hosted model.",
@@ -627,15 +628,15 @@ class TurnService:
                 # (server.core.machine_room.model_failures); nothing is appended to it
                 said = str(learner_facing(chunk, state.offline, before=True).get("errorText") or "")
                 if said == APP_FAILURE_BEFORE:  # the app's own error, not the model's
-                    raise TurnRejected(503, "model_unreachable", said)
+                    raise Refused("unavailable", "model_unreachable", said)
                 text = plain_or(said or "the model gave no reason", APP_FAILURE_BEFORE).strip().rstrip(".")
                 failure = chunk.get("failure") or {}
                 wait = failure.get("retryAfterS")
-                raise TurnRejected(
-                    503,
+                raise Refused(
+                    "unavailable",
                     refusal_code(failure.get("kind")),
                     f"the model failed before replying: {text}",
-                    {"Retry-After": str(math.ceil(wait))} if isinstance(wait, int | float) else None,
+                    float(wait) if isinstance(wait, int | float) else None,
                 )
             if chunk.get("type") not in _PREAMBLE_TYPES:
                 break
@@ -668,7 +669,7 @@ class TurnService:
                         chunk = learner_facing(chunk, state.offline)  # saved as the learner read it
                     state.fold.add(chunk)
                     turn.publish(sse(chunk))
-            except TurnRejected as exc:  # e.g. the teacher's model cannot run after the handoff
+            except Refused as exc:  # e.g. the teacher's model cannot run after the handoff
                 self._fail(turn, state, exc.detail)
             except Exception:
                 log.exception("turn of session %s failed", state.chat_id)

@@ -16,7 +16,6 @@ from typing import Any, TypeVar
 
 import orjson
 
-from server.core.classroom.turns import TurnRejected
 from server.core.library.folders import folder_tree
 from server.core.library.graph_view import (
     CompactRows,
@@ -31,6 +30,7 @@ from server.core.library.graph_view import (
 )
 from server.core.library.layout import sanitize_positions, settle
 from server.core.ports import ChatStore, GraphStore
+from server.core.refusals import Refused
 from server.services.library.extraction import ExtractionService, release_memory
 from server.services.machine_room import heap
 from server.services.machine_room.background import run_background
@@ -375,12 +375,12 @@ class GraphService:
 
     def put_positions(self, raw: object) -> int:
         """Commit dragged positions (sanitized: known ids, finite numbers, clamped). Returns how
-        many were taken. Raises TurnRejected(400) for a payload that is not an object."""
+        many were taken. Raises Refused(invalid) for a payload that is not an object."""
         nodes, chains = self.graph.nodes(), self.graph.chains()
         try:
             clean = sanitize_positions(raw, set(nodes) | set(chains))
         except ValueError as exc:
-            raise TurnRejected(400, "bad_request", str(exc)) from exc
+            raise Refused("invalid", "bad_request", str(exc)) from exc
         if clean:
             with self._positions_lock:
                 self.graph.save_positions({**self.graph.positions(), **clean})
@@ -390,18 +390,18 @@ class GraphService:
         return self.graph.render_settings()
 
     def put_render_settings(self, raw: object) -> dict[str, Any]:
-        """Keep only known keys with values of the right type. Raises TurnRejected(400)."""
+        """Keep only known keys with values of the right type. Raises Refused(invalid)."""
         if not isinstance(raw, dict):
-            raise TurnRejected(400, "bad_request", "render settings must be an object")
+            raise Refused("invalid", "bad_request", "render settings must be an object")
         clean = {}
         for key, value in raw.items():
             kind = RENDER_KEYS.get(key)
             if kind is None:
-                raise TurnRejected(
-                    400, "bad_request", f"unknown render setting {key!r}; known: {sorted(RENDER_KEYS)}"
+                raise Refused(
+                    "invalid", "bad_request", f"unknown render setting {key!r}; known: {sorted(RENDER_KEYS)}"
                 )
             if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
-                raise TurnRejected(400, "bad_request", f"render setting {key!r} has the wrong type")
+                raise Refused("invalid", "bad_request", f"render setting {key!r} has the wrong type")
             clean[key] = value
         merged = {**self.graph.render_settings(), **clean}
         self.graph.save_render_settings(merged)
@@ -409,7 +409,7 @@ class GraphService:
 
     async def delete(self, ids: list[str]) -> dict[str, Any]:
         """Full death: propositions with every chain referencing them; implication ids with exactly
-        their chain. Raises TurnRejected(404) when nothing matches, 409 while a source involved is
+        their chain. Raises Refused(not_found) when nothing matches, 409 while a source involved is
         being extracted.
 
         Runs inside the extraction pipeline's audit→merge section, like a merge: no auditor reads
@@ -420,16 +420,16 @@ class GraphService:
             nodes, chains = self.graph.nodes(), self.graph.chains()
             dead_nodes, dead_chains = deletion(nodes, chains, set(ids))
             if not dead_nodes and not dead_chains:
-                raise TurnRejected(
-                    404, "not_found", "none of these ids is a node of the graph; reload the graph"
+                raise Refused(
+                    "not_found", "not_found", "none of these ids is a node of the graph; reload the graph"
                 )
             involved = {s for n in dead_nodes for s in nodes[n].sources} | {
                 s for c in dead_chains for s in chains[c].sources
             }
             busy = sorted(s for s in involved if self.extraction.running(s))
             if busy:
-                raise TurnRejected(
-                    409,
+                raise Refused(
+                    "conflict",
                     "extraction_running",
                     f"an extraction of {', '.join(busy)} is running; wait for it, then delete",
                 )

@@ -447,38 +447,42 @@ class LibraryService:
         of the folder, a linked directory is not entered (and is listed as refused).
 
         Raises:
-            FolderRefused: not an absolute folder (400), outside the roots or a system folder
-                (403), unreadable (403), too big (over `MAX_FOLDER_FILES` notes files or
-                `MAX_FOLDER_DIRS` folders) or holding no notes (400).
+            FolderRefused: not an absolute folder (invalid), outside the roots or a system folder
+                (forbidden), unreadable (forbidden), too big (over `MAX_FOLDER_FILES` notes files
+                or `MAX_FOLDER_DIRS` folders) or holding no notes (invalid).
         """
         given = Path(folder).expanduser()
         if not given.is_absolute():
             raise FolderRefused(
-                400, "refused", f"{folder}: not an absolute path; give an absolute folder path"
+                "invalid", "refused", f"{folder}: not an absolute path; give an absolute folder path"
             )
         try:
             root = given.resolve(strict=True)
         except (OSError, RuntimeError, ValueError) as exc:
             raise FolderRefused(
-                400, "refused", f"{folder}: not a folder on this computer ({_reason(exc)}); check the path"
+                "invalid",
+                "refused",
+                f"{folder}: not a folder on this computer ({_reason(exc)}); check the path",
             ) from exc
         reason = folder_refusal(root, import_roots(self.settings))
         if reason is not None:
-            raise FolderRefused(403, "folder_not_allowed", reason)
+            raise FolderRefused("forbidden", "folder_not_allowed", reason)
         if not root.is_dir():
             raise FolderRefused(
-                400, "refused", f"{folder}: not a folder; give the folder that holds your notes"
+                "invalid", "refused", f"{folder}: not a folder; give the folder that holds your notes"
             )
         try:
             with os.scandir(root):
                 pass
         except OSError as exc:
             raise FolderRefused(
-                403, "folder_unreadable", f"{folder}: cannot be read ({_reason(exc)}); check its permissions"
+                "forbidden",
+                "folder_unreadable",
+                f"{folder}: cannot be read ({_reason(exc)}); check its permissions",
             ) from exc
         walk = self._walk(root, folder)
         if not walk.paths and not walk.refused:
-            raise FolderRefused(400, "refused", f"{folder}: holds no .md, .markdown or .txt files")
+            raise FolderRefused("invalid", "refused", f"{folder}: holds no .md, .markdown or .txt files")
         return walk
 
     @staticmethod
@@ -568,7 +572,7 @@ class LibraryService:
             dirs += 1
             if dirs > MAX_FOLDER_DIRS:
                 raise FolderRefused(
-                    400,
+                    "invalid",
                     "refused",
                     f"{folder}: more than {MAX_FOLDER_DIRS:,} folders; choose a smaller folder",
                 )
@@ -594,7 +598,7 @@ class LibraryService:
                     continue
                 if len(paths) >= MAX_FOLDER_FILES:
                     raise FolderRefused(
-                        400,
+                        "invalid",
                         "refused",
                         f"{folder}: more than {MAX_FOLDER_FILES:,} notes files; choose a smaller folder",
                     )

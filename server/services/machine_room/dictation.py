@@ -59,13 +59,13 @@ class DictationTokens:
         """A fresh token for `api_key` (the learner's Deepgram key).
 
         Raises:
-            DictationRefused(409 dictation_no_key): no key is set.
-            DictationRefused(422 dictation_key_refused): Deepgram answered 401/403.
-            DictationRefused(502 dictation_failed): another status, or an answer without a token.
-            DictationRefused(503 dictation_unreachable): no answer (down, refused, timed out) or 429.
+            DictationRefused(conflict, dictation_no_key): no key is set.
+            DictationRefused(refused_by_provider, dictation_key_refused): Deepgram answered 401/403.
+            DictationRefused(provider_failed, dictation_failed): another status, or an answer without a token.
+            DictationRefused(unavailable, dictation_unreachable): no answer (down, refused, timed out) or 429.
         """
         if not api_key:
-            raise DictationRefused(409, "dictation_no_key", NO_KEY_DETAIL)
+            raise DictationRefused("conflict", "dictation_no_key", NO_KEY_DETAIL)
         # Imported here: the SDK takes ~0.5 s to import and only dictation needs it.
         from deepgram import AsyncDeepgramClient
         from deepgram.core.api_error import ApiError
@@ -87,32 +87,34 @@ class DictationTokens:
             log.warning("Deepgram's token grant answered %s", status)
             if 200 <= status < 300:  # a 2xx whose body was not JSON
                 raise DictationRefused(
-                    502, "dictation_failed", "Deepgram's answer held no token; try dictating again."
+                    "provider_failed",
+                    "dictation_failed",
+                    "Deepgram's answer held no token; try dictating again.",
                 ) from None
             raise refusal_for_status(status) from None
         except httpx.TimeoutException:
             log.warning("Deepgram's token grant timed out after %.0f s", self.timeout_s)
             raise DictationRefused(
-                503,
+                "unavailable",
                 "dictation_unreachable",
                 f"Deepgram did not answer within {self.timeout_s:.0f} s; check the connection and try again.",
             ) from None
         except httpx.HTTPError as exc:
             log.warning("Deepgram's token grant failed: %s", type(exc).__name__)
             raise DictationRefused(
-                503,
+                "unavailable",
                 "dictation_unreachable",
                 "Deepgram could not be reached; check the internet connection and try again.",
             ) from None
         except (ParsingError, ValueError, TypeError, json.JSONDecodeError):  # a body the SDK could not parse
             raise DictationRefused(
-                502, "dictation_failed", "Deepgram's answer held no token; try dictating again."
+                "provider_failed", "dictation_failed", "Deepgram's answer held no token; try dictating again."
             ) from None
         token = getattr(grant, "access_token", None)
         expires = getattr(grant, "expires_in", None)
         if not isinstance(token, str) or not token.strip():
             raise DictationRefused(
-                502, "dictation_failed", "Deepgram's answer held no token; try dictating again."
+                "provider_failed", "dictation_failed", "Deepgram's answer held no token; try dictating again."
             )
         if not isinstance(expires, int | float) or isinstance(expires, bool) or expires <= 0:
             expires = float(DICTATION_TOKEN_TTL_S)

@@ -26,7 +26,6 @@ from server.config import (
     SEARCH_KEY_ENV,
     SECRET_KEY_ENV,
 )
-from server.core.classroom.turns import TurnRejected
 from server.core.contracts.models import (
     KEYED_PROVIDERS,
     PROVIDERS,
@@ -49,6 +48,7 @@ from server.core.machine_room.subscriptions import (
     auth_problem,
 )
 from server.core.ports import SecretStore, SettingsStore
+from server.core.refusals import Refused
 from server.services.machine_room.offline_model import CONTEXT_TOKENS, TOKENS_PER_ESTIMATE, OfflineModelServer
 
 ModelFactory = Callable[[ResolvedModel, "str | None", "str | None"], Model]
@@ -226,13 +226,13 @@ class ModelService:
         """The strong slot as a session stamp (seed §3: stamped verbatim at creation).
 
         Raises:
-            TurnRejected(503, models_not_configured): the strong slot cannot be resolved.
+            Refused("unavailable", models_not_configured): the strong slot cannot be resolved.
             StoreCorrupt: settings.json is unreadable.
         """
         settings = self.settings.load()
         outcome = self.resolve(settings, "strong")
         if outcome.model is None:
-            raise TurnRejected(503, "models_not_configured", outcome.problem or "no strong model")
+            raise Refused("unavailable", "models_not_configured", outcome.problem or "no strong model")
         return stamp_from(outcome.model, settings.models.strong)
 
     def choice_for(self, ref: ModelRef, role: str | None = None) -> tuple[ModelSlot, str]:
@@ -250,8 +250,8 @@ class ModelService:
         """The runnable model for a role in a session; starts the offline server when needed.
 
         Raises:
-            TurnRejected(503, models_not_configured): no key for the chosen provider.
-            TurnRejected(503, model_unreachable): the offline model failed to start.
+            Refused("unavailable", models_not_configured): no key for the chosen provider.
+            Refused("unavailable", model_unreachable): the offline model failed to start.
             StoreCorrupt: settings.json is unreadable.
         """
         slot, label = self.choice_for(ref, role)
@@ -263,23 +263,23 @@ class ModelService:
             label=label,
         )
         if outcome.model is None:
-            raise TurnRejected(503, "models_not_configured", outcome.problem or "no model")
+            raise Refused("unavailable", "models_not_configured", outcome.problem or "no model")
         return await self._runnable(outcome.model)
 
     async def model_for_slot(self, slot: str) -> tuple[ResolvedModel, Model]:
         """The runnable model of a named slot (background work runs the cheap slot).
 
-        Raises TurnRejected(503) like `model_for`, and StoreCorrupt for unreadable settings."""
+        Raises Refused(unavailable) like `model_for`, and StoreCorrupt for unreadable settings."""
         outcome = self.resolve(self.settings.load(), slot)
         if outcome.model is None:
-            raise TurnRejected(503, "models_not_configured", outcome.problem or "no model")
+            raise Refused("unavailable", "models_not_configured", outcome.problem or "no model")
         return await self._runnable(outcome.model)
 
     async def _subscription_model(self, resolved: ResolvedModel) -> tuple[ResolvedModel, Model]:
         """A subscription route's model with the login's current scoped auth; never an API key.
 
         Raises:
-            TurnRejected(503, models_not_configured): not connected, revoked, or expired (plain
+            Refused("unavailable", models_not_configured): not connected, revoked, or expired (plain
                 words of the contract: "Your ChatGPT subscription is not connected. ...").
         """
         port = self.subscriptions
@@ -289,7 +289,7 @@ class ModelService:
             port.error(resolved.provider) if port is not None and auth is None else None
         ) or auth_problem(resolved.provider, auth, time.time(), desktop=desktop)
         if problem is not None or auth is None:
-            raise TurnRejected(503, "models_not_configured", problem or "not connected")
+            raise Refused("unavailable", "models_not_configured", problem or "not connected")
         limits = self._limits()
         key = (
             resolved.provider,
@@ -319,8 +319,8 @@ class ModelService:
                 retry = (
                     "Send your message again to retry it, or add" if self.offline.retry_helps else "Or add"
                 )
-                raise TurnRejected(
-                    503,
+                raise Refused(
+                    "unavailable",
                     "model_unreachable",
                     f"{exc}. {retry} an API key in Settings to use a hosted model instead.",
                 ) from exc

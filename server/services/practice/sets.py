@@ -43,7 +43,6 @@ from server.agent.practice import (
     grader_prompt,
     partitioner_prompt,
 )
-from server.core.classroom.turns import TurnRejected
 from server.core.contracts.models import ResolvedModel
 from server.core.contracts.practice import (
     MAX_NOTE,
@@ -58,6 +57,7 @@ from server.core.events import EventBus
 from server.core.ports import GraphStore, PracticeStore
 from server.core.practice.chains import chains_for_selection, touched_propositions
 from server.core.practice.levels import default_title
+from server.core.refusals import Refused
 from server.services.chats import utc_now
 
 log = logging.getLogger("lh.practice")
@@ -168,18 +168,18 @@ class PracticeService:
     def get(self, set_id: str) -> ProblemSet:
         found = self.store.get(set_id)
         if found is None:
-            raise TurnRejected(404, "set_not_found", f"no problem set {set_id!r}; pick one from the list")
+            raise Refused("not_found", "set_not_found", f"no problem set {set_id!r}; pick one from the list")
         return found
 
     # -- creation -------------------------------------------------------------------------------
     async def create(self, body: CreateSet) -> ProblemSet:
-        """Freeze the selection's world and start generating. Raises TurnRejected 400 (nothing
+        """Freeze the selection's world and start generating. Raises Refused(invalid) (nothing
         of the selection is in the graph any more), 503 (no model)."""
         nodes = self.graph.nodes()
         selection = [n for n in dict.fromkeys(body.node_ids) if n in nodes]
         if not selection:
-            raise TurnRejected(
-                400,
+            raise Refused(
+                "invalid",
                 "empty_selection",
                 "none of the selected propositions is in the graph any more; reload it and select again",
             )
@@ -390,18 +390,18 @@ class PracticeService:
 
     # -- answers and grades ---------------------------------------------------------------------
     def answer(self, set_id: str, body: AnswerBody) -> dict[str, Any]:
-        """Save the one attempt, reveal the solution, start the grade. Raises TurnRejected 404,
+        """Save the one attempt, reveal the solution, start the grade. Raises Refused(not_found),
         409 (the set or problem is not ready), 400 (already answered)."""
         problem_set = self.get(set_id)
         problem = next((p for p in problem_set.problems if p.id == body.problem_id), None)
         if problem is None:
-            raise TurnRejected(404, "problem_not_found", f"no problem {body.problem_id!r} in this set")
+            raise Refused("not_found", "problem_not_found", f"no problem {body.problem_id!r} in this set")
         if problem.answer is not None:
-            raise TurnRejected(
-                400, "already_answered", "this problem was answered; each problem has one attempt"
+            raise Refused(
+                "invalid", "already_answered", "this problem was answered; each problem has one attempt"
             )
         if problem_set.status != "ready" or problem.status != "ready":
-            raise TurnRejected(409, "not_ready", "this problem is not ready to be answered yet")
+            raise Refused("conflict", "not_ready", "this problem is not ready to be answered yet")
         refused: list[str] = []
 
         def save(s: ProblemSet) -> None:
@@ -414,10 +414,10 @@ class PracticeService:
 
         written = self._write(set_id, save)
         if written is None:
-            raise TurnRejected(404, "set_not_found", "this problem set was deleted")
+            raise Refused("not_found", "set_not_found", "this problem set was deleted")
         if refused:
-            raise TurnRejected(
-                400, "already_answered", "this problem was answered; each problem has one attempt"
+            raise Refused(
+                "invalid", "already_answered", "this problem was answered; each problem has one attempt"
             )
         saved = next(p for p in written.problems if p.id == body.problem_id)
         row = self._row(f"{set_id}:grade:{saved.id}", f"{written.title} — grading problem {saved.index}")
@@ -484,7 +484,7 @@ class PracticeService:
 
     async def delete(self, set_id: str) -> None:
         """Abort the set's runs, then delete it and drop its rows from the activity feed.
-        Raises TurnRejected(404)."""
+        Raises Refused(not_found)."""
         self.get(set_id)
         mine = f"{set_id}:"
         running = [t for rid, t in self.tasks.items() if rid.startswith(mine) and not t.done()]
@@ -567,7 +567,7 @@ def _fail_set(problem_set: ProblemSet, error: str) -> None:
 
 
 def _honest(exc: BaseException) -> str:
-    if isinstance(exc, TurnRejected):
+    if isinstance(exc, Refused):
         return exc.detail
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if "exceeded maximum retries" in text.lower() or "retries" in text.lower():

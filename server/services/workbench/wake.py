@@ -17,10 +17,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from server.core.classroom.turns import TurnRejected
 from server.core.contracts.jobs import JobRecord, steer_message
 from server.core.events import EventBus
 from server.core.ports import ChatStore
+from server.core.refusals import Refused
 from server.core.workbench.wake import backoff_delay, delivered, pending_delivery
 from server.services.workbench.runner import JobRunner
 
@@ -167,7 +167,7 @@ class WakeService:
                 steers = [steer for _, steer in pending.values()]
                 try:
                     await self.start_wake(chat_id, steers)
-                except TurnRejected as exc:
+                except Refused as exc:
                     if exc.code == "turn_running":
                         await self.sleep(backoff_delay(attempt))
                         attempt += 1

@@ -10,9 +10,9 @@ from typing import Any
 
 from server.agent.workbench.web import build_search
 from server.agent.workbench.workers import WorkerDeps, run_worker
-from server.core.classroom.turns import TurnRejected
 from server.core.contracts.jobs import JobKind, WorkerResult, WorkerUsage
 from server.core.ports import Headless
+from server.core.refusals import Refused
 from server.services.machine_room.models import ModelService
 
 log = logging.getLogger("lh.job")
@@ -49,13 +49,13 @@ class WorkerHost:
         settings = self.models.settings.load()
         try:
             _, model = await self.models.model_for_slot("strong")
-        except TurnRejected as exc:
+        except Refused as exc:
             raise NoModel(f"no model to run the {kind} job: {exc.detail}") from exc
         vision = None
         if kind == "visual" and settings.models.vision is not None:
             try:
                 _, vision = await self.models.model_for_slot("vision")
-            except TurnRejected as exc:  # the picture is still rendered and checked, not looked at
+            except Refused as exc:  # the picture is still rendered and checked, not looked at
                 log.warning("the vision slot cannot run (%s); the visual is not looked at", exc.detail)
         search = None
         if kind == "research" and settings.research.provider is not None:

@@ -14,10 +14,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from server.core.classroom.turns import TurnRejected
 from server.core.contracts.graph import NodeLine
 from server.core.library.graph import version_jobs
 from server.core.library.notes import content_fingerprint, source_id
+from server.core.refusals import Refused
 from tests.flows.graph_pipeline import Pipeline, invariants, lesson_pairs
 from tests.flows.library.test_graph_replace import block
 
@@ -90,11 +90,11 @@ async def play(pipe: Pipeline, ops: list[tuple]) -> None:
         try:
             result = pipe.service.delete([target])
             result = await result if asyncio.iscoroutine(result) else result  # (HEAD~1: sync)
-        except TurnRejected as exc:
+        except Refused as exc:
             # 409: a source involved is extracting; 404: the merge that held the section when this
             # delete was asked for (mid-audit) retired the target before the delete got its turn
             gone = target not in {*pipe.graph.nodes(), *pipe.graph.chains()}
-            assert exc.status == 409 or (exc.status == 404 and gone), exc
+            assert exc.kind == "conflict" or (exc.kind == "not_found" and gone), exc
             return
         deleted.update(result["deletedNodes"], result["deletedChains"])
 

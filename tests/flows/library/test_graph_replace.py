@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from server.core.classroom.turns import TurnRejected
 from server.core.contracts.graph import ChainLine, NodeLine
 from server.core.library.notes import content_fingerprint
+from server.core.refusals import Refused
 from tests.flows.graph_pipeline import Pipeline, invariants, retired_jobs
 
 
@@ -138,8 +138,8 @@ def test_a_delete_between_an_audit_and_its_merge_stays_deleted(tmp_path: Path) -
             try:
                 result = pipe.service.delete([target])
                 outcome.append(await result if asyncio.iscoroutine(result) else result)
-            except TurnRejected as exc:
-                outcome.append(exc.status)
+            except Refused as exc:
+                outcome.append(exc.kind)
 
         tasks: list[asyncio.Task[None]] = []
         pipe.script.during_audit = lambda: tasks.append(asyncio.get_running_loop().create_task(delete()))
@@ -173,8 +173,8 @@ def test_a_delete_racing_an_import_of_the_same_source_is_refused(tmp_path: Path)
         async def delete() -> None:
             try:
                 outcome.append(await pipe.service.delete([target]))
-            except TurnRejected as exc:
-                outcome.append(exc.status)
+            except Refused as exc:
+                outcome.append(exc.kind)
 
         tasks: list[asyncio.Task[None]] = []
         pipe.script.during_audit = lambda: tasks.append(asyncio.get_running_loop().create_task(delete()))
@@ -183,7 +183,7 @@ def test_a_delete_racing_an_import_of_the_same_source_is_refused(tmp_path: Path)
         pipe.script.drift = True
         await pipe.import_note("vault/heap.md", HEAP_V2)
         await asyncio.gather(*tasks)
-        assert outcome == [409]
+        assert outcome == ["conflict"]
         invariants(pipe, set(), {"vault/heap.md": {content_fingerprint(HEAP_V2)}})
 
     asyncio.run(scenario())

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 from pydantic_ai.models.function import FunctionModel
 
-from server.core.classroom.turns import TurnRejected
 from server.core.contracts.models import ResolvedModel
 from server.core.contracts.practice import AnswerBody, CreateSet, PracticeParams, Problem, ProblemSet
 from server.core.events import EventBus
+from server.core.refusals import Refused
 from server.services.practice.sets import PracticeService
 from server.store.practice.sets import FilePracticeStore
 from tests.flows.graph_pipeline import Pipeline
@@ -101,9 +101,9 @@ def test_a_set_is_generated_frozen_and_answered_once(tmp_path: Path) -> None:
             created.id, AnswerBody(problem_id=problem.id, answer="The root: heap order.")
         )
         assert revealed["solution"] and revealed["rubric"] and revealed["gradeStatus"] == "grading"
-        with pytest.raises(TurnRejected) as again:
+        with pytest.raises(Refused) as again:
             w.service.answer(created.id, AnswerBody(problem_id=problem.id, answer="Another try"))
-        assert again.value.status == 400 and again.value.code == "already_answered"
+        assert again.value.kind == "invalid" and again.value.code == "already_answered"
         await asyncio.gather(w.service.tasks[f"{created.id}:grade:{problem.id}"])
         graded = w.service.get(created.id).problems[0]
         assert graded.grade_status == "graded" and graded.grade is not None and graded.grade.score == 8
@@ -244,9 +244,9 @@ def test_the_echo_law_and_per_problem_failure_isolation(tmp_path: Path) -> None:
         assert failed.chain_ids[0].startswith("single_") and "could not be written" in (failed.error or "")
         generator_requests = [p for p in w.script.prompts if "YOUR TARGET" in p]
         assert len(generator_requests) == 2 * 2 + 1  # ready ones: a refused echo, then the right one
-        with pytest.raises(TurnRejected) as refused:
+        with pytest.raises(Refused) as refused:
             w.service.answer(created.id, AnswerBody(problem_id=failed.id, answer="x"))
-        assert refused.value.status == 409
+        assert refused.value.kind == "conflict"
 
     run(tmp_path, scenario)
 
@@ -308,7 +308,7 @@ def test_a_grader_that_never_submits_leaves_an_honest_line_and_the_answer(tmp_pa
         assert len([p for p in w.script.prompts if p.startswith("THE PROBLEM:")]) == 4  # at most 4 turns
         row = next(r for r in w.service.activity() if r["id"] == f"{created.id}:grade:p1")
         assert row["phase"] == "error" and row["usage"]["requests"] == 4
-        with pytest.raises(TurnRejected) as again:  # one attempt, even when the grade is dropped
+        with pytest.raises(Refused) as again:  # one attempt, even when the grade is dropped
             w.service.answer(created.id, AnswerBody(problem_id="p1", answer="Second try"))
         assert again.value.code == "already_answered"
 
@@ -366,9 +366,9 @@ def test_deleting_a_set_while_it_generates_leaves_nothing_half_written(tmp_path:
         await asyncio.sleep(0.05)
         assert w.store.get(created.id) is None
         assert not (w.store.root / f"{created.id}.json").exists()
-        with pytest.raises(TurnRejected) as gone:
+        with pytest.raises(Refused) as gone:
             await w.service.delete(created.id)
-        assert gone.value.status == 404
+        assert gone.value.kind == "not_found"
 
     run(tmp_path, scenario)
 
@@ -428,7 +428,7 @@ def test_a_resumed_set_without_a_model_ends_with_its_error(tmp_path: Path) -> No
         w.store.save(left)
 
         async def no_model(slot: str) -> Any:
-            raise TurnRejected(503, "models_not_configured", "no model is set up for this slot")
+            raise Refused("unavailable", "models_not_configured", "no model is set up for this slot")
 
         fresh = PracticeService(w.store, w.pipe.graph, no_model, w.service.permits, w.events)
         assert fresh.resume() == {"sets": 1, "grades": 0}
@@ -465,12 +465,12 @@ def test_a_shutdown_leaves_a_running_set_to_resume(tmp_path: Path) -> None:
 def test_refusals(tmp_path: Path) -> None:
     async def scenario(w: World) -> None:
         await w.graph()
-        with pytest.raises(TurnRejected) as empty:
+        with pytest.raises(Refused) as empty:
             await w.service.create(CreateSet(node_ids=["n_0000000000000000"]))  # deleted since the selection
-        assert empty.value.status == 400 and "select again" in empty.value.detail
-        with pytest.raises(TurnRejected) as unknown:
+        assert empty.value.kind == "invalid" and "select again" in empty.value.detail
+        with pytest.raises(Refused) as unknown:
             w.service.get("ps_00000000")
-        assert unknown.value.status == 404
+        assert unknown.value.kind == "not_found"
 
     run(tmp_path, scenario)
     for bad in ({"rung": 2.5}, {"rung": 5}, {"cue": -1}, {"presentation": "story"}, {"rung": "2"}):

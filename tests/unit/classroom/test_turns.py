@@ -6,8 +6,9 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from server.core.classroom.turns import TurnRejected, learner_message, title_after, upsert_message
+from server.core.classroom.turns import learner_message, title_after, upsert_message
 from server.core.contracts.chat import ChatRequest
+from server.core.refusals import Refused
 
 
 def request(*messages: dict) -> ChatRequest:
@@ -34,9 +35,9 @@ def test_last_user_message_is_the_learner_message() -> None:
     ],
 )
 def test_refused_learner_messages(last: dict) -> None:
-    with pytest.raises(TurnRejected) as info:
+    with pytest.raises(Refused) as info:
         learner_message(request(last))
-    assert info.value.status == 400 and info.value.detail
+    assert info.value.kind == "invalid" and info.value.detail
 
 
 @pytest.mark.parametrize(
@@ -85,9 +86,9 @@ def test_accepting_an_answered_message_again_is_refused() -> None:
     from server.core.classroom.turns import accept_learner_message
 
     reply = {"id": "a1", "role": "assistant", "parts": [{"type": "text", "text": "x"}]}
-    with pytest.raises(TurnRejected) as info:
+    with pytest.raises(Refused) as info:
         accept_learner_message([user("q"), reply], user("q"))
-    assert info.value.status == 409
+    assert info.value.kind == "conflict"
     assert accept_learner_message([user("q")], user("q again")) == [user("q again")]
 
 
@@ -97,7 +98,7 @@ def test_regenerate_replaces_the_replies_after_the_message() -> None:
     reply = {"id": "a1", "role": "assistant", "parts": [{"type": "text", "text": "partial"}]}
     assert accept_learner_message([user("q"), reply], user("q"), regenerate=True) == [user("q")]
     later = [user("q"), reply, user("next", "u2")]
-    with pytest.raises(TurnRejected):
+    with pytest.raises(Refused):
         accept_learner_message(later, user("q"), regenerate=True)
 
 
@@ -162,7 +163,7 @@ def test_accepting_a_message_scans_once_and_decides_as_before(
     message = user("again", f"m{pick}")
     expected = _accept_reference(messages, message, regenerate)
     if expected is None:
-        with pytest.raises(TurnRejected):
+        with pytest.raises(Refused):
             accept_learner_message(messages, message, regenerate=regenerate)
     else:
         got = accept_learner_message(messages, message, regenerate=regenerate)
@@ -204,7 +205,7 @@ def test_a_message_index_carried_from_turn_to_turn_decides_as_a_scan(steps: list
                         messages, user(mid, mid), regenerate=kind == "regenerate", index=given_index
                     )
                     outcomes.append(got)
-                except TurnRejected as exc:
+                except Refused as exc:
                     outcomes.append(exc.code)
             assert outcomes[0] == outcomes[1]
             if isinstance(outcomes[0], list):

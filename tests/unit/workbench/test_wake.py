@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.core.classroom.turns import TurnRejected
 from server.core.contracts.chat import ChatRecord
 from server.core.contracts.jobs import (
     DemoArtifact,
@@ -23,6 +22,7 @@ from server.core.contracts.jobs import (
     steer_message,
 )
 from server.core.events import EventBus
+from server.core.refusals import Refused
 from server.core.workbench.wake import (
     backoff_delay,
     delivered,
@@ -144,7 +144,7 @@ class Harness:
         self.events = EventBus()
         self.sleeps: list[float] = []
         self.running: set[str] = set()
-        self.refusals: list[TurnRejected] = []
+        self.refusals: list[Refused] = []
         self.starts = 0
 
         async def worker(kind: str, tool_input: dict[str, Any]) -> tuple[WorkerResult, WorkerUsage]:
@@ -204,7 +204,7 @@ class Harness:
 
 async def test_409_backs_off_then_delivers_once() -> None:
     h = Harness()
-    h.refusals = [TurnRejected(409, "turn_running", "busy")] * 5
+    h.refusals = [Refused("conflict", "turn_running", "busy")] * 5
     job = h.owed_job()
     h.wake.intake(job)
     h.wake.intake(job)  # a repeated submission shares the one entry
@@ -218,7 +218,7 @@ async def test_409_backs_off_then_delivers_once() -> None:
 
 async def test_a_failed_start_parks_quietly_until_the_next_turn_settles() -> None:
     h = Harness()
-    h.refusals = [TurnRejected(503, "models_not_configured", "no model")]
+    h.refusals = [Refused("unavailable", "models_not_configured", "no model")]
     h.wake.intake(h.owed_job())
     await h.settle()
     assert "c" in h.wake.parked and h.starts == 1 and h.sleeps == []
@@ -262,7 +262,7 @@ async def test_a_live_turn_that_did_not_save_its_steers_offers_them_again() -> N
 
 async def test_a_pending_question_is_not_a_failure() -> None:
     h = Harness()
-    h.refusals = [TurnRejected(409, "question_pending", "a question awaits")]
+    h.refusals = [Refused("conflict", "question_pending", "a question awaits")]
     h.wake.intake(h.owed_job())
     await h.settle()
     assert h.starts == 1 and "c" not in h.wake.parked and h.wake.pending("c") == ["steer_job_1_result"]

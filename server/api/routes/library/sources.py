@@ -15,7 +15,7 @@ from starlette.datastructures import UploadFile
 
 from server.api.bodies import StrictRoute, inline_schema, json_body, request_body
 from server.api.deps import ServicesDep
-from server.api.errors import GUARDED, errors
+from server.api.errors import GUARDED, errors, refused
 from server.core.contracts.models import CHUNK_TOKENS_FLOOR, IDLE_SECONDS_FLOOR
 from server.core.library.notes import MAX_NOTE_BYTES, FolderRefused
 from server.services.bootstrap import Services
@@ -95,7 +95,7 @@ async def import_notes(request: Request, services: ServicesDep) -> JSONResponse:
         try:
             walk = await run_in_threadpool(library.collect_folder, body.path)
         except FolderRefused as exc:
-            return JSONResponse({"error": exc.code, "detail": str(exc), "files": []}, status_code=exc.status)
+            return refused(exc, files=[])
         import_id = library.begin_import(f"Import of {walk.root.name or walk.root}")
         results = walk.refused + await library.import_many(library.folder_items(walk), import_id)
         results += library.retire_missing(body.path, [r.name for r in results])

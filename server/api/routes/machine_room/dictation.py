@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from server.api.bodies import StrictRoute
 from server.api.deps import ServicesDep
-from server.api.errors import GUARDED, errors, refusal
+from server.api.errors import GUARDED, errors, refused
 from server.core.machine_room.dictation import DictationRefused
 from server.services.machine_room.dictation import DictationTokens
 
@@ -43,5 +43,5 @@ async def dictation_token(
     try:
         minted = await tokens.mint(services.models.dictation_key())
     except DictationRefused as exc:
-        return refusal(exc.status, exc.code, exc.detail)
+        return refused(exc)
     return {"token": minted.token, "expiresIn": minted.expires_in_s, "websocketUrl": minted.websocket_url}

@@ -29,8 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from server.api.bodies import StrictRoute
 from server.api.deps import ServicesDep
 from server.api.errors import GUARDED, errors
-from server.core.classroom.turns import TurnRejected
 from server.core.machine_room.subscriptions import ScopedAuth, SubscriptionProvider
+from server.core.refusals import Refused
 
 router = APIRouter(route_class=StrictRoute, responses=GUARDED)
 
@@ -73,7 +73,7 @@ class PushedAuth(BaseModel):
 
 def _web_only(services: Any) -> None:
     if services.subscriptions.desktop:
-        raise TurnRejected(409, "desktop_mode", DESKTOP_REASON)
+        raise Refused("conflict", "desktop_mode", DESKTOP_REASON)
 
 
 @router.get("/api/subscriptions", responses=errors(409))
@@ -107,10 +107,10 @@ async def _shell_only(request: Request, services: ServicesDep) -> None:
     constant time)."""
     owner = services.subscriptions
     if not owner.desktop:
-        raise TurnRejected(404, "not_found", "no such route in web mode")
+        raise Refused("not_found", "not_found", "no such route in web mode")
     supplied = request.headers.get(SHELL_SECRET_HEADER, "")
     if not owner.shell_secret or not hmac.compare_digest(supplied.encode(), owner.shell_secret.encode()):
-        raise TurnRejected(403, "forbidden", "only the desktop shell may push subscription auth")
+        raise Refused("forbidden", "forbidden", "only the desktop shell may push subscription auth")
 
 
 @router.put(
