@@ -81,7 +81,7 @@ from server.core.library.packing import (
     split_pack,
     take_pack,
 )
-from server.core.ports import Embedder, GraphStore
+from server.core.ports import Embedder, ExtractionGraph
 from server.core.tokens import estimate_tokens
 from server.services.chats import utc_now
 from server.services.library.embeddings import CandidateVectors
@@ -357,7 +357,7 @@ class ExtractionService:
 
     def __init__(
         self,
-        graph: GraphStore,
+        graph: ExtractionGraph,
         model_for: Callable[[], Any],
         clock: Callable[[], str] = utc_now,
         events: EventBus | None = None,
@@ -817,7 +817,7 @@ class ExtractionService:
         """One job. `replace`: after this merge, in the same section, the version replaces the
         source's earlier contribution (`_replace`); its failure makes this return False.
         `pending`: the job's lines count only once its version completes; until then this run
-        (and no other reader) sees them (`GraphStore.graph_with`)."""
+        (and no other reader) sees them (`MergeLedger.graph_with`)."""
         usage = RunUsage()
         failed_calls = 0  # requests sent that failed (pydantic-ai counts only answered ones)
         resolved: ResolvedModel | None = None

@@ -29,7 +29,7 @@ from server.core.library.graph_view import (
     view_bytes,
 )
 from server.core.library.layout import sanitize_positions, settle
-from server.core.ports import ChatStore, GraphStore
+from server.core.ports import ChatStore, GraphViewStore
 from server.core.refusals import Refused
 from server.services.library.extraction import ExtractionService, release_memory
 from server.services.machine_room import heap
@@ -105,7 +105,7 @@ class GraphService:
     extraction: to refuse a deletion while the node's source is being extracted.
     """
 
-    def __init__(self, graph: GraphStore, chats: ChatStore, extraction: ExtractionService) -> None:
+    def __init__(self, graph: GraphViewStore, chats: ChatStore, extraction: ExtractionService) -> None:
         self.graph = graph
         self.chats = chats
         self.extraction = extraction

@@ -45,7 +45,7 @@ from server.core.library.notes import (
     skipped_name,
     source_id,
 )
-from server.core.ports import ChatStore, GraphStore, IntakeStore, SettingsStore
+from server.core.ports import ChatStore, IntakeStore, LibraryGraph, SettingsStore
 from server.services.chats import utc_now
 from server.services.library.extraction import OFFLINE_MAX_TOKENS, ExtractionService, JobSpec
 
@@ -170,7 +170,7 @@ class LibraryService:
 
     def __init__(
         self,
-        graph: GraphStore,
+        graph: LibraryGraph,
         extraction: ExtractionService,
         settings: SettingsStore,
         clock: Callable[[], str] = utc_now,

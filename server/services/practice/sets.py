@@ -54,7 +54,7 @@ from server.core.contracts.practice import (
     ProblemSet,
 )
 from server.core.events import EventBus
-from server.core.ports import GraphStore, PracticeStore
+from server.core.ports import GraphRows, PracticeStore
 from server.core.practice.chains import chains_for_selection, touched_propositions
 from server.core.practice.levels import default_title
 from server.core.refusals import Refused
@@ -123,7 +123,7 @@ class PracticeService:
     def __init__(
         self,
         store: PracticeStore,
-        graph: GraphStore,
+        graph: GraphRows,
         model_for: ModelFor,
         permits: asyncio.Semaphore,
         events: EventBus,
