@@ -15,7 +15,7 @@ import functools
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
 from pydantic_ai import Agent, ModelRetry, RunContext, ToolOutput
 from pydantic_ai.capabilities import AbstractCapability
@@ -33,14 +33,20 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RunUsage
 
 from server.agent.prompts import load_prompt
-from server.core.contracts.graph import Chain, Findings, PackedFindings, Proposition, Verdicts
+from server.core.contracts.graph import Chain, Findings, PackedFindings, Proposition, SourceKind, Verdicts
 from server.core.library.candidates import search
 from server.core.library.graph import findings_problems
 from server.core.library.packing import pack_problems
 from server.core.tokens import estimate_tokens
 
-Door = Literal["session", "notes"]
 EXTRACTOR_TURNS = 4
+INSTRUCTIONS: dict[SourceKind, str] = {"chat": "extraction_session", "notes": "extraction_notes"}
+"""The prompt each kind of source's extractor reads after `extraction_core`: a lesson's (a
+session's teacher prose) or a notes file's."""
+
+
+def _instructions(kind: SourceKind) -> str:
+    return load_prompt("extraction_core") + "\n\n" + load_prompt(INSTRUCTIONS[kind])
 
 
 def digest(nodes: Mapping[str, Proposition], chains: Mapping[str, Chain], source: str) -> str:
@@ -243,12 +249,12 @@ class Extractor:
 
 
 def _extractor_agent(
-    model: Model, door: Door, max_tokens: int | None, window: Window | None = None
+    model: Model, kind: SourceKind, max_tokens: int | None, window: Window | None = None
 ) -> Agent[Mapping[str, object], Findings]:
     agent: Agent[Mapping[str, object], Findings] = Agent(
         model,
         deps_type=Mapping[str, object],  # the node ids, per run
-        instructions=load_prompt("extraction_core") + "\n\n" + load_prompt(f"extraction_{door}"),
+        instructions=_instructions(kind),
         name="extractor",
         output_type=ToolOutput(Findings, name="submit", description=SUBMIT_DESCRIPTION),
         retries={"tools": EXTRACTOR_TURNS - 1, "output": EXTRACTOR_TURNS - 1},
@@ -272,15 +278,9 @@ SUBMIT_DESCRIPTION = "Submit the propositions and chains."
 @functools.cache
 def extractor_overhead_tokens() -> int:
     """The estimated tokens (`estimate_tokens`) every extractor request carries besides its
-    source: the instructions (the larger door's) and the submit tool's name, description and
+    source: the instructions (the larger kind's) and the submit tool's name, description and
     JSON schema, as sent. The chunk budget leaves room for them (`fitting_chunk_tokens`)."""
-    instructions = max(
-        (
-            load_prompt("extraction_core") + "\n\n" + load_prompt(f"extraction_{door}")
-            for door in get_args(Door)
-        ),
-        key=len,
-    )
+    instructions = max((_instructions(kind) for kind in get_args(SourceKind)), key=len)
     schema = json.dumps(Findings.model_json_schema())
     return estimate_tokens(instructions) + estimate_tokens("submit " + SUBMIT_DESCRIPTION + schema)
 
@@ -288,7 +288,7 @@ def extractor_overhead_tokens() -> int:
 def build_extractor(
     model: Model,
     *,
-    door: Door,
+    kind: SourceKind,
     existing: Mapping[str, object],
     max_tokens: int | None = None,
     window: Window | None = None,
@@ -296,11 +296,12 @@ def build_extractor(
     """The extractor for one job. `existing` holds the graph's node ids (valid chain endpoints).
     `window`: the model's known small context window (the offline model's), whose requests then
     fit it (`FitWindow`); None for keyed models (their requests as before).
-    The agent is built once per (model, door, max_tokens, window) and shared (`_cached_agent`)."""
+    `kind`: the source's (a lesson's teacher prose or a notes file), which names its instructions.
+    The agent is built once per (model, kind, max_tokens, window) and shared (`_cached_agent`)."""
     agent = _cached_agent(
-        ("extractor", door, max_tokens, window),
+        ("extractor", kind, max_tokens, window),
         model,
-        lambda: _extractor_agent(model, door, max_tokens, window),
+        lambda: _extractor_agent(model, kind, max_tokens, window),
     )
     return Extractor(agent, existing)
 
@@ -353,7 +354,7 @@ def _pack_agent(model: Model, max_tokens: int | None) -> Agent[PackDeps, PackedF
 def build_pack_extractor(
     model: Model, *, notes: Collection[str], existing: Mapping[str, object], max_tokens: int | None = None
 ) -> PackExtractor:
-    """The extractor for a pack of small notes (decision 0023): the notes door's instructions plus
+    """The extractor for a pack of small notes (decision 0023): the notes' instructions plus
     the pack's, and a submit whose every proposition and chain names its note. A submit naming
     a note not in `notes`, or breaking the chain laws, goes back to it with the reasons. The agent
     is built once per (model, max_tokens) and shared (`_cached_agent`; issue 16: one built per

@@ -16,6 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from server.core.contracts.limits import Text300, Text2000
 
 SourceKind = Literal["chat", "notes"]
+"""What a source is: a lesson (`chat`: its teacher prose) or a notes file. The one word the
+import path carries (the sources ledger's `kind`, a job row's `kind`, and the extractor's
+instructions: `agent.library.extraction.INSTRUCTIONS`)."""
 
 
 class Wire(BaseModel):

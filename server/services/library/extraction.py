@@ -43,7 +43,6 @@ from pydantic_ai.usage import RunUsage
 
 from server.agent.library.extraction import (
     AuditDeps,
-    Door,
     Window,
     auditor_prompt,
     build_auditor,
@@ -66,6 +65,7 @@ from server.core.contracts.graph import (
     Proposition,
     Provenance,
     RunLine,
+    SourceKind,
     Verdicts,
 )
 from server.core.contracts.models import ResolvedModel
@@ -133,7 +133,7 @@ class JobRow:
 
     id: str
     source: str
-    kind: Literal["chat", "notes"]
+    kind: SourceKind
     label: str
     index: int
     total: int
@@ -272,9 +272,8 @@ class _Run:
     """A source's run, queued or executing."""
 
     source: str
-    kind: Literal["chat", "notes"]
+    kind: SourceKind
     label: str
-    door: Door
     specs: list[JobSpec]
     on_complete: Callable[[bool], None] | None
     version: dict[str, str] | None
@@ -461,9 +460,8 @@ class ExtractionService:
     def start(
         self,
         source: str,
-        kind: Literal["chat", "notes"],
+        kind: SourceKind,
         label: str,
-        door: Door,
         jobs: list[JobSpec],
         on_complete: Callable[[bool], None] | None = None,
         version: dict[str, str] | None = None,
@@ -488,7 +486,7 @@ class ExtractionService:
         if self.running(source) or (not jobs and version is None):
             return False
         tally = self.imports.get(import_id) if import_id is not None else None
-        run = _Run(source, kind, label, door, jobs, on_complete, version, tally, asyncio.Event())
+        run = _Run(source, kind, label, jobs, on_complete, version, tally, asyncio.Event())
         if tally is None:
             run.rows = self._make_rows(run)  # a lesson's or a lone file's rows show at once
         elif jobs:
@@ -538,7 +536,7 @@ class ExtractionService:
                 run = group[0]
                 coro: Coroutine[Any, Any, None] = self._run_source(
                     run.source,
-                    run.door,
+                    run.kind,
                     list(zip(run.rows, run.specs, strict=True)),
                     run.on_complete,
                     run.version,
@@ -709,7 +707,7 @@ class ExtractionService:
     async def _run_source(
         self,
         source: str,
-        door: Door,
+        kind: SourceKind,
         jobs: list[tuple[JobRow, JobSpec]],
         on_complete: Callable[[bool], None] | None,
         version: dict[str, str] | None = None,
@@ -720,7 +718,7 @@ class ExtractionService:
             for index, (row, spec) in enumerate(jobs):
                 # The last job swaps the versions in its own merge section: no reader ever sees both.
                 replace = version if merged_all and index == len(jobs) - 1 else None
-                merged_all = await self._run_job(row, spec, door, version, replace, pending) and merged_all
+                merged_all = await self._run_job(row, spec, kind, version, replace, pending) and merged_all
             if not jobs and version is not None:
                 async with self.merge_section:
                     merged_all = await self._replace(source, version)
@@ -809,7 +807,7 @@ class ExtractionService:
         self,
         row: JobRow,
         spec: JobSpec,
-        door: Door,
+        kind: SourceKind,
         version: dict[str, str] | None = None,
         replace: dict[str, str] | None = None,
         pending: bool = False,
@@ -830,7 +828,7 @@ class ExtractionService:
             # THE GRAPH SO FAR of a versioned run is its version's, never the replaced one's
             own = self.graph.contribution(mine()) if version is not None else (nodes, chains)
             window = offline_window() if resolved.offline else None
-            extractor = build_extractor(model, door=door, existing=nodes, max_tokens=cap, window=window)
+            extractor = build_extractor(model, kind=kind, existing=nodes, max_tokens=cap, window=window)
             prompt = windowed_prompt(spec.text, digest(*own, row.source), window)
             async with self.permits, self._lane(resolved.offline):  # "queued" until a permit is free
                 row.started_at = self.clock()
@@ -1010,7 +1008,7 @@ class ExtractionService:
             row.phase, row.error, row.started_at, row.ended_at = "queued", None, None, None
             self._changed()
             alone = asyncio.ensure_future(
-                self._run_source(run.source, run.door, [(row, spec)], run.on_complete, run.version, pending)
+                self._run_source(run.source, run.kind, [(row, spec)], run.on_complete, run.version, pending)
             )
             pack.alone[run.source] = alone
             await asyncio.gather(alone, return_exceptions=True)  # an abort of this note ends it alone

@@ -422,7 +422,6 @@ class LibraryService:
             src,
             "notes",
             title,
-            "notes",
             item.jobs,
             on_complete=complete,
             version=item.version,
@@ -546,7 +545,7 @@ class LibraryService:
             SourceLine(id=src, kind="notes", title=line.title, path=line.path, at=self.clock())
         )
         started = self.extraction.start(
-            src, "notes", line.title, "notes", [], version={}, on_complete=lambda _merged: self._settle(key)
+            src, "notes", line.title, [], version={}, on_complete=lambda _merged: self._settle(key)
         )
         if not started:
             self._settle(key)
@@ -818,7 +817,7 @@ class LibraryService:
         stale = self.graph.contributors(record.id) - keep
         if not stale and not keep & self.graph.pending():
             return False
-        return self.extraction.start(record.id, "chat", record.title, "session", [], version=version)
+        return self.extraction.start(record.id, "chat", record.title, [], version=version)
 
     def _arm_idle(self, record: ChatRecord, at: float | None = None) -> None:
         """Flush the lesson `graph.lessonIdleSeconds` after `at` (epoch seconds; default now)."""
@@ -922,7 +921,7 @@ class LibraryService:
             message_views(record.messages, self._view_memo(record.id))
         )  # what replaces the lesson's old jobs
         started = self.extraction.start(
-            record.id, "chat", record.title, "session", jobs, on_complete=ended, version=version
+            record.id, "chat", record.title, jobs, on_complete=ended, version=version
         )
         return "started" if started else "running"
 

@@ -26,11 +26,11 @@ SUBMIT = {
 
 def test_an_agent_is_built_once_per_model_door_and_cap() -> None:
     model, other = TestModel(), TestModel()
-    first = build_extractor(model, door="notes", existing={})
-    assert build_extractor(model, door="notes", existing={"n_a": 1}).agent is first.agent
-    assert build_extractor(model, door="session", existing={}).agent is not first.agent
-    assert build_extractor(model, door="notes", existing={}, max_tokens=512).agent is not first.agent
-    assert build_extractor(other, door="notes", existing={}).agent is not first.agent
+    first = build_extractor(model, kind="notes", existing={})
+    assert build_extractor(model, kind="notes", existing={"n_a": 1}).agent is first.agent
+    assert build_extractor(model, kind="chat", existing={}).agent is not first.agent
+    assert build_extractor(model, kind="notes", existing={}, max_tokens=512).agent is not first.agent
+    assert build_extractor(other, kind="notes", existing={}).agent is not first.agent
     assert build_auditor(model) is build_auditor(model)
     pack = build_pack_extractor(model, notes=["src_a"], existing={})
     again = build_pack_extractor(model, notes=["src_b"], existing={"n_a": 1})
@@ -55,7 +55,7 @@ def test_a_shared_extractor_judges_each_run_against_its_own_graph() -> None:
     async def run(existing: dict[str, object], prompt: str) -> object:
         try:
             return await run_extractor(
-                build_extractor(model, door="notes", existing=existing), prompt, RunUsage()
+                build_extractor(model, kind="notes", existing=existing), prompt, RunUsage()
             )
         except Exception as exc:  # the refused run ends once its turns are spent
             return exc

@@ -58,7 +58,7 @@ def _scripted(sent: list[tuple[int, int | None]], bad: int = 2) -> FunctionModel
 async def _run(window: Window | None, sent: list[tuple[int, int | None]], prompt: str) -> None:
     model = _scripted(sent)
     cap = OFFLINE_MAX_TOKENS if window is not None else None
-    extractor = build_extractor(model, door="notes", existing={}, max_tokens=cap, window=window)
+    extractor = build_extractor(model, kind="notes", existing={}, max_tokens=cap, window=window)
     findings = await run_extractor(extractor, prompt, RunUsage())
     assert [p.name for p in findings.propositions] == ["Entropy"]
 
@@ -129,6 +129,6 @@ def test_the_graph_so_far_is_cut_to_what_the_first_request_leaves() -> None:
 
 def test_keyed_extractors_get_no_window_capability() -> None:
     model = _scripted([])
-    keyed = build_extractor(model, door="notes", existing={})
-    windowed = build_extractor(model, door="notes", existing={}, max_tokens=1024, window=offline_window())
+    keyed = build_extractor(model, kind="notes", existing={})
+    windowed = build_extractor(model, kind="notes", existing={}, max_tokens=1024, window=offline_window())
     assert isinstance(keyed.agent, Agent) and keyed.agent is not windowed.agent
