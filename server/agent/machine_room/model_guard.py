@@ -26,6 +26,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any
 
 import httpx2
@@ -39,8 +40,10 @@ from pydantic_ai.tools import RunContext
 from server.core.contracts.models import ModelCallSettings
 from server.core.machine_room.model_failures import (
     RETRYABLE_STATUSES,
+    Failure,
     FailureKind,
-    failure_sentence,
+    failure_in_text,
+    learner_words,
     parse_retry_after,
 )
 
@@ -253,12 +256,20 @@ def model_failure_of(exc: BaseException) -> ModelFailure | None:
 
 
 def classify(
-    exc: BaseException, model: str, where: str | None = None, *, whole: bool = False, offline: bool = False
+    exc: BaseException,
+    model: str,
+    where: str | None = None,
+    *,
+    whole: bool = False,
+    offline: bool = False,
+    refused_login: str | None = None,
 ) -> ModelFailure | None:
-    """The plain-words failure for an exception raised by a model request, or None when the
-    exception is not a model failure (it is then re-raised unchanged). `whole`: the request asked
-    for a whole (non-streamed) answer, so nothing of a cut-short one is kept. `offline`: the model
-    is the app's offline model (the sentence names it, not a provider)."""
+    """The plain-words failure for an exception raised by a model request or an agent run, or None
+    when the exception is not a model failure (it is then re-raised unchanged): the exception is
+    read into a `Failure` and said by `learner_words`. `whole`: the request asked for a whole
+    (non-streamed) answer, so nothing of a cut-short one is kept. `offline`: the model is the app's
+    offline model (the sentence names it, not a provider). `refused_login`: what a refused
+    credential says on a subscription route (see `Failure`)."""
     chain = _chain(exc)
     status: int | None = None
     retry_after: float | None = None
@@ -306,6 +317,9 @@ def classify(
         elif isinstance(link, pe.ModelConnectionError):
             kind = FailureKind.CONNECTION_FAILED
         elif isinstance(link, pe.UnexpectedModelBehavior):
+            gave_up = failure_in_text(str(link), kept=not whole, offline=offline)
+            if gave_up is not None:  # its retries ran out: told by the framework's words alone
+                return _failure(replace(gave_up, model=model))
             kind = FailureKind.MALFORMED
         elif isinstance(link, pe.ModelAPIError):
             kind = _by_status(status) if status else FailureKind.MALFORMED
@@ -315,10 +329,15 @@ def classify(
         return None
     if kind is FailureKind.RATE_LIMITED and retry_after is None:
         retry_after = _header_retry_after(exc)
-    attempts = _attempts(exc)
-    sentence = failure_sentence(kind, model=model, status=status, retry_after_s=retry_after, limit_s=limit,
-                                where=where, kept=not whole, offline=offline, attempts=attempts)  # fmt: skip
-    return ModelFailure(kind, sentence, model, status, retry_after, limit, attempts)
+    facts = Failure(kind, model, status, retry_after, limit, where, kept=not whole, offline=offline,
+                    attempts=_attempts(exc), refused_login=refused_login)  # fmt: skip
+    return _failure(facts)
+
+
+def _failure(facts: Failure) -> ModelFailure:
+    """`facts` said in learner words (`learner_words`), as the `ModelFailure` raised."""
+    return ModelFailure(facts.kind, learner_words(facts), facts.model, facts.status, facts.retry_after_s,
+                        facts.limit_s, facts.attempts)  # fmt: skip
 
 
 def _by_status(status: int | None) -> FailureKind:
@@ -379,16 +398,8 @@ class GuardedModel(WrapperModel):
         self.offline = offline
 
     def _failure(self, exc: BaseException, whole: bool = False) -> ModelFailure | None:
-        failure = classify(exc, self.wrapped.model_name, self.where, whole=whole, offline=self.offline)
-        if failure is not None and failure.kind is FailureKind.AUTH and self.auth_sentence:
-            failure = ModelFailure(
-                failure.kind,
-                self.auth_sentence,
-                failure.model_name,
-                failure.status,
-                failure.retry_after_s,
-                attempts=failure.attempts,
-            )
+        failure = classify(exc, self.wrapped.model_name, self.where, whole=whole, offline=self.offline,
+                           refused_login=self.auth_sentence)  # fmt: skip
         if failure is not None and failure is not exc:
             log.warning(
                 "model %s failed (%s): %s", self.wrapped.model_name, failure.kind.value,
