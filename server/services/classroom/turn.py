@@ -40,7 +40,12 @@ from server.core.classroom.ui_stream import AssistantMessageFold
 from server.core.contracts.chat import ChatRecord, ChatRequest, TurnUsage, plain_problems
 from server.core.contracts.jobs import ARTIFACT_PART, JobKind
 from server.core.contracts.models import ResolvedModel
-from server.core.machine_room.model_failures import refusal_code, tool_error_sentence
+from server.core.machine_room.model_failures import (
+    failure_in_text,
+    learner_words,
+    refusal_code,
+    tool_error_sentence,
+)
 from server.core.ports import ChatStore, GraphReader
 from server.core.refusals import Refused
 from server.core.transcript import awaits_continuation, for_model, probe_assessment
@@ -140,18 +145,9 @@ def learner_facing(chunk: dict[str, Any], offline: bool = False, before: bool = 
     chunk = {k: v for k, v in chunk.items() if k != "failure"}  # server-side only (`stream_turn`)
     text = str(chunk.get("errorText", ""))
     log.warning("turn error: %s", text)
-    match = re.search(r"Tool '([^']+)' exceeded max retries", text) or re.search(
-        r"Exceeded maximum (?:output )?retries", text
-    )
-    if match:
-        tool = f" ({match.group(1)})" if match.groups() else ""
-        advice = (
-            "Small offline models often do; send your message again, or add an API key in Settings "
-            "for a capable model."
-            if offline
-            else "Send your message again, or choose another model in Settings."
-        )
-        text = f"The model kept making invalid tool calls{tool} and gave up on this turn. {advice}"
+    gave_up = failure_in_text(text, offline=offline)  # the framework's retries ran out
+    if gave_up is not None:
+        text = learner_words(gave_up)
     elif not failure and _REPR.search(text):
         # not the guarded model's failure (one plain sentence already) nor one known above, and
         # its text names Python's insides: the app's own error (issue 26)
