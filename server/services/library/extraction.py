@@ -81,6 +81,7 @@ from server.core.library.packing import (
     split_pack,
     take_pack,
 )
+from server.core.machine_room.model_failures import failure_in_text, learner_words
 from server.core.ports import Embedder, ExtractionGraph
 from server.core.tokens import estimate_tokens
 from server.services.chats import utc_now
@@ -1154,10 +1155,5 @@ def _row_stats(plan: MergePlan) -> dict[str, int]:
 def _honest(exc: Exception) -> str:
     """A short, true sentence about a failed job for the activity feed."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    if "exceeded maximum retries" in text or "retries" in text.lower():
-        # plain words, not the SDK's "Exceeded maximum output retries (3)" (a new user read it as jargon)
-        return (
-            "the model did not produce a valid answer after several tries; "
-            "try again, or choose a stronger model in Settings"
-        )
-    return text[:300]
+    gave_up = failure_in_text(text, kept=False)  # not the SDK's "Exceeded maximum output retries (3)"
+    return learner_words(gave_up) if gave_up is not None else text[:300]
