@@ -54,6 +54,7 @@ from server.core.contracts.practice import (
     ProblemSet,
 )
 from server.core.events import EventBus
+from server.core.machine_room.model_failures import failure_in_text, learner_words
 from server.core.ports import GraphRows, PracticeStore
 from server.core.practice.chains import chains_for_selection, touched_propositions
 from server.core.practice.levels import default_title
@@ -570,10 +571,5 @@ def _honest(exc: BaseException) -> str:
     if isinstance(exc, Refused):
         return exc.detail
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    if "exceeded maximum retries" in text.lower() or "retries" in text.lower():
-        # plain words, not the SDK's "Exceeded maximum output retries (3)" (a new user read it as jargon)
-        return (
-            "the model did not produce a valid answer after several tries; "
-            "try again, or choose a stronger model in Settings"
-        )
-    return text[:300]
+    gave_up = failure_in_text(text, kept=False)  # not the SDK's "Exceeded maximum output retries (3)"
+    return learner_words(gave_up) if gave_up is not None else text[:300]
