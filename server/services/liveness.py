@@ -1,7 +1,7 @@
 """The turn liveness registry: at most one running turn per session (seed §5, turn contract).
 
-A running turn is broadcast: its SSE lines are kept from the turn's start, so any number of
-followers (the POST that started it, a reloaded tab reattaching through
+A running turn is broadcast: its SSE events are kept from the turn's start, as the very bytes
+sent, so any number of followers (the POST that started it, a reloaded tab reattaching through
 `GET /api/chats/{id}/stream`) see the whole turn. A follower leaving does not stop the turn; an
 explicit abort does. In-memory and single-process: one server owns a data dir (the data-dir
 lock), so one registry sees every turn of its sessions.
@@ -16,16 +16,17 @@ from server.core.events import EventBus
 
 
 class RunningTurn:
-    """One turn in flight: a replayable, append-only list of SSE lines plus its task."""
+    """One turn in flight: a replayable, append-only list of SSE events (each `data: ...\n\n`,
+    UTF-8, encoded once by the turn) plus its task."""
 
     def __init__(self, chat_id: str) -> None:
         self.chat_id = chat_id
-        self.lines: list[str] = []
+        self.lines: list[bytes] = []
         self.done = False
         self.task: asyncio.Task[None] | None = None
         self._changed = asyncio.Event()
 
-    def publish(self, line: str) -> None:
+    def publish(self, line: bytes) -> None:
         self.lines.append(line)
         self._wake()
 
@@ -37,7 +38,7 @@ class RunningTurn:
         self._changed.set()
         self._changed = asyncio.Event()
 
-    async def follow(self) -> AsyncIterator[str]:
+    async def follow(self) -> AsyncIterator[bytes]:
         """Every line from the turn's start, then live ones, until the turn ends."""
         index = 0
         while True:

@@ -12,9 +12,8 @@ import logging
 import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, Literal
 
-import orjson
 from pydantic_ai import Agent, DeferredToolRequests, RunContext, ToolOutput
 from pydantic_ai.agent import AgentRunResult
 from pydantic_ai.capabilities import AbstractCapability, PrepareOutputTools, PrepareTools
@@ -33,8 +32,7 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.ui.vercel_ai import VercelAIAdapter
 from pydantic_ai.ui.vercel_ai.request_types import SubmitMessage, UIMessage
-from pydantic_ai.ui.vercel_ai.response_types import BaseChunk
-from pydantic_core import PydanticSerializationError
+from pydantic_ai.ui.vercel_ai.response_types import BaseChunk, DoneChunk
 
 from server.agent.classroom.job_tools import job_toolset
 from server.agent.classroom.tools import (
@@ -282,7 +280,7 @@ class NoLoneSurrogates(AbstractCapability[LessonDeps]):
     (`\\udc80` as six characters), which the arguments' validation refuses ("lone leading
     surrogate in hex escape"): the call goes back to the model as a retry, like any call it got
     wrong. In text and thinking each becomes U+FFFD. What streamed before the response ended is
-    made writable by `chunk_data`."""
+    made writable where the turn encodes it (`services.classroom.turn_stream.written`)."""
 
     async def after_model_request(
         self, ctx: RunContext[LessonDeps], *, request_context: Any, response: ModelResponse
@@ -491,32 +489,14 @@ def _cost(result: AgentRunResult[Any]) -> float | None:
     return total
 
 
-def _without_lone_surrogates(value: Any) -> Any:
-    """`value` (JSON-shaped) with every lone surrogate in its strings made U+FFFD."""
-    if isinstance(value, str):
-        return _LONE_SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_without_lone_surrogates(v) for v in value]
-    return value
-
-
 def chunk_data(chunk: BaseChunk) -> dict[str, Any] | None:
-    """One UI message stream chunk as a JSON object (None for the `[DONE]` terminator).
-
-    A model can send a lone surrogate (`\\udc80`, JSON-escaped by the provider, decoded into the
-    text or a tool call's arguments); no JSON encoder writes one, and the chunk could neither be
-    streamed nor saved (issue 26, item 3). Such a chunk is encoded with each lone surrogate
-    replaced by U+FFFD (logged); a tool call whose arguments held one is refused by their
-    validation all the same, so it goes back to the model as a retry."""
-    try:
-        encoded = chunk.encode(SDK_VERSION)
-    except PydanticSerializationError:
-        data = chunk.model_dump(mode="json", by_alias=True, exclude_none=True)
-        log.warning("a %s chunk from the model held a lone surrogate; replaced by U+FFFD", data.get("type"))
-        return cast(dict[str, Any], _without_lone_surrogates(data))
-    return None if encoded == "[DONE]" else cast(dict[str, Any], orjson.loads(encoded))
+    """One UI message stream chunk as a JSON-shaped dict (None for the `[DONE]` terminator), the
+    very object `chunk.encode(6)` writes, not encoded: the turn encodes each chunk once, after it
+    has reworded it (`services.classroom.turn_stream.sse_event`, which also makes a lone surrogate
+    a model sent writable; issue 26, item 3)."""
+    if isinstance(chunk, DoneChunk):
+        return None
+    return chunk.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 async def stream_turn(

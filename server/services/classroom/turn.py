@@ -13,13 +13,9 @@ import asyncio
 import contextlib
 import logging
 import re
-import secrets
-import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
 from pydantic import ValidationError
 from pydantic_ai import Agent
 from pydantic_ai.models import Model
@@ -37,33 +33,38 @@ from server.core.classroom.turns import (
     upsert_message,
 )
 from server.core.classroom.ui_stream import AssistantMessageFold
+from server.core.clock import Clock, NewId, new_id, utc_now
 from server.core.contracts.chat import ChatRecord, ChatRequest, TurnUsage, plain_problems
-from server.core.contracts.jobs import ARTIFACT_PART, JobKind
+from server.core.contracts.jobs import JobKind
 from server.core.contracts.models import ResolvedModel
+from server.core.events import EventBus
+from server.core.fanout import FanOut, TurnSettled
 from server.core.machine_room.model_failures import (
     failure_in_text,
     learner_words,
     refusal_code,
     tool_error_sentence,
 )
-from server.core.ports import ChatStore, GraphReader
+from server.core.ports import ChatStore, GraphReader, SettingsStore
 from server.core.refusals import Refused
 from server.core.transcript import awaits_continuation, for_model, probe_assessment
 from server.core.workbench.wake import idle_wake_ready, place_steers, place_steers_in_answer
-from server.services.chats import utc_now
 from server.services.classroom.context import ContextService
+from server.services.classroom.turn_stream import (
+    DONE,
+    PREAMBLE_TYPES,
+    Chunks,
+    TurnState,
+    artifact_chunk,
+    close,
+    sse,
+    sse_event,
+)
 from server.services.liveness import RunningTurn, TurnRegistry
 from server.services.machine_room.background import awaited_whole
 from server.services.machine_room.models import ModelService
 
 log = logging.getLogger("lh.turn")
-
-STREAM_HEADERS = {
-    "x-vercel-ai-ui-message-stream": "v1",
-    "cache-control": "no-cache",
-    "x-accel-buffering": "no",
-}
-"""Headers of the AI SDK UI message stream (SSE)."""
 
 OFFLINE_MAX_TOKENS = 256
 """Reply cap for the offline demo model, in tokens (it otherwise fills its context)."""
@@ -73,30 +74,6 @@ AGENT_CACHE_SIZE = 16
 
 OFFLINE_RETRIES = 1
 """Retries of a failed tool call for the offline demo model (each costs it tens of seconds)."""
-
-_PREAMBLE_TYPES = {"start", "start-step", "message-metadata"}
-Chunks = AsyncIterator[dict[str, Any]]
-
-
-@dataclass
-class TurnState:
-    """What one turn accumulates: the reply being folded and each agent run's usage."""
-
-    chat_id: str
-    fold: AssistantMessageFold
-    usage: list[TurnUsage] = field(default_factory=list)
-    offline: bool = False
-    """Whether the role running now runs on the offline model (its crashes are explained)."""
-    started: float = field(default_factory=time.monotonic)
-    """`time.monotonic()` when the turn began: crashes of the offline model since then are its own."""
-    steers: list[dict[str, Any]] = field(default_factory=list)
-    """Steer messages the live run took at its model-request boundaries (seed §5.1): saved into
-    the record just before this turn's reply, which is what completes their delivery."""
-    announced: int = 0
-    """How many of `steers` the stream has shown (as `data-subagent-artifact` chunks)."""
-    continued: dict[str, Any] | None = None
-    """The answered assistant message this turn's reply continues (an answer turn), as saved."""
-
 
 EARLY_END = (
     "the model's reply ended early (its stream closed without finishing); what arrived is kept, "
@@ -183,10 +160,6 @@ def parse_request(body: bytes) -> ChatRequest:
         raise Refused("invalid", "bad_request", f"malformed chat request ({problems})") from exc
 
 
-def sse(chunk: dict[str, Any]) -> str:
-    return "data: " + orjson.dumps(chunk).decode() + "\n\n"
-
-
 class TurnService:
     """Runs lesson turns.
 
@@ -194,8 +167,19 @@ class TurnService:
         chats: the session store port (canonical writes).
         models: resolves each role's model.
         registry: the liveness registry.
-        clock: ISO timestamp source.
-        new_id: message id source.
+        events: the browser's bus (`chats-changed` when a lesson's first message names it).
+        settings: the settings port (`agent.graphTools`: whether the teacher reads the graph).
+        fanout: publishes `TurnSettled` with the saved record after each settled turn (the
+            Library's extraction trigger, the context summaries, the lesson's naming); its
+            handlers never touch the response or the record.
+        context: the model's bounded view of a long lesson (issue 15).
+        graph_reader: the graph's read side the teacher's graph tools read.
+        job_tools: the Workbench's offer: which job tools the teacher gets this turn.
+        spawn_job: the job runner's dispatch: (session, tool call id, kind, input) -> job id.
+        steer_source: the Workbench's live intake: the steers a running turn of a session takes
+            now (`SteerInbox.take`).
+        clock: ISO timestamp source (`server.core.clock`).
+        new_id: mints message ids (`m_` + 16 hex digits).
     """
 
     def __init__(
@@ -203,30 +187,35 @@ class TurnService:
         chats: ChatStore,
         models: ModelService,
         registry: TurnRegistry,
-        clock: Callable[[], str] = utc_now,
-        new_id: Callable[[], str] = lambda: "m_" + secrets.token_hex(8),
-        graph_reader: GraphReader | None = None,
+        *,
+        events: EventBus,
+        settings: SettingsStore,
+        fanout: FanOut,
+        context: ContextService,
+        graph_reader: GraphReader,
+        job_tools: Callable[[], list[JobKind]],
+        spawn_job: Callable[[str, str, JobKind, dict[str, Any]], str],
+        steer_source: Callable[[str], list[dict[str, Any]]],
+        clock: Clock = utc_now,
+        new_id: NewId = new_id,
     ) -> None:
         self.chats = chats
         self.models = models
         self.registry = registry
+        self.events = events
+        self.settings = settings
+        self.fanout = fanout
+        self.context = context
+        self.graph_reader = graph_reader
+        self.job_tools = job_tools
+        self.spawn_job = spawn_job
+        self.steer_source = steer_source
         self.clock = clock
         self.new_id = new_id
-        self.graph_reader = graph_reader
         self.failures: dict[str, dict[str, str]] = {}
         """Per session, the last accepted turn's failure `{detail, at}` (seed §5, late attachment):
         memory only, cleared by the session's next accepted turn, its deletion, or the server's
         exit. `GET /api/chats/{id}` shows it as `lastFailure`; never written to the record."""
-        self.on_settled: Callable[[ChatRecord], object] | None = None
-        """The extraction trigger seam: called with the saved record after each settled turn."""
-        self.job_tools: Callable[[], list[JobKind]] | None = None
-        """The Workbench's offer: which job tools the teacher gets this turn."""
-        self.spawn_job: Callable[[str, str, JobKind, dict[str, Any]], str] | None = None
-        """The job runner's dispatch: (session, tool call id, kind, input) -> job id."""
-        self.steer_source: Callable[[str], list[dict[str, Any]]] | None = None
-        """The wake pipeline's live intake: the steers a running turn of a session takes now."""
-        self.context: ContextService | None = None
-        """The model's bounded view of a long lesson (issue 15); None: the whole transcript."""
         self._histories: dict[tuple[str, bool], tuple[UsableMemo, ModelHistory]] = {}
         """Per lesson and per whether its model reads images (`ResolvedModel.reads_images`): what
         was already checked and converted for the model (each message once). A lesson whose model
@@ -400,13 +389,13 @@ class TurnService:
             first = await self.models.model_for(record.model, role)  # 503 before anything is written
             record = await self._save_input(record, messages)
             state = TurnState(
-                record.id, AssistantMessageFold(self.new_id(), initial=continued), continued=continued
+                record.id, AssistantMessageFold(self.new_id("m_"), initial=continued), continued=continued
             )
             chunks = self._chunks(record, role, state, first)
             preamble = await self._prime(chunks, state)
         except asyncio.CancelledError:  # aborted before its first token: the learner's input stays
             if state is not None:
-                await _close(chunks)
+                await close(chunks)
                 state.fold.interrupted = True
                 try:  # the run's usage is unknown, not zero (seed §5), and is kept
                     self._persist_reply(state)
@@ -414,7 +403,7 @@ class TurnService:
                     log.exception("saving the usage of aborted session %s failed", record.id)
             self.registry.end(record.id)
             turn.publish(sse({"type": "abort"}))
-            turn.publish("data: [DONE]\n\n")
+            turn.publish(DONE)
             turn.finish()
             if not opened.done():
                 opened.set_result(None)
@@ -437,7 +426,7 @@ class TurnService:
             notice = None if record.id in self._waking else self.failures.get(record.id)  # a wake: quiet
             if notice is not None and notice is not prior:
                 turn.publish(sse({"type": "error", "errorText": notice["detail"]}))
-            turn.publish("data: [DONE]\n\n")
+            turn.publish(DONE)
             self.registry.end(record.id)
             turn.finish()
             if not opened.done():
@@ -473,7 +462,7 @@ class TurnService:
         if saved is None:
             raise Refused("not_found", "chat_not_found", f"no session {record.id!r}; start a new lesson")
         if renamed:  # the first message named the lesson: a list-shape write
-            self.registry.events.emit("chats-changed")
+            self.events.emit("chats-changed")
         return saved
 
     # -- the agents -------------------------------------------------------------------------------
@@ -566,11 +555,7 @@ class TurnService:
 
         images = resolved.reads_images
         usable_memo, history = self._histories.setdefault((record.id, images), ({}, ModelHistory()))
-        shown = (
-            self.context.view(record.id, transcript, offline=resolved.offline).messages
-            if self.context is not None
-            else transcript
-        )
+        shown = self.context.view(record.id, transcript, offline=resolved.offline).messages
         stream = stream_turn(
             agent,
             chat_id=record.id,
@@ -592,7 +577,7 @@ class TurnService:
                     # the steers the run took: shown as artifacts; the record keeps them as their
                     # own messages (placed before this reply at the save), never inside it
                     for steer in state.steers[state.announced :]:
-                        yield _artifact_chunk(steer)
+                        yield artifact_chunk(steer)
                     state.announced = len(state.steers)
                     continue
                 yield chunk
@@ -600,14 +585,14 @@ class TurnService:
             if len(state.usage) == reported:
                 record_usage(None)
 
-    async def _prime(self, chunks: Chunks, state: TurnState) -> list[dict[str, Any]]:
-        """Read up to the first content chunk. A model error before any content is a 503, not a stream."""
-        preamble: list[dict[str, Any]] = []
+    async def _prime(self, chunks: Chunks, state: TurnState) -> list[bytes]:
+        """Read up to the first content chunk; returns their SSE events. A model error before any
+        content is a 503, not a stream."""
+        preamble: list[bytes] = []
         async for chunk in chunks:
-            state.fold.add(chunk)
-            preamble.append(chunk)
             if chunk.get("type") == "error":
-                await _close(chunks)
+                state.fold.add(chunk)
+                await close(chunks)
                 crash = (
                     await self.models.offline_failure(state.started, chunk.get("failure"))
                     if state.offline
@@ -634,19 +619,20 @@ class TurnService:
                     f"the model failed before replying: {text}",
                     float(wait) if isinstance(wait, int | float) else None,
                 )
-            if chunk.get("type") not in _PREAMBLE_TYPES:
+            chunk, line = sse_event(chunk)
+            state.fold.add(chunk)
+            preamble.append(line)
+            if chunk.get("type") not in PREAMBLE_TYPES:
                 break
         return preamble
 
     # -- running and settling ---------------------------------------------------------------------
-    async def _run(
-        self, turn: RunningTurn, state: TurnState, preamble: list[dict[str, Any]], chunks: Chunks
-    ) -> None:
+    async def _run(self, turn: RunningTurn, state: TurnState, preamble: list[bytes], chunks: Chunks) -> None:
         """The rest of the turn, decoupled from any HTTP connection: followers come and go, the
         turn runs to its end (or its abort) and persists."""
         try:
-            for chunk in preamble:
-                turn.publish(sse(chunk))
+            for line in preamble:
+                turn.publish(line)
             tool_names: dict[str, str] = {}
             try:
                 async for chunk in chunks:
@@ -663,8 +649,9 @@ class TurnService:
                         }
                     else:
                         chunk = learner_facing(chunk, state.offline)  # saved as the learner read it
+                    chunk, line = sse_event(chunk)  # the chunk's one encode
                     state.fold.add(chunk)
-                    turn.publish(sse(chunk))
+                    turn.publish(line)
             except Refused as exc:  # e.g. the teacher's model cannot run after the handoff
                 self._fail(turn, state, exc.detail)
             except Exception:
@@ -689,7 +676,7 @@ class TurnService:
                 self._settled(saved)
                 if state.offline and state.fold.finished and state.fold.error_text is None:
                     self.models.offline_answered()  # a crash shown in the banner is history now
-            turn.publish("data: [DONE]\n\n")
+            turn.publish(DONE)
         finally:
             try:
                 if not state.fold.saved:  # aborted or failed: keep what streamed, marked as cut short
@@ -698,7 +685,7 @@ class TurnService:
             except Exception:
                 log.exception("saving the partial reply of session %s failed", state.chat_id)
             finally:
-                await _close(chunks)
+                await close(chunks)
                 self.registry.end(state.chat_id)
                 turn.finish()
 
@@ -722,9 +709,9 @@ class TurnService:
     @staticmethod
     def _fail(turn: RunningTurn, state: TurnState, text: str) -> None:
         """An error the learner sees live and finds again in the saved reply (`metadata.error`)."""
-        chunk = {"type": "error", "errorText": text}
+        chunk, line = sse_event({"type": "error", "errorText": text})
         state.fold.add(chunk)
-        turn.publish(sse(chunk))
+        turn.publish(line)
 
     def _persist_reply(self, state: TurnState) -> ChatRecord | None:
         """Canonical write of the reply and its usage (one `ChatStore.update`: a rename saved
@@ -749,7 +736,11 @@ class TurnService:
         if state.steers and reply is not None and state.continued is not None:
             # an answer turn: after the answered question, its continuation a message of its own
             update["messages"] = place_steers_in_answer(
-                update["messages"], state.steers, reply=reply, answered=state.continued, tail_id=self.new_id()
+                update["messages"],
+                state.steers,
+                reply=reply,
+                answered=state.continued,
+                tail_id=self.new_id("m_"),
             )
         elif state.steers:  # delivered into the live run: placed before its reply, each once
             update["messages"] = place_steers(
@@ -758,18 +749,12 @@ class TurnService:
         return record.model_copy(update=update)
 
     def _settled(self, record: ChatRecord | None) -> None:
-        """The side channel after a settled turn (the extraction trigger): contained, never
-        touching the response or the record."""
-        if record is None or self.on_settled is None:
-            return
-        try:
-            self.on_settled(record)
-        except Exception:
-            log.exception("the settled-turn seam failed for session %s", record.id)
+        """The side channels after a settled turn (`TurnSettled`: the extraction trigger, the
+        context summaries, the naming): each contained, never touching the response or the record."""
+        if record is not None:
+            self.fanout.publish(TurnSettled(record))
 
     def _job_tools(self) -> list[JobKind]:
-        if self.job_tools is None or self.spawn_job is None:
-            return []
         try:
             return self.job_tools()
         except Exception:  # a side channel: the teacher teaches without job tools this turn
@@ -778,7 +763,6 @@ class TurnService:
 
     def _spawner(self, chat_id: str) -> Callable[[str, str, dict[str, Any]], str]:
         spawn = self.spawn_job
-        assert spawn is not None
 
         def dispatch(kind: str, tool_call_id: str, tool_input: dict[str, Any]) -> str:
             return spawn(chat_id, tool_call_id, kind, tool_input)  # type: ignore[arg-type]
@@ -788,8 +772,6 @@ class TurnService:
     def _take_steers(self, state: TurnState) -> list[dict[str, Any]]:
         """The live intake at a model-request boundary: contained (a failure delivers nothing now;
         the steers stay pending for an idle wake)."""
-        if self.steer_source is None:
-            return []
         try:
             taken = self.steer_source(state.chat_id)
         except Exception:
@@ -801,13 +783,13 @@ class TurnService:
     def _graph_for_teacher(self) -> GraphReader | None:
         """The graph's read side when `agent.graphTools` is on."""
         try:
-            enabled = self.models.settings.load().agent.graph_tools
+            enabled = self.settings.load().agent.graph_tools
         except Exception:
             return None
         return self.graph_reader if enabled else None
 
     # -- other entry points -----------------------------------------------------------------------
-    def follow(self, chat_id: str) -> AsyncIterator[str] | None:
+    def follow(self, chat_id: str) -> AsyncIterator[bytes] | None:
         """The running turn's lines from its start (for reattaching), or None when none runs."""
         turn = self.registry.get(chat_id)
         return turn.follow() if turn else None
@@ -830,19 +812,3 @@ class TurnService:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
-
-
-def _artifact_chunk(steer: dict[str, Any]) -> dict[str, Any]:
-    """The live stream's view of a steer delivered into the running reply (the browser draws the
-    artifact at once; the saved record holds the steer message itself)."""
-    part: dict[str, Any] = next((p for p in steer.get("parts", []) if p.get("type") == ARTIFACT_PART), {})
-    return {"type": ARTIFACT_PART, "id": steer.get("id"), "data": part.get("data")}
-
-
-async def _close(chunks: Chunks) -> None:
-    aclose = getattr(chunks, "aclose", None)
-    if aclose is not None:
-        try:
-            await aclose()
-        except (Exception, asyncio.CancelledError):  # closing must not mask the real outcome
-            log.debug("closing the chunk stream failed", exc_info=True)

@@ -14,7 +14,7 @@ from server.api.deps import ServicesDep
 from server.api.errors import GUARDED, STREAM_OK, errors
 from server.core.contracts.chat import ChatRecord, ChatRequest, ChatSummary, CreateChat, RenameChat
 from server.core.contracts.models import ModelSlot
-from server.services.classroom.turn import STREAM_HEADERS
+from server.services.classroom.turn_stream import STREAM_HEADERS
 
 
 class SessionSettings(BaseModel):
