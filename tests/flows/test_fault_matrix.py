@@ -2,8 +2,8 @@
 and a rerun that recovers (issue 10, defects 2, 3 and 7; deliver 2 and 5).
 
 The whole app in-process over real HTTP with the real engine (the OpenAI wire through
-`server.agent.machine_room.model_guard`) against `tests/stub_faults.py` on loopback. Deadlines are shortened
-through settings' `modelCalls` so each fault costs about a second.
+`server.agent.machine_room.guarded_transport` and `model_guard`) against `tests/stub_faults.py` on
+loopback. Deadlines are shortened through settings' `modelCalls` so each fault costs about a second.
 """
 
 from __future__ import annotations

@@ -26,7 +26,8 @@ from pydantic_ai.providers.openrouter import OpenRouterProvider
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import RunContext
 
-from server.agent.machine_room.model_guard import GuardedModel, GuardedTransport, guarded_client
+from server.agent.machine_room.guarded_transport import GuardedTransport, guarded_client
+from server.agent.machine_room.model_guard import GuardedModel
 from server.agent.machine_room.subscription_clients import COPILOT_HEADERS
 from server.config import PROVIDER_BASE_URLS
 from server.core.contracts.models import ModelCallSettings, ResolvedModel
@@ -186,7 +187,7 @@ def build_model(
     limits: ModelCallSettings | None = None,
 ) -> Model:
     """A pydantic-ai chat model for a resolved slot, guarded: deadlines, retries and plain-words
-    failures (`server.agent.machine_room.model_guard`).
+    failures (`server.agent.machine_room.guarded_transport`, `model_guard`).
 
     Args:
         resolved: provider and model id (from core.model_slots).

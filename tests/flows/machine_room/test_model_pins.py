@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from server.agent.machine_room.model_guard import GuardedTransport, guarded_client
+from server.agent.machine_room.guarded_transport import GuardedTransport, guarded_client
 from server.core.contracts.models import ModelCallSettings
 from server.services.classroom.turn import EARLY_END
 from tests.flows.conftest import Live, sse_chunks, turn_body
