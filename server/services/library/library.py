@@ -119,6 +119,22 @@ class ImportResult:
 
 
 @dataclass
+class ImportOutcome:
+    """What one import request did (`POST /api/graph/import`'s 202, or its 400 when nothing was
+    imported): the import it belongs to (its summary row in the feed) and each file's result,
+    in order (a folder's refused entries first, its removed files last)."""
+
+    import_id: str
+    results: list[ImportResult]
+
+    def refusal(self) -> str | None:
+        """The 400's detail when every file was refused (the first five reasons), else None."""
+        if self.results and all(r.status == "refused" for r in self.results):
+            return "nothing was imported: " + "; ".join(r.detail for r in self.results[:5])
+        return None
+
+
+@dataclass
 class FolderWalk:
     """What a folder walk found: the notes files to read (in walk order) and the entries refused
     without reading (a linked folder, an unreadable folder)."""
@@ -604,6 +620,39 @@ class LibraryService:
                 paths.append(Path(dirpath) / name)
         return FolderWalk(root, paths, refused)
 
+    async def import_picked(
+        self, files: list[tuple[str, bytes]], import_id: str | None = None
+    ) -> ImportOutcome:
+        """The learner's picked files (name or relative path, bytes as uploaded) imported as one
+        import: the one named `import_id` when it is still known (a later page of one pick), else
+        a new one labelled "Notes you picked" (`import_many`; refused files counted in its
+        summary).
+
+        Raises:
+            OSError: the accepted queue could not be written: no run was started.
+        """
+        import_id = self.begin_import("Notes you picked", import_id)
+        results = await self.import_many([(name, _given(data)) for name, data in files], import_id)
+        self.count(import_id, results)
+        return ImportOutcome(import_id, results)
+
+    async def import_chosen_folder(self, folder: str) -> ImportOutcome:
+        """A folder the learner chose imported as one import labelled "Import of <folder name>":
+        the walk in a worker thread (`collect_folder`), its files read page by page
+        (`import_many`), then every file imported from it before that is gone now retired
+        (`retire_missing`); refused and removed files counted in its summary.
+
+        Raises:
+            FolderRefused: see `collect_folder` (nothing was imported).
+            OSError: the accepted queue could not be written: no run was started.
+        """
+        walk = await asyncio.to_thread(self.collect_folder, folder)
+        import_id = self.begin_import(f"Import of {walk.root.name or walk.root}")
+        results = walk.refused + await self.import_many(self.folder_items(walk), import_id)
+        results += self.retire_missing(folder, [r.name for r in results])
+        self.count(import_id, results)
+        return ImportOutcome(import_id, results)
+
     def import_folder(self, folder: str) -> list[ImportResult]:
         """`collect_folder`, then read and import every file on the calling thread (blocking;
         the API uses `collect_folder` in a thread and `import_many`).
@@ -1018,6 +1067,37 @@ class LibraryService:
             self.flush(chat_id, "queued")
         except Exception:
             log.exception("the queued flush of lesson %s failed", chat_id)
+
+    # -- the Library's settings -------------------------------------------------------------------
+    def settings_view(self) -> dict[str, Any]:
+        """`{"extractionChunkTokens", "lessonIdleSeconds", "graphTools"}` as they apply now
+        (`GET /api/library/settings`)."""
+        settings = self.settings.load()
+        return {
+            "extractionChunkTokens": settings.graph.extraction_chunk_tokens,
+            "lessonIdleSeconds": settings.graph.lesson_idle_seconds,
+            "graphTools": settings.agent.graph_tools,
+        }
+
+    def update_settings(
+        self,
+        *,
+        extraction_chunk_tokens: int | None = None,
+        lesson_idle_seconds: float | None = None,
+        graph_tools: bool | None = None,
+    ) -> dict[str, Any]:
+        """Change the given Library settings (`graph.extractionChunkTokens`,
+        `graph.lessonIdleSeconds`, `agent.graphTools`; None keeps one), keep every other setting,
+        and answer them as they now apply (`settings_view`)."""
+        settings = self.settings.load()
+        if extraction_chunk_tokens is not None:
+            settings.graph.extraction_chunk_tokens = extraction_chunk_tokens
+        if lesson_idle_seconds is not None:
+            settings.graph.lesson_idle_seconds = lesson_idle_seconds
+        if graph_tools is not None:
+            settings.agent.graph_tools = graph_tools
+        self.settings.save(settings)
+        return self.settings_view()
 
     # -- reads for the teacher's graph tools ------------------------------------------------------
     def sessions(self) -> list[dict[str, Any]]:

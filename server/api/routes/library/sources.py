@@ -4,13 +4,11 @@ its explicit flush, and the Library's settings (seed §6)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
-from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
 from server.api.bodies import StrictRoute, inline_schema, json_body, request_body
@@ -18,7 +16,6 @@ from server.api.deps import ServicesDep
 from server.api.errors import GUARDED, errors, refused
 from server.core.contracts.models import CHUNK_TOKENS_FLOOR, IDLE_SECONDS_FLOOR
 from server.core.library.notes import MAX_NOTE_BYTES, FolderRefused
-from server.services.bootstrap import Services
 
 router = APIRouter(route_class=StrictRoute, responses=GUARDED)
 MAX_FILES = 200
@@ -74,43 +71,31 @@ async def import_notes(request: Request, services: ServicesDep) -> JSONResponse:
     malformed; 403 `folder_not_allowed` for a folder outside the import roots or a system folder,
     403 `folder_unreadable` for one that cannot be read."""
     content_type = request.headers.get("content-type", "")
-    library = services.library
     if content_type.startswith("multipart/form-data"):
         form = await request.form(max_files=MAX_FILES)
         uploads = [f for f in form.getlist("files") if isinstance(f, UploadFile)]
         if not uploads:
             return _refused("send the notes as multipart field 'files'", [])
         given = form.get("importId")
-        import_id = library.begin_import(
-            "Notes you picked", given if isinstance(given, str) and IMPORT_ID.fullmatch(given) else None
+        files = [
+            (upload.filename or "untitled.md", await upload.read(MAX_NOTE_BYTES + 1)) for upload in uploads
+        ]
+        outcome = await services.library.import_picked(
+            files, given if isinstance(given, str) and IMPORT_ID.fullmatch(given) else None
         )
-        items = []
-        for upload in uploads:
-            data = await upload.read(MAX_NOTE_BYTES + 1)
-            items.append((upload.filename or "untitled.md", _bytes(data)))
-        results = await library.import_many(items, import_id)
-        library.count(import_id, results)
     elif content_type.startswith("application/json"):
         body = FolderImport.model_validate(await json_body(request, MAX_FOLDER_BODY))
         try:
-            walk = await run_in_threadpool(library.collect_folder, body.path)
+            outcome = await services.library.import_chosen_folder(body.path)
         except FolderRefused as exc:
             return refused(exc, files=[])
-        import_id = library.begin_import(f"Import of {walk.root.name or walk.root}")
-        results = walk.refused + await library.import_many(library.folder_items(walk), import_id)
-        results += library.retire_missing(body.path, [r.name for r in results])
-        library.count(import_id, results)
     else:
         return _refused("send multipart/form-data with 'files', or JSON {\"path\": folder}", [])
-    views = [r.view() for r in results]
-    if results and all(r.status == "refused" for r in results):
-        detail = "; ".join(r.detail for r in results[:5])
-        return _refused(f"nothing was imported: {detail}", views, import_id)
-    return JSONResponse({"files": views, "importId": import_id}, status_code=202)
-
-
-def _bytes(data: bytes) -> Callable[[], bytes]:
-    return lambda: data
+    views = [r.view() for r in outcome.results]
+    refusal = outcome.refusal()
+    if refusal is not None:
+        return _refused(refusal, views, outcome.import_id)
+    return JSONResponse({"files": views, "importId": outcome.import_id}, status_code=202)
 
 
 def _refused(detail: str, files: list[dict[str, Any]], import_id: str | None = None) -> JSONResponse:
@@ -193,32 +178,18 @@ async def add_lesson_to_graph(
 @router.get("/api/library/settings", responses=errors(503))
 async def library_settings(services: ServicesDep) -> dict[str, Any]:
     """`{"extractionChunkTokens", "lessonIdleSeconds", "graphTools"}` as they apply now."""
-    return _library_view(services)
+    return services.library.settings_view()
 
 
 @router.put("/api/library/settings", responses=errors(400, 413, 503))
 async def put_library_settings(body: LibrarySettingsUpdate, services: ServicesDep) -> dict[str, Any]:
     """Change the Library's settings (`graph.extractionChunkTokens`, `graph.lessonIdleSeconds`,
     `agent.graphTools`); other settings are kept. Answers the settings as they now apply."""
-    store = services.stores.settings
-    settings = store.load()
-    if body.extraction_chunk_tokens is not None:
-        settings.graph.extraction_chunk_tokens = body.extraction_chunk_tokens
-    if body.lesson_idle_seconds is not None:
-        settings.graph.lesson_idle_seconds = body.lesson_idle_seconds
-    if body.graph_tools is not None:
-        settings.agent.graph_tools = body.graph_tools
-    store.save(settings)
-    return _library_view(services)
-
-
-def _library_view(services: Services) -> dict[str, Any]:
-    settings = services.stores.settings.load()
-    return {
-        "extractionChunkTokens": settings.graph.extraction_chunk_tokens,
-        "lessonIdleSeconds": settings.graph.lesson_idle_seconds,
-        "graphTools": settings.agent.graph_tools,
-    }
+    return services.library.update_settings(
+        extraction_chunk_tokens=body.extraction_chunk_tokens,
+        lesson_idle_seconds=body.lesson_idle_seconds,
+        graph_tools=body.graph_tools,
+    )
 
 
 @router.post("/api/activity/abort", responses=errors(400, 413))
