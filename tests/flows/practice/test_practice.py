@@ -21,9 +21,12 @@ from pydantic_ai.models.function import FunctionModel
 from server.core.contracts.models import ResolvedModel
 from server.core.contracts.practice import AnswerBody, CreateSet, PracticeParams, Problem, ProblemSet
 from server.core.events import EventBus
+from server.core.ports import GraphRows, PracticeStore
 from server.core.refusals import Refused
 from server.services.practice.sets import PracticeService
 from server.store.practice.sets import FilePracticeStore
+from tests.fakes.graph import FakeGraph
+from tests.fakes.practice import FakePracticeStore
 from tests.flows.graph_pipeline import Pipeline
 from tests.flows.practice_script import PracticeScript
 
@@ -32,7 +35,12 @@ SORT = "# Heapsort\n"
 
 
 class World:
-    def __init__(self, root: Path) -> None:
+    """Practice over the scripted extraction pipeline's graph and problem sets on files; a test
+    where neither is under test passes the fakes (`store`, `graph`)."""
+
+    def __init__(
+        self, root: Path, store: PracticeStore | None = None, graph: GraphRows | None = None
+    ) -> None:
         self.pipe = Pipeline(root / "graph")
         self.script = PracticeScript()
         self.events = EventBus()
@@ -49,9 +57,13 @@ class World:
             self.slots.append(slot)
             return resolved, model
 
-        self.store = FilePracticeStore(root / "practice")
+        self.store = store if store is not None else FilePracticeStore(root / "practice")
         self.service = PracticeService(
-            self.store, self.pipe.graph, model_for, self.pipe.extraction.permits, self.events
+            self.store,
+            graph if graph is not None else self.pipe.graph,
+            model_for,
+            self.pipe.extraction.permits,
+            self.events,
         )
 
     async def graph(self) -> list[str]:
@@ -66,8 +78,8 @@ class World:
         return self.service.get(set_id)
 
 
-def run(root: Path, scenario: Any) -> None:
-    asyncio.run(scenario(World(root)))
+def run(root: Path, scenario: Any, **world: Any) -> None:
+    asyncio.run(scenario(World(root, **world)))
 
 
 def test_a_set_is_generated_frozen_and_answered_once(tmp_path: Path) -> None:
@@ -211,7 +223,7 @@ def test_a_partitioner_that_never_submits_a_true_partition_errors_the_set_honest
         assert row["phase"] == "error" and row["usage"]["requests"] == 4
         assert not any(":gen:" in r["id"] for r in w.service.activity())
 
-    run(tmp_path, scenario)
+    run(tmp_path, scenario, store=FakePracticeStore())  # the sets' files are not under test
 
 
 def test_aborting_while_partitioning_stops_the_set(tmp_path: Path) -> None:
@@ -228,7 +240,7 @@ def test_aborting_while_partitioning_stops_the_set(tmp_path: Path) -> None:
         assert next(r for r in w.service.activity() if r["id"] == row_id)["phase"] == "aborted"
         assert not w.service.abort(row_id)
 
-    run(tmp_path, scenario)
+    run(tmp_path, scenario, store=FakePracticeStore())  # the sets' files are not under test
 
 
 def test_the_echo_law_and_per_problem_failure_isolation(tmp_path: Path) -> None:
@@ -464,15 +476,16 @@ def test_a_shutdown_leaves_a_running_set_to_resume(tmp_path: Path) -> None:
 
 def test_refusals(tmp_path: Path) -> None:
     async def scenario(w: World) -> None:
-        await w.graph()
         with pytest.raises(Refused) as empty:
             await w.service.create(CreateSet(node_ids=["n_0000000000000000"]))  # deleted since the selection
         assert empty.value.kind == "invalid" and "select again" in empty.value.detail
         with pytest.raises(Refused) as unknown:
             w.service.get("ps_00000000")
         assert unknown.value.kind == "not_found"
+        assert store.writes == []  # a refusal writes nothing
 
-    run(tmp_path, scenario)
+    store = FakePracticeStore()
+    run(tmp_path, scenario, store=store, graph=FakeGraph())
     for bad in ({"rung": 2.5}, {"rung": 5}, {"cue": -1}, {"presentation": "story"}, {"rung": "2"}):
         with pytest.raises(ValueError):
             PracticeParams.model_validate(bad)
