@@ -29,6 +29,7 @@ from server.services.practice.sets import PracticeService
 from server.services.stores import Stores, build_stores
 from server.services.workbench.runner import JobRunner
 from server.services.workbench.wake import WakeService
+from server.services.workbench.reads import JobReads
 from server.services.workbench.workers import WorkerHost
 
 log = logging.getLogger("lh.services")
@@ -53,6 +54,7 @@ class Services:
     jobs: JobRunner
     wake: WakeService
     workers: WorkerHost
+    job_reads: JobReads
     context: ContextService
     naming: NamingService
     subscriptions: SubscriptionService
@@ -208,6 +210,7 @@ def build_services(
         naming.forget(chat_id)
 
     chats.on_deleted = deleted
+    job_reads = JobReads(stores.jobs, chats.get)  # a session's jobs (404 for an unknown one), a demo's page
     return Services(
         paths=paths,
         stores=stores,
@@ -224,6 +227,7 @@ def build_services(
         jobs=jobs,
         wake=wake,
         workers=workers,
+        job_reads=job_reads,
         context=context,
         naming=naming,
         subscriptions=subscriptions,

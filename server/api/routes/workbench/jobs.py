@@ -1,19 +1,19 @@
 """The Workbench's reads: `GET /api/chats/{chat_id}/jobs` (a session's background jobs) and
 `GET /api/jobs/{job_id}/demo` (a finished demo's page, for its sandboxed frame).
-Aborting a computing worker goes through `POST /api/activity/abort` with its job id."""
+Aborting a computing worker goes through `POST /api/activity/abort` with its job id. Transport
+only: each route is one call of the Workbench's reads (`services.job_reads`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from fastapi import APIRouter
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse
 
 from server.api.bodies import StrictRoute
 from server.api.deps import ServicesDep
-from server.api.errors import GUARDED, errors, refusal
+from server.api.errors import GUARDED, errors
 from server.api.machine_room.csp import DEMO_POLICY
-from server.core.contracts.jobs import DemoArtifact
 
 router = APIRouter(route_class=StrictRoute, responses=GUARDED)
 
@@ -23,10 +23,7 @@ async def chat_jobs(chat_id: str, services: ServicesDep) -> dict[str, Any]:
     """`{jobs: [JobRecord]}` oldest first: kind, input, worker status (`running`/`done`/`error`/
     `aborted`), result, usage and `delivery` (`{kind, status: pending|delivered, steerId}`); 404
     for an unknown session."""
-    services.chats.get(chat_id)  # 404 when the session does not exist
-    return {
-        "jobs": [job.model_dump(mode="json", by_alias=True) for job in services.stores.jobs.list(chat_id)]
-    }
+    return {"jobs": services.job_reads.of_session(chat_id)}
 
 
 @router.get(
@@ -35,7 +32,7 @@ async def chat_jobs(chat_id: str, services: ServicesDep) -> dict[str, Any]:
     response_class=HTMLResponse,
     responses={200: {"description": "The demo's page"}, **errors(404, 503)},
 )
-async def demo_page(job_id: str, services: ServicesDep) -> HTMLResponse | JSONResponse:
+async def demo_page(job_id: str, services: ServicesDep) -> HTMLResponse:
     """A finished demo's HTML as its own page, for the transcript's `sandbox="allow-scripts"` frame.
 
     It carries its own policy (`DEMO_POLICY`: sandboxed, scripts and styles inline only, nothing
@@ -43,12 +40,8 @@ async def demo_page(job_id: str, services: ServicesDep) -> HTMLResponse | JSONRe
     inherit the app's `script-src 'self'` and the demo's scripts would not run (decision 0020).
     404 `not_found` when the job does not exist or holds no finished demo.
     """
-    job = services.stores.jobs.get(job_id) if len(job_id) <= 100 else None
-    artifact = job.result.artifact if job is not None and job.result is not None else None
-    if not isinstance(artifact, DemoArtifact):
-        return refusal(404, "not_found", "no finished demo with this id; it may have been deleted")
     return HTMLResponse(
-        artifact.html,
+        services.job_reads.demo(job_id).html,
         headers={
             "content-security-policy": DEMO_POLICY,
             "referrer-policy": "no-referrer",
