@@ -31,7 +31,8 @@ from server.__main__ import GIL_SWITCH_S
 from server.services.library.graph import GraphService
 from server.services.machine_room import heap
 from server.store.library.graph import FileGraphStore
-from tests.bench.library.bench_graph_read import _NoChats, write_graph
+from tests.bench.library.bench_graph_read import write_graph
+from tests.fakes import FakeChatStore
 
 
 async def _probe(stop: asyncio.Event, gaps: list[float]) -> None:
@@ -67,7 +68,7 @@ async def run(size: int, repeat: int) -> None:
     with tempfile.TemporaryDirectory(prefix="lh-drag-") as tmp:
         root = Path(tmp)
         write_graph(root, size)
-        service = GraphService(FileGraphStore(root), _NoChats(), None)  # type: ignore[arg-type]
+        service = GraphService(FileGraphStore(root), FakeChatStore(), None)  # type: ignore[arg-type]
         ids = sorted(service.graph.nodes())[:: max(1, size // 50)]
         service.view_json(), service.compact_json()  # fold and derive once: later reads patch
         for policy in ("CPython defaults", "heap policy"):

@@ -33,6 +33,7 @@ from server.services.library.graph import GraphService
 from server.store.ledger import append_ledger
 from server.store.library.graph import FileGraphStore
 from tests.bench.common import extraction_job, run_line, timed
+from tests.fakes import FakeChatStore
 
 
 def write_graph(root: Path, size: int, seed: int = 3) -> None:
@@ -72,11 +73,6 @@ def write_graph(root: Path, size: int, seed: int = 3) -> None:
     append_ledger(root / "chains.jsonl", chains)
     # the commit point: without a run line no line of job_0 counts (the view would be empty)
     append_ledger(root / "sessions.jsonl", [run_line("src_bench", "job_0", size, size)])
-
-
-class _NoChats:
-    def get(self, chat_id: str) -> None:
-        return None
 
 
 def bare_parse(root: Path) -> int:
@@ -124,7 +120,7 @@ def first_read_after_merges(root: Path, repeat: int) -> tuple[list[float], list[
     """ms of the first `view_json()` after each of `repeat` merges, with the last derived rows
     patched, and with them forgotten (a full derivation); the store is the merging one."""
     store = FileGraphStore(root)
-    service = GraphService(store, _NoChats(), None)  # type: ignore[arg-type]
+    service = GraphService(store, FakeChatStore(), None)  # type: ignore[arg-type]
     service._snapshot(store.nodes(), store.chains(), {})  # what the last settle left
     patched: list[float] = []
     full: list[float] = []
@@ -153,14 +149,14 @@ def main() -> None:
             store = FileGraphStore(root)
             snapshot(store)
             warm = timed(lambda s=store: snapshot(s), repeat)  # ledgers unchanged: folds reused
-            service = GraphService(store, _NoChats(), None)  # type: ignore[arg-type]
+            service = GraphService(store, FakeChatStore(), None)  # type: ignore[arg-type]
             service.view_json()
             cached = timed(service.view_json, repeat)  # what GET /api/graph does while nothing changed
             bare = timed(lambda r=root: bare_parse(r), repeat)
             # what a settle leaves behind after a merge: the snapshot a cold start serves
             service._snapshot(store.nodes(), store.chains(), {})
             cold_get = timed(
-                lambda r=root: GraphService(FileGraphStore(r), _NoChats(), None).view_json(),  # type: ignore[arg-type]
+                lambda r=root: GraphService(FileGraphStore(r), FakeChatStore(), None).view_json(),  # type: ignore[arg-type]
                 repeat,
             )
             patched, full = first_read_after_merges(root, repeat)
@@ -195,13 +191,13 @@ def compact_reads(root: Path, repeat: int) -> dict[str, Any]:
     """
     store = FileGraphStore(root)
     place_all(store)
-    service = GraphService(store, _NoChats(), None)  # type: ignore[arg-type]
+    service = GraphService(store, FakeChatStore(), None)  # type: ignore[arg-type]
     service._snapshot(store.nodes(), store.chains(), {})  # what the last settle left
     out: dict[str, Any] = {
         "json_bytes": len(service.view_json()),
         "compact_bytes": len(service.compact_json()),
         "cold_compact": timed(
-            lambda: GraphService(FileGraphStore(root), _NoChats(), None).compact_json(),  # type: ignore[arg-type]
+            lambda: GraphService(FileGraphStore(root), FakeChatStore(), None).compact_json(),  # type: ignore[arg-type]
             repeat,
         ),
     }

@@ -13,6 +13,7 @@ import server.services.library.graph as graph_service
 from server.core.library.layout import region_metrics, settle
 from server.services.library.graph import GraphService
 from server.store.library.graph import FileGraphStore
+from tests.fakes import FakeChatStore
 from tests.flows.library.test_library import NOTES, Library, library  # noqa: F401 - the fixture
 
 
@@ -130,11 +131,6 @@ def test_the_settle_runs_off_the_loop_and_draws_one_region_per_note(
     assert metrics.own_share >= 0.9 and metrics.overlap <= 0.1, metrics
 
 
-class _NoChats:
-    def get(self, chat_id: str) -> None:
-        return None
-
-
 def _no_fold() -> dict[str, Any]:
     raise AssertionError("a cold read folded the ledgers")
 
@@ -148,13 +144,13 @@ def test_a_cold_start_serves_the_snapshot_the_settle_wrote(library: Library) -> 
     store = FileGraphStore(root)  # a restart: nothing folded yet
     store.nodes = _no_fold  # type: ignore[method-assign]
     store.chains = _no_fold  # type: ignore[method-assign]
-    assert GraphService(store, _NoChats(), None).view_json() == served  # type: ignore[arg-type]
+    assert GraphService(store, FakeChatStore(), None).view_json() == served  # type: ignore[arg-type]
 
     # a drag changes the positions: the snapshot's key is stale, so the view is derived afresh
     first = orjson.loads(served)["nodes"][0]["id"]
     saved = library.client.put("/api/graph/positions", json={first: {"x": 1.5, "y": 2.5}})
     assert saved.json() == {"saved": 1}
-    cold = GraphService(FileGraphStore(root), _NoChats(), None).view_json()  # type: ignore[arg-type]
+    cold = GraphService(FileGraphStore(root), FakeChatStore(), None).view_json()  # type: ignore[arg-type]
     assert cold == library.client.get("/api/graph").content
     moved = next(n for n in orjson.loads(cold)["nodes"] if n["id"] == first)
     assert (moved["x"], moved["y"]) == (1.5, 2.5)
@@ -162,7 +158,7 @@ def test_a_cold_start_serves_the_snapshot_the_settle_wrote(library: Library) -> 
     # an unreadable or torn snapshot is never served
     for junk in (b"", b"garbage", b"[1]\n", served[:100]):
         (root / "view.snapshot").write_bytes(junk)
-        view = GraphService(FileGraphStore(root), _NoChats(), None).view_json()  # type: ignore[arg-type]
+        view = GraphService(FileGraphStore(root), FakeChatStore(), None).view_json()  # type: ignore[arg-type]
         assert view == library.client.get("/api/graph").content
 
 
@@ -226,7 +222,7 @@ def test_a_read_that_derives_does_so_off_the_loop(library: Library, monkeypatch:
     assert on_loop == [False, False]  # one derivation per form, each in a worker thread
     moved = next(n for n in served.json()["nodes"] if n["id"] == first)
     assert (moved["x"], moved["y"]) == (7.0, 8.0)
-    fresh = GraphService(FileGraphStore(library.data / "graph"), _NoChats(), None)  # type: ignore[arg-type]
+    fresh = GraphService(FileGraphStore(library.data / "graph"), FakeChatStore(), None)  # type: ignore[arg-type]
     assert fresh.view_json() == served.content
     assert library.client.get("/api/graph").content == served.content  # then served from memory
     assert on_loop == [False, False, False]  # (the fresh service's own derivation, on this thread)

@@ -10,6 +10,7 @@ import orjson
 
 from server.services.library.graph import GraphService
 from server.store.library.graph import FileGraphStore
+from tests.fakes import FakeChatStore
 from tests.flows.library.test_library import NOTES, Library, library  # noqa: F401 - the fixture
 from tests.unit.library.test_graph_view import _same, apply_delta, expand
 
@@ -89,11 +90,6 @@ def _no_fold() -> dict[str, Any]:
     raise AssertionError("a cold read folded the ledgers")
 
 
-class _NoChats:
-    def get(self, chat_id: str) -> None:
-        return None
-
-
 def test_a_cold_start_serves_the_compact_snapshot(library: Library) -> None:  # noqa: F811
     library.upload(NOTES / "data-structures-heap.en.md")
     library.settle()
@@ -103,11 +99,11 @@ def test_a_cold_start_serves_the_compact_snapshot(library: Library) -> None:  # 
     store = FileGraphStore(root)  # a restart: nothing folded yet
     store.nodes = _no_fold  # type: ignore[method-assign]
     store.chains = _no_fold  # type: ignore[method-assign]
-    service = GraphService(store, _NoChats(), None)  # type: ignore[arg-type]
+    service = GraphService(store, FakeChatStore(), None)  # type: ignore[arg-type]
     assert service.compact_json() == served
     version = orjson.loads(served)["version"]
     assert service.compact_json(version) == served  # no rows to cut a delta from: the whole view
     for junk in (b"", b"garbage", b"[1]\n", served[:100]):  # a torn snapshot is never served
         (root / "view-compact.snapshot").write_bytes(junk)
-        fresh = GraphService(FileGraphStore(root), _NoChats(), None)  # type: ignore[arg-type]
+        fresh = GraphService(FileGraphStore(root), FakeChatStore(), None)  # type: ignore[arg-type]
         _same(expand(orjson.loads(fresh.compact_json())), full(library))
