@@ -1,7 +1,7 @@
 """The environment a child process gets (issue 10, deliver 6): only what a process needs to run.
 
 Pure: callers pass their own environment (`os.environ`). Used for the llama.cpp child
-(`services/machine_room/offline_model.py`) and for Playwright's driver and the headless Chromium
+(`services/machine_room/offline_child.py`) and for Playwright's driver and the headless Chromium
 (`agent/workbench/headless.py`), so neither sees an API key, the desktop token or anything else of
 ours.
 """

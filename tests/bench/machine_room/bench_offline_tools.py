@@ -55,8 +55,9 @@ from server.core.contracts.plan import PlanInitInput
 from server.core.contracts.probe import ProbeAssessment
 from server.core.contracts.questions import AskInput, QuizInput
 from server.core.transcript import for_model, has_plan, probe_assessment
-from server.services.classroom.turn import OFFLINE_MAX_TOKENS, OFFLINE_RETRIES
-from server.services.machine_room.offline_model import OfflineModelServer, find_gguf
+from server.services.classroom.role_runs import OFFLINE_MAX_TOKENS, OFFLINE_RETRIES
+from server.services.machine_room.offline_child import find_gguf
+from server.services.machine_room.offline_model import OfflineModelServer
 
 # -- the fixed situations ------------------------------------------------------------------------------
 

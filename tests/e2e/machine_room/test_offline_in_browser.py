@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from server.services.machine_room.offline_model import offline_installed
+from server.services.machine_room.offline_child import offline_installed
 from tests.procs import start_server
 
 pytestmark = [

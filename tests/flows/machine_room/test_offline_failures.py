@@ -21,7 +21,8 @@ from server.api.app import create_app
 from server.config import DataPaths
 from server.services.bootstrap import build_services
 from server.services.machine_room.models import default_model_factory
-from server.services.machine_room.offline_model import GGUF_ENV, OfflineModelServer
+from server.services.machine_room.offline_child import GGUF_ENV
+from server.services.machine_room.offline_model import OfflineModelServer
 from tests.fakes import FakeSecrets
 from tests.flows.conftest import sse_chunks, turn_body
 from tests.livehttp import serve

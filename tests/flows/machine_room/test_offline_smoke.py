@@ -24,7 +24,7 @@ import pytest
 
 from server.agent.library.extraction import EXTRACTOR_TURNS
 from server.config import OFFLINE_MODEL_NAME
-from server.services.machine_room.offline_model import offline_installed
+from server.services.machine_room.offline_child import offline_installed
 from tests.flows.conftest import sse_chunks
 from tests.procs import start_server
 from tests.shared import NOTES

@@ -13,8 +13,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from server.services.machine_room.offline_model import free_loopback_port as free_port
-from server.services.machine_room.offline_model import offline_installed
+from server.services.machine_room.offline_child import free_loopback_port as free_port
+from server.services.machine_room.offline_child import offline_installed
 from tests.livehttp import serve
 from tests.procs import (
     ROOT,

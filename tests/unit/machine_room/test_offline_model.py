@@ -18,13 +18,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from server.services.machine_room import offline_model
-from server.services.machine_room.offline_model import (
-    OfflineModelServer,
-    check_gguf,
-    describe_exit,
-    environment_for_child,
-)
+from server.services.machine_room import offline_child
+from server.services.machine_room.offline_child import check_gguf, describe_exit, environment_for_child
+from server.services.machine_room.offline_model import OfflineModelServer
 
 CHILD = Path(__file__).resolve().parents[2] / "fakes" / "llama_child.py"
 
@@ -338,7 +334,7 @@ def test_a_gguf_that_open_refuses_is_named_even_as_root(
     def refuse(file: object, *args: object, **kwargs: object) -> None:
         raise PermissionError(13, "Permission denied", str(file))
 
-    monkeypatch.setattr(offline_model, "open", refuse, raising=False)
+    monkeypatch.setattr(offline_child, "open", refuse, raising=False)
     assert check_gguf(path) == f"the offline model file {path} cannot be read (Permission denied)"
 
 
