@@ -1,7 +1,8 @@
 """HTTP adapters of the three subscription logins (issue 19 item 2; seed §8.1).
 
 Each speaks one provider's endpoints and answers in the core's terms (`DeviceCode`,
-`PollOutcome`, `Grant`); the state machine is `server.core.machine_room.subscriptions`. No provider body ever
+`PollOutcome`, `Grant`) on the shared base of `subscription_http`; the state machine is
+`server.core.machine_room.subscriptions`. No provider body ever
 reaches a sentence: failures are described in plain words, tokens are never logged.
 
 - ChatGPT, as the Codex CLI's device code login does it (`codex login --device-auth`,
@@ -28,21 +29,29 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any
 
 import httpx
 
-from server.config import SUBSCRIPTION_BASE_ENV
+from server.agent.machine_room.subscription_http import (
+    ClientBase,
+    ProviderUnavailable,
+    RefreshFailed,
+    RefreshRevoked,
+    SubscriptionClient,
+    answer_json,
+    bases,
+    poll_interval,
+    token_grant,
+)
 from server.core.machine_room.subscriptions import (
     DEFAULT_CODE_LIFETIME_S,
     DEFAULT_INTERVAL_S,
-    REVOKED_ERRORS,
     DeviceCode,
     Grant,
     PollOutcome,
     chatgpt_identity,
     classify_device_error,
-    jwt_expiry,
 )
 
 log = logging.getLogger("lh.subscriptions")
@@ -62,133 +71,8 @@ COPILOT_HEADERS = {
 }
 """What the Copilot editors send with the token exchange and with chat requests."""
 
-TIMEOUT = httpx.Timeout(20.0, connect=10.0)
 
-
-class RefreshRevoked(Exception):
-    """The provider refused the durable credential: nothing renews it; connect again."""
-
-
-class RefreshFailed(Exception):
-    """A renewal failed for now (network, a server error); `str(exc)` is plain words."""
-
-
-class ProviderUnavailable(Exception):
-    """Starting a login failed; `str(exc)` is plain words for Settings."""
-
-
-class SubscriptionClient(Protocol):
-    provider: str
-
-    async def start(self) -> DeviceCode: ...
-
-    async def poll(self, code: DeviceCode) -> PollOutcome: ...
-
-    async def refresh(self, grant: Grant) -> Grant: ...
-
-
-def bases(environ: Mapping[str, str]) -> dict[str, str]:
-    """The endpoint bases (`config.SUBSCRIPTION_BASE_ENV`), env first, without trailing slashes."""
-    return {
-        name: (environ.get(env) or default).rstrip("/")
-        for name, (env, default) in SUBSCRIPTION_BASE_ENV.items()
-    }
-
-
-def _json(response: httpx.Response) -> dict[str, Any]:
-    try:
-        data = response.json()
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _host(url: str) -> str:
-    return httpx.URL(url).host or url
-
-
-def _expiry(now: float, expires_in: Any, token: str | None = None) -> float | None:
-    if isinstance(expires_in, int | float) and not isinstance(expires_in, bool) and expires_in > 0:
-        return now + float(expires_in)
-    return jwt_expiry(token)
-
-
-def _interval(value: Any) -> float:
-    try:
-        seconds = float(str(value).strip())
-    except ValueError:
-        return DEFAULT_INTERVAL_S
-    return seconds if seconds >= 0 else DEFAULT_INTERVAL_S
-
-
-def _token_grant(
-    tokens: dict[str, Any],
-    now: float,
-    previous: Grant | None,
-    account_id: str | None = None,
-    account: str | None = None,
-) -> Grant:
-    """A grant from an OAuth token answer `{access_token: str, refresh_token?, expires_in? (s)}`
-    (`access_token` checked by the caller). What the answer leaves out (a renewal may omit the
-    refresh token), and an `account_id`/`account` not given, keeps `previous`'s (None without one).
-    The expiry is `now + expires_in`, else the access token's JWT `exp`."""
-    access = str(tokens["access_token"])
-    refresh = tokens.get("refresh_token")
-    return Grant(
-        access_token=access,
-        refresh_token=refresh if isinstance(refresh, str) else (previous.refresh_token if previous else None),
-        expires_at=_expiry(now, tokens.get("expires_in"), access),
-        account_id=account_id or (previous.account_id if previous else None),
-        account=account or (previous.account if previous else None),
-    )
-
-
-class _Base:
-    provider = ""
-
-    def __init__(
-        self, client: httpx.AsyncClient | None = None, clock: Callable[[], float] = time.time
-    ) -> None:
-        self.client = client or httpx.AsyncClient(timeout=TIMEOUT)
-        self.clock = clock
-
-    async def aclose(self) -> None:
-        await self.client.aclose()
-
-    async def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
-        try:
-            return await self.client.request(method, url, **kwargs)
-        except httpx.HTTPError as exc:
-            log.warning("%s: %s %s failed: %s", self.provider, method, _host(url), type(exc).__name__)
-            raise ConnectionError(f"could not reach {_host(url)}") from None
-
-    async def _renew(
-        self,
-        grant: Grant,
-        name: str,
-        url: str,
-        fields: dict[str, str],
-        build: Callable[[dict[str, Any]], Grant],
-        *,
-        as_json: bool = False,
-        headers: dict[str, str] | None = None,
-    ) -> Grant:
-        """POST `fields` plus the grant's `refresh_token` to `url` (a JSON body with `as_json`, else
-        a form) and `build` the renewed grant from the answer. RefreshRevoked without a refresh
-        token or when the provider refuses it (`_refreshed`); RefreshFailed ("Could not renew the
-        {name} login ...") when the provider cannot be reached or answers anything else."""
-        if not grant.refresh_token:
-            raise RefreshRevoked("no refresh token")
-        body = {**fields, "refresh_token": grant.refresh_token}
-        encoded: dict[str, Any] = {"json": body} if as_json else {"data": body}
-        try:
-            response = await self._send("POST", url, headers=headers, **encoded)
-        except ConnectionError as exc:
-            raise RefreshFailed(f"Could not renew the {name} login ({exc})") from None
-        return _refreshed(response, name, build)
-
-
-class ChatGPTClient(_Base):
+class ChatGPTClient(ClientBase):
     """ChatGPT (Codex CLI device code login)."""
 
     provider = "chatgpt"
@@ -208,7 +92,7 @@ class ChatGPTClient(_Base):
             raise ProviderUnavailable(
                 "OpenAI's device code login is not available right now; try again later"
             )
-        data = _json(response)
+        data = answer_json(response)
         handle, user_code = data.get("device_auth_id"), data.get("user_code") or data.get("usercode")
         if response.status_code != 200 or not isinstance(handle, str) or not isinstance(user_code, str):
             raise ProviderUnavailable(
@@ -219,7 +103,7 @@ class ChatGPTClient(_Base):
             user_code=user_code,
             verification_uri=f"{self.auth}/codex/device",
             expires_at=self.clock() + DEFAULT_CODE_LIFETIME_S,
-            interval_s=_interval(data.get("interval", DEFAULT_INTERVAL_S)),
+            interval_s=poll_interval(data.get("interval", DEFAULT_INTERVAL_S)),
         )
 
     async def poll(self, code: DeviceCode) -> PollOutcome:
@@ -235,7 +119,7 @@ class ChatGPTClient(_Base):
             return PollOutcome("pending")
         if response.status_code == 429:
             return PollOutcome("slow_down")
-        data = _json(response)
+        data = answer_json(response)
         if response.status_code != 200:
             kind = classify_device_error(data.get("error"))
             return PollOutcome(
@@ -258,7 +142,7 @@ class ChatGPTClient(_Base):
             )
         except ConnectionError as exc:
             return PollOutcome("failed", detail=f"Could not finish the sign-in ({exc}); connect again")
-        tokens = _json(exchanged)
+        tokens = answer_json(exchanged)
         if exchanged.status_code != 200 or not isinstance(tokens.get("access_token"), str):
             return PollOutcome(
                 "failed", detail=f"OpenAI did not issue a login (HTTP {exchanged.status_code}); connect again"
@@ -268,7 +152,7 @@ class ChatGPTClient(_Base):
     def _grant(self, tokens: dict[str, Any], previous: Grant | None) -> Grant:
         id_token = tokens.get("id_token") if isinstance(tokens.get("id_token"), str) else None
         account_id, email = chatgpt_identity(id_token, str(tokens["access_token"]))
-        return _token_grant(tokens, self.clock(), previous, account_id, email)
+        return token_grant(tokens, self.clock(), previous, account_id, email)
 
     async def refresh(self, grant: Grant) -> Grant:
         return await self._renew(
@@ -281,23 +165,7 @@ class ChatGPTClient(_Base):
         )
 
 
-def _refreshed(response: httpx.Response, name: str, build: Callable[[dict[str, Any]], Grant]) -> Grant:
-    """A refresh response as a grant; RefreshRevoked for a dead credential, RefreshFailed else."""
-    data = _json(response)
-    error = data.get("error")
-    code = error.get("code") if isinstance(error, dict) else error
-    if (
-        response.status_code == 401
-        or (response.status_code == 400 and code in REVOKED_ERRORS)
-        or code in REVOKED_ERRORS
-    ):
-        raise RefreshRevoked(str(code or response.status_code))
-    if response.status_code != 200 or not isinstance(data.get("access_token"), str):
-        raise RefreshFailed(f"Could not renew the {name} login (HTTP {response.status_code})")
-    return build(data)
-
-
-class RFC8628Client(_Base):
+class RFC8628Client(ClientBase):
     """A standard device authorization grant (form-encoded, JSON answers)."""
 
     def __init__(
@@ -317,7 +185,7 @@ class RFC8628Client(_Base):
             )
         except ConnectionError as exc:
             raise ProviderUnavailable(f"Could not reach {self.name} ({exc}); try again") from None
-        data = _json(response)
+        data = answer_json(response)
         fields = (data.get("device_code"), data.get("user_code"), data.get("verification_uri"))
         if response.status_code != 200 or not all(isinstance(f, str) for f in fields):
             raise ProviderUnavailable(
@@ -334,7 +202,7 @@ class RFC8628Client(_Base):
                 if isinstance(lifetime, int | float) and lifetime > 0
                 else DEFAULT_CODE_LIFETIME_S
             ),
-            interval_s=_interval(data.get("interval", DEFAULT_INTERVAL_S)),
+            interval_s=poll_interval(data.get("interval", DEFAULT_INTERVAL_S)),
         )
 
     async def poll(self, code: DeviceCode) -> PollOutcome:
@@ -351,7 +219,7 @@ class RFC8628Client(_Base):
             )
         except ConnectionError:
             return PollOutcome("pending")
-        data = _json(response)
+        data = answer_json(response)
         if isinstance(data.get("access_token"), str) and response.status_code == 200:
             return await self.granted(data)
         kind = classify_device_error(data.get("error"))
@@ -365,7 +233,7 @@ class RFC8628Client(_Base):
         _, email = chatgpt_identity(
             tokens.get("id_token") if isinstance(tokens.get("id_token"), str) else None, None
         )
-        return PollOutcome("granted", grant=_token_grant(tokens, self.clock(), None, account=email))
+        return PollOutcome("granted", grant=token_grant(tokens, self.clock(), None, account=email))
 
     async def refresh(self, grant: Grant) -> Grant:
         return await self._renew(
@@ -373,7 +241,7 @@ class RFC8628Client(_Base):
             self.name,
             self.token_url,
             {"client_id": self.client_id, "grant_type": "refresh_token"},
-            lambda tokens: _token_grant(tokens, self.clock(), grant),
+            lambda tokens: token_grant(tokens, self.clock(), grant),
             headers={"Accept": "application/json"},
         )
 
@@ -425,7 +293,7 @@ class CopilotClient(RFC8628Client):
                 f"{self.api}/user",
                 headers={"Authorization": f"token {github_token}", **COPILOT_HEADERS},
             )
-            login = _json(user).get("login")
+            login = answer_json(user).get("login")
             account = login if user.status_code == 200 and isinstance(login, str) else None
         except ConnectionError:
             pass  # the account name only labels the connection
@@ -448,7 +316,7 @@ class CopilotClient(RFC8628Client):
             raise RefreshRevoked("401")
         if response.status_code in (403, 404):
             raise RefreshFailed("This GitHub account has no Copilot subscription")
-        data = _json(response)
+        data = answer_json(response)
         token, expires = data.get("token"), data.get("expires_at")
         endpoints = data.get("endpoints")
         api = endpoints.get("api") if isinstance(endpoints, dict) else None

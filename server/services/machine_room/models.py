@@ -17,7 +17,7 @@ from typing import Any
 from pydantic_ai.models import Model
 
 from server.agent.machine_room.engine import build_model, build_subscription_model
-from server.agent.machine_room.subscription_clients import bases as subscription_bases
+from server.agent.machine_room.subscription_http import bases as subscription_bases
 from server.config import (
     API_KEY_ENV,
     DICTATION_KEY_ENV,

@@ -25,7 +25,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from server.agent.machine_room.subscription_clients import (
+from server.agent.machine_room.subscription_http import (
     ProviderUnavailable,
     RefreshFailed,
     RefreshRevoked,

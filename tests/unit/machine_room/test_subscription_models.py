@@ -8,7 +8,7 @@ from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
 
 from server.agent.machine_room.engine import build_subscription_model
 from server.agent.machine_room.model_guard import GuardedModel
-from server.agent.machine_room.subscription_clients import bases
+from server.agent.machine_room.subscription_http import bases
 from server.core.contracts.models import ModelSlot, ResolvedModel
 from server.core.machine_room.model_failures import FailureKind
 from server.core.machine_room.model_slots import resolve_ref
