@@ -1,4 +1,11 @@
-"""Builds every service for one data dir: the app's single wiring point above storage."""
+"""Builds every service for one data dir: the app's single wiring point above storage.
+
+Every service receives what it uses at construction; none is assigned a collaborator afterwards
+and none checks for a missing one at run time. What one service settles and others act on (a
+turn settled, a lesson deleted, a job's outcome saved, a merge landed) is published as a small
+message through one `FanOut`, whose table `{message type: [handlers]}` is declared here. The
+clock and id makers (`server.core.clock`) are passed in here too.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +13,23 @@ import asyncio
 import logging
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from server.agent.library.embedder import OnnxEmbedder
 from server.agent.machine_room.subscription_clients import build_clients
 from server.agent.workbench.headless import ChromiumHeadless
 from server.config import SHELL_SECRET_ENV, TOKEN_ENV, DataPaths
-from server.core.contracts.chat import ChatRecord
+from server.core.clock import new_id, utc_now
+from server.core.contracts.jobs import JobKind
 from server.core.events import EventBus
+from server.core.fanout import FanOut, JobOutcomeSaved, LessonDeleted, MergeLanded, TurnSettled
 from server.core.ports import Headless, SecretStore
 from server.services.chats import ChatService
 from server.services.classroom.context import ContextService
 from server.services.classroom.naming import NamingService
 from server.services.classroom.turn import TurnService
 from server.services.library.extraction import ExtractionService
-from server.services.library.graph import GraphService
+from server.services.library.graph import GraphService, MergeGate
 from server.services.library.library import LibraryService
 from server.services.liveness import TurnRegistry
 from server.services.machine_room.models import ModelFactory, ModelService
@@ -27,9 +37,10 @@ from server.services.machine_room.offline_model import OfflineModelServer
 from server.services.machine_room.subscriptions import SubscriptionService
 from server.services.practice.sets import PracticeService
 from server.services.stores import Stores, build_stores
-from server.services.workbench.runner import JobRunner
-from server.services.workbench.wake import WakeService
 from server.services.workbench.reads import JobReads
+from server.services.workbench.runner import JobRunner
+from server.services.workbench.steers import SteerInbox
+from server.services.workbench.wake import WakeService
 from server.services.workbench.workers import WorkerHost
 
 log = logging.getLogger("lh.services")
@@ -129,7 +140,8 @@ def build_services(
     offline_server: OfflineModelServer | None = None,
     headless: Headless | None = None,
 ) -> Services:
-    """Wire the services for a data dir.
+    """Wire the services for a data dir: each service receives everything it uses at construction
+    (nothing is assigned afterwards), and the fan-outs are one table of handlers (`FanOut`).
 
     Args:
         paths: the data dir.
@@ -138,11 +150,36 @@ def build_services(
         secrets: overrides the key store (tests).
         offline_server: overrides the offline model server (tests pass one with a scripted child).
         headless: overrides the browser that verifies demos and visuals (tests pass a fake).
+
+    Returns the `Services`; nothing runs until `Services.startup` (no thread, task or child
+    process is started here). Raises OSError when the data dir's stores cannot be opened.
     """
     stores = build_stores(paths, secrets=secrets)
     if offline_server is None and offline:
         offline_server = OfflineModelServer(paths.logs / "offline-model.log")
-    events = EventBus()  # the one bus behind GET /api/events
+    events = EventBus()  # the browser's notification bus behind GET /api/events
+    # The in-process fan-outs: who acts on what another service settled, in one table. Its
+    # handlers name services built below (each publisher receives `fanout` at construction);
+    # nothing is published before this function returns. Each handler is contained on its own.
+    fanout = FanOut(
+        {
+            TurnSettled: [
+                lambda m: library.lesson_settled(m.record),  # arm the lesson's idle extraction
+                lambda m: context.settled(m.record),  # summarise a long lesson's older turns
+                lambda m: naming.settled(m.record),  # name a lesson still called "New lesson"
+            ],
+            LessonDeleted: [
+                lambda m: library.lesson_deleted(m.chat_id),  # forget its pending flush
+                lambda m: turns.forget(m.chat_id),  # its model views, agents and last failure
+                lambda m: wake.forget(m.chat_id),  # its delivery obligations
+                lambda m: jobs.discard(m.chat_id),  # its job records
+                lambda m: context.forget(m.chat_id),
+                lambda m: naming.forget(m.chat_id),
+            ],
+            JobOutcomeSaved: [lambda m: wake.intake(m.job)],  # deliver the steer into its lesson
+            MergeLanded: [lambda m: graph.settle_layout()],  # awaited: settle the layout
+        }
+    )
     desktop = bool(os.environ.get(TOKEN_ENV))
     subscriptions = SubscriptionService(  # the one process-global owner of subscription logins
         None if desktop else stores.subscriptions,
@@ -156,60 +193,77 @@ def build_services(
     )
     registry = TurnRegistry(events)
     extraction = ExtractionService(
-        stores.graph, lambda: models.model_for_slot("cheap"), events=events, embedder=OnnxEmbedder()
+        stores.graph,
+        lambda: models.model_for_slot("cheap"),
+        clock=utc_now,
+        events=events,
+        embedder=OnnxEmbedder(),
+        fanout=fanout,
+        new_id=new_id,
     )
     library = LibraryService(
         stores.graph,
         extraction,
         stores.settings,
+        clock=utc_now,
         chats=stores.chats,
         turn_running=registry.running,
         context_window=lambda: models.context_window("cheap"),
         intake=stores.intake,
     )
-    graph = GraphService(stores.graph, stores.chats, extraction)
-    extraction.after_merge = graph.settle_layout
-    turns = TurnService(stores.chats, models, registry, graph_reader=library)
+    graph = GraphService(
+        stores.graph,
+        stores.chats,
+        MergeGate(extraction.merge_section, extraction.running),
+        events=events,
+        clock=utc_now,
+        new_id=new_id,
+    )
     context = ContextService(
         stores.summaries, stores.settings, lambda: models.model_for_slot("cheap"), extraction.permits
     )
-    turns.context = context
     naming = NamingService(stores.chats, lambda: models.model_for_slot("cheap"), events)
-
-    def settled(record: ChatRecord) -> None:
-        library.lesson_settled(record)
-        context.settled(record)
-        naming.settled(record)
-
-    turns.on_settled = settled
-    chats = ChatService(stores.chats, models, registry, events=events)
     practice = PracticeService(
-        stores.practice, stores.graph, models.model_for_slot, extraction.permits, events
+        stores.practice, stores.graph, models.model_for_slot, extraction.permits, events, clock=utc_now
     )  # the one background-model pool, shared with extraction
 
     if headless is None:
         headless = ChromiumHeadless()
-    workers = WorkerHost(models, headless)
-    jobs = JobRunner(stores.jobs, workers.run, extraction.permits, events)
-    wake = WakeService(stores.chats, jobs, events, registry.running)
-    jobs.on_outcome = wake.intake
-    wake.start_wake = turns.start_wake
-    turns.job_tools = workers.job_kinds
-    turns.spawn_job = lambda chat_id, call_id, kind, tool_input: (
-        jobs.spawn(chat_id, call_id, kind, tool_input).id
+    workers = WorkerHost(models, headless, stores.settings)
+    jobs = JobRunner(
+        stores.jobs, workers.run, extraction.permits, events, fanout=fanout, clock=utc_now, new_id=new_id
     )
-    turns.steer_source = wake.take
-    chats.jobs_computing = jobs.computing
 
-    def deleted(chat_id: str) -> None:
-        library.lesson_deleted(chat_id)
-        turns.forget(chat_id)
-        wake.forget(chat_id)
-        jobs.discard(chat_id)
-        context.forget(chat_id)
-        naming.forget(chat_id)
+    def spawn_job(chat_id: str, call_id: str, kind: JobKind, tool_input: dict[str, Any]) -> str:
+        return jobs.spawn(chat_id, call_id, kind, tool_input).id
 
-    chats.on_deleted = deleted
+    inbox = SteerInbox()  # the turn takes steers from it; the wake pipeline fills it and starts turns
+    turns = TurnService(
+        stores.chats,
+        models,
+        registry,
+        events=events,
+        settings=stores.settings,
+        fanout=fanout,
+        context=context,
+        graph_reader=library,
+        job_tools=workers.job_kinds,
+        spawn_job=spawn_job,
+        steer_source=inbox.take,
+        clock=utc_now,
+        new_id=new_id,
+    )
+    wake = WakeService(stores.chats, jobs, events, registry.running, start_wake=turns.start_wake, inbox=inbox)
+    chats = ChatService(
+        stores.chats,
+        models,
+        registry,
+        fanout=fanout,
+        jobs_computing=jobs.computing,
+        clock=utc_now,
+        new_id=new_id,
+        events=events,
+    )
     job_reads = JobReads(stores.jobs, chats.get)  # a session's jobs (404 for an unknown one), a demo's page
     return Services(
         paths=paths,

@@ -2,28 +2,19 @@
 
 from __future__ import annotations
 
-import logging
-import secrets
 from collections.abc import Callable
-from datetime import UTC, datetime
 
 from pydantic import TypeAdapter
 
+from server.core.clock import Clock, NewId, new_id, utc_now
 from server.core.contracts.chat import DEFAULT_TITLE, ChatRecord, ChatSummary
 from server.core.contracts.models import ModelRef, ModelSlot
 from server.core.events import EventBus
+from server.core.fanout import FanOut, LessonDeleted
 from server.core.ports import ChatStore
 from server.core.refusals import Refused
 from server.services.liveness import TurnRegistry
 from server.services.machine_room.models import ModelService
-
-log = logging.getLogger("lh.chats")
-
-
-def utc_now() -> str:
-    """ISO-8601 UTC timestamp with milliseconds, e.g. 2026-11-30T07:00:00.000Z."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
 
 _ROW = TypeAdapter(ChatSummary)
 
@@ -32,18 +23,20 @@ def _updated(row: ChatSummary) -> str:
     return row.updated_at
 
 
-def new_chat_id() -> str:
-    """A fresh session id: `c_` + 16 random hex chars."""
-    return "c_" + secrets.token_hex(8)
-
-
 class ChatService:
     """Sessions as the API sees them.
 
     Args:
         chats: the session store port.
         models: stamps new sessions from the strong slot.
-        clock: returns the current ISO timestamp (injected for tests).
+        registry: the liveness registry (a running turn blocks a deletion).
+        fanout: publishes `LessonDeleted` after a delete (the Library, the turn, the Workbench and
+            the lesson's caches forget it); its handlers never fail the delete.
+        jobs_computing: whether a Workbench worker of a session computes (it blocks the
+            deletion, seed §5.1).
+        clock: returns the current ISO timestamp (`server.core.clock`; tests pass a fixed one).
+        new_id: mints session ids (`c_` + 16 hex digits).
+        events: the browser's notification bus (a private one when omitted).
     """
 
     def __init__(
@@ -51,20 +44,23 @@ class ChatService:
         chats: ChatStore,
         models: ModelService,
         registry: TurnRegistry,
-        clock: Callable[[], str] = utc_now,
+        *,
+        fanout: FanOut,
+        jobs_computing: Callable[[str], bool],
+        clock: Clock = utc_now,
+        new_id: NewId = new_id,
         events: EventBus | None = None,
     ) -> None:
         self.chats = chats
         self.models = models
         self.registry = registry
+        self.fanout = fanout
+        self.jobs_computing = jobs_computing
         self.clock = clock
+        self.new_id = new_id
         self.events = events if events is not None else EventBus()
         """`chats-changed` after each list-shape write (create, rename, delete); a session's
         model pick is a content write and stays silent (seed §10.3)."""
-        self.on_deleted: Callable[[str], None] | None = None
-        """After a delete (the Library forgets the lesson's pending flush); contained."""
-        self.jobs_computing: Callable[[str], bool] | None = None
-        """Whether a Workbench worker of a session computes (it blocks the deletion, seed §5.1)."""
         self._listed: tuple[list[ChatSummary], frozenset[str], bytes] | None = None
         """`list_json`'s last answer: the store's rows it was made from (the very list object),
         the running sessions then, and the body."""
@@ -79,7 +75,7 @@ class ChatService:
         stamp = self.models.stamp_for_new_session()
         now = self.clock()
         record = ChatRecord(
-            id=new_chat_id(),
+            id=self.new_id("c_"),
             title=(title or "").strip() or DEFAULT_TITLE,
             title_by="learner" if (title or "").strip() else "auto",
             created_at=now,
@@ -175,13 +171,15 @@ class ChatService:
         return stored
 
     def delete(self, chat_id: str) -> None:
-        """Delete a session. Raises Refused(not_found), or 409 while a turn runs."""
+        """Delete a session, then publish `LessonDeleted`. Raises Refused(not_found), or
+        Refused(conflict) while a turn runs (`turn_running`) or a worker of it computes
+        (`job_running`); OSError when the store's delete fails (nothing is published then)."""
         self.get(chat_id)
         if self.registry.running(chat_id):
             raise Refused(
                 "conflict", "turn_running", "a turn is running in this session; stop it or wait, then delete"
             )
-        if self.jobs_computing is not None and self.jobs_computing(chat_id):
+        if self.jobs_computing(chat_id):
             raise Refused(
                 "conflict",
                 "job_running",
@@ -191,11 +189,7 @@ class ChatService:
         removed = self.chats.delete(chat_id)
         if removed:  # present-entry gating: a delete that removed nothing is silent
             self.events.emit("chats-changed")
-        if self.on_deleted is not None:
-            try:
-                self.on_deleted(chat_id)
-            except Exception:  # a side channel never fails a committed delete
-                log.exception("after deleting session %s", chat_id)
+        self.fanout.publish(LessonDeleted(chat_id))  # each handler contained: never fails the delete
 
 
 def _missing(chat_id: str) -> Refused:

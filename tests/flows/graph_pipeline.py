@@ -39,12 +39,13 @@ from server.core.contracts.graph import (
     VersionLine,
 )
 from server.core.contracts.models import ModelRef, ResolvedModel, Settings
+from server.core.fanout import FanOut
 from server.core.library.candidates import statement_key
 from server.core.library.coverage import message_views
 from server.core.library.graph_view import derive_view
 from server.core.library.notes import source_id
 from server.services.library.extraction import ExtractionService
-from server.services.library.graph import GraphService
+from server.services.library.graph import GraphService, MergeGate
 from server.services.library.library import LibraryService
 from server.store.ledger import read_ledger
 from server.store.library.graph import FileGraphStore
@@ -141,14 +142,16 @@ class Pipeline:
         async def model_for() -> tuple[ResolvedModel, FunctionModel]:
             return resolved, model
 
-        self.extraction = ExtractionService(
-            self.graph, model_for, clock=lambda: f"2026-01-01T{next(ticks):09d}"
-        )
+        def clock() -> str:
+            return f"2026-01-01T{next(ticks):09d}"
+
+        self.extraction = ExtractionService(self.graph, model_for, clock=clock, fanout=FanOut({}))
         graph_settings = {"graph": {"extractionChunkTokens": chunk_tokens}}
         settings = FakeSettingsStore(Settings.model_validate(graph_settings))
         self.chats = FakeChatStore()
         self.library = LibraryService(self.graph, self.extraction, settings, chats=self.chats)
-        self.service = GraphService(self.graph, self.chats, self.extraction)
+        gate = MergeGate(self.extraction.merge_section, self.extraction.running)
+        self.service = GraphService(self.graph, self.chats, gate, events=self.extraction.events, clock=clock)
 
     async def import_note(self, name: str, text: str) -> str:
         [result] = self.library.import_files([(name, text.encode())])

@@ -27,12 +27,10 @@ import ctypes
 import ctypes.util
 import functools
 import hashlib
-import inspect
 import itertools
 import logging
 import os
 import sys
-import uuid
 from collections import deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -41,19 +39,23 @@ from typing import Any, Literal
 from pydantic_ai.models import Model
 from pydantic_ai.usage import RunUsage
 
-from server.agent.library.auditor import AuditDeps, auditor_prompt, build_auditor, run_auditor
 from server.agent.library.extraction import (
+    AuditDeps,
+    Window,
+    auditor_prompt,
+    build_auditor,
     build_extractor,
     build_pack_extractor,
     digest,
     extractor_overhead_tokens,
+    run_auditor,
     run_extractor,
     run_pack_extractor,
     windowed_prompt,
 )
-from server.agent.library.window import Window
 from server.agent.machine_room.model_guard import model_failure_of
 from server.agent.machine_room.pricing import usage_cost
+from server.core.clock import Clock, NewId, new_id, utc_now
 from server.core.contracts.graph import (
     Chain,
     CoverageLine,
@@ -67,6 +69,7 @@ from server.core.contracts.graph import (
 )
 from server.core.contracts.models import ResolvedModel
 from server.core.events import EventBus
+from server.core.fanout import FanOut, MergeLanded
 from server.core.library.candidates import AuditCandidates, audit_candidates
 from server.core.library.graph import MergePlan, completion, plan_merge, restorable, simplify, version_jobs
 from server.core.library.packing import (
@@ -81,7 +84,6 @@ from server.core.library.packing import (
 from server.core.machine_room.model_failures import failure_in_text, learner_words
 from server.core.ports import Embedder, ExtractionGraph
 from server.core.tokens import estimate_tokens
-from server.services.chats import utc_now
 from server.services.library.embeddings import CandidateVectors
 from server.services.machine_room import heap
 from server.services.machine_room.background import awaited_whole, run_background
@@ -347,20 +349,29 @@ class ExtractionService:
     Args:
         graph: the graph ledgers port (this service is its only writer).
         model_for: async callable returning (resolved, model) for background work (the cheap slot).
-        clock: ISO timestamp source.
+        clock: ISO timestamp source (`server.core.clock`).
+        events: the browser's bus (a private one when omitted).
         embedder: sentence embeddings for the auditor's candidates (fused with the lexical
             ranks); None: lexical candidates only.
+        fanout: `MergeLanded` is published (and awaited) after each committed merge or
+            retirement, before `graph-changed` (the layout settle); its handlers never fail a job.
+        new_id: mints import ids (`imp_` + 12 hex digits) and each run's nonce (12 hex digits).
     """
 
     def __init__(
         self,
         graph: ExtractionGraph,
         model_for: Callable[[], Any],
-        clock: Callable[[], str] = utc_now,
+        clock: Clock = utc_now,
         events: EventBus | None = None,
         embedder: Embedder | None = None,
+        *,
+        fanout: FanOut,
+        new_id: NewId = new_id,
     ) -> None:
         self.graph = graph
+        self.fanout = fanout
+        self.new_id = new_id
         self.vectors = CandidateVectors(embedder) if embedder is not None else None
         self.events = events if events is not None else EventBus()
         """`activity-changed` on every row change, `graph-changed` after every committed write."""
@@ -392,9 +403,6 @@ class ExtractionService:
         self.stopping = False
         """Set by `shutdown`: the runs it cancels or drops end `aborted`, but what they were
         accepted for stays open in the accepted queue (they resume at the next start)."""
-        self.after_merge: Callable[[], object] | None = None
-        """Side channel after each merge (the layout settle; awaited when it returns an awaitable);
-        contained, never fails the job."""
 
     # -- the activity feed ----------------------------------------------------------------------
     def activity(self) -> list[dict[str, Any]]:
@@ -502,7 +510,7 @@ class ExtractionService:
 
     def _make_rows(self, run: _Run) -> list[JobRow]:
         rows = []
-        nonce = uuid.uuid4().hex[:12]  # a run's own nonce: ids minted by two runs never collide
+        nonce = self.new_id("", 12)  # a run's own nonce: ids minted by two runs never collide
         for index, spec in enumerate(run.specs, start=1):
             fingerprint = hashlib.sha256(spec.text.encode("utf-8")).hexdigest()[:12]
             row = JobRow(
@@ -625,7 +633,7 @@ class ExtractionService:
         """Open an import (one summary row in the feed); returns its id (`imp_` + 12 hex, or
         `import_id`: an import resumed after a restart keeps its id). The oldest finished imports'
         summaries go beyond `MAX_IMPORT_SUMMARIES`."""
-        import_id = import_id or "imp_" + uuid.uuid4().hex[:12]
+        import_id = import_id or self.new_id("imp_", 12)
         self.imports[import_id] = ImportTally(import_id, label, self.clock())
         finished = [t for t in self.imports.values() if not t.waiting and not t.running]
         for old in finished[: max(0, len(self.imports) - MAX_IMPORT_SUMMARIES)]:
@@ -770,16 +778,10 @@ class ExtractionService:
             self.graph.drop_chains(simplify(self.graph.chains(), changed=changed))
 
     async def _after_merge(self, label: str) -> None:
-        """After a committed merge or retirement: the layout settle, then `graph-changed` (the
-        write is committed whether or not the settle succeeded). An awaitable side channel is
-        awaited (the layout settle computes in a worker thread: the loop stays free)."""
-        if self.after_merge is not None:
-            try:
-                result = self.after_merge()
-                if inspect.isawaitable(result):
-                    await result
-            except Exception:
-                log.exception("after-merge side channel failed for %s", label)
+        """After a committed merge or retirement: `MergeLanded` (the layout settle, awaited: it
+        computes in a worker thread, the loop stays free), then `graph-changed` (the write is
+        committed whether or not a handler succeeded: each is contained)."""
+        await self.fanout.publish_awaited(MergeLanded(label))
         self.events.emit("graph-changed")
 
     async def _audit_candidates(self, findings: Findings, nodes: dict[str, Proposition]) -> AuditCandidates:

@@ -8,7 +8,6 @@ import itertools
 import logging
 import math
 import re
-import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,6 +15,8 @@ from typing import Any, TypeVar
 
 import orjson
 
+from server.core.clock import Clock, NewId, new_id, utc_now
+from server.core.events import EventBus
 from server.core.library.folders import folder_tree
 from server.core.library.graph_view import (
     CompactRows,
@@ -31,7 +32,7 @@ from server.core.library.graph_view import (
 from server.core.library.layout import sanitize_positions, settle
 from server.core.ports import ChatStore, GraphViewStore
 from server.core.refusals import Refused
-from server.services.library.extraction import ExtractionService, release_memory
+from server.services.library.extraction import release_memory
 from server.services.machine_room import heap
 from server.services.machine_room.background import run_background
 
@@ -98,17 +99,46 @@ def _then_trim(propositions: int, derive: Callable[..., T], *args: Any) -> T:
     return result
 
 
+@dataclass(frozen=True)
+class MergeGate:
+    """What a deletion needs from the extraction pipeline: its audit->merge section (held while
+    the graph changes) and whether a source's extraction is queued or running (it blocks the
+    deletion of that source's nodes).
+
+    Attributes:
+        section: the lock every merge into the graph holds (`ExtractionService.merge_section`).
+        extracting: source id -> whether it has a run queued or executing.
+    """
+
+    section: asyncio.Lock
+    extracting: Callable[[str], bool]
+
+
 class GraphService:
     """Args:
     graph: the ledgers.
     chats: for the current titles of lesson clusters.
-    extraction: to refuse a deletion while the node's source is being extracted.
+    gate: the extraction pipeline's merge section and running sources (deletions only).
+    events: the browser's bus (`graph-changed` after a deletion; a private one when omitted).
+    clock: ISO timestamp source of a deletion's line (`server.core.clock`).
+    new_id: mints this process's view epoch (8 hex digits).
     """
 
-    def __init__(self, graph: GraphViewStore, chats: ChatStore, extraction: ExtractionService) -> None:
+    def __init__(
+        self,
+        graph: GraphViewStore,
+        chats: ChatStore,
+        gate: MergeGate,
+        *,
+        events: EventBus | None = None,
+        clock: Clock = utc_now,
+        new_id: NewId = new_id,
+    ) -> None:
         self.graph = graph
         self.chats = chats
-        self.extraction = extraction
+        self.gate = gate
+        self.events = events if events is not None else EventBus()
+        self.clock = clock
         self._view_cache: tuple[object, bytes] | None = None
         self._rows: ViewRows | None = None
         """The last derived view's rows: the next derivation re-derives only the rows whose
@@ -116,7 +146,7 @@ class GraphService:
         self._compact: _Compact | None = None
         self._read_lock = asyncio.Lock()
         """One derivation for reads at a time (`read_json`)."""
-        self._epoch = secrets.token_hex(4)
+        self._epoch = new_id("", 8)
         """Versions are `<epoch>-<n>`: a version from another process is never mistaken for one
         of this process's."""
         self._versions = itertools.count(1)
@@ -416,7 +446,7 @@ class GraphService:
         the graph while it changes, and a merge planned before it has landed (a merge that comes
         after plans against the graph without these ids, and the recorded deletion keeps any late
         line of them from counting)."""
-        async with self.extraction.merge_section:
+        async with self.gate.section:
             nodes, chains = self.graph.nodes(), self.graph.chains()
             dead_nodes, dead_chains = deletion(nodes, chains, set(ids))
             if not dead_nodes and not dead_chains:
@@ -426,15 +456,15 @@ class GraphService:
             involved = {s for n in dead_nodes for s in nodes[n].sources} | {
                 s for c in dead_chains for s in chains[c].sources
             }
-            busy = sorted(s for s in involved if self.extraction.running(s))
+            busy = sorted(s for s in involved if self.gate.extracting(s))
             if busy:
                 raise Refused(
                     "conflict",
                     "extraction_running",
                     f"an extraction of {', '.join(busy)} is running; wait for it, then delete",
                 )
-            self.graph.delete(dead_nodes, dead_chains, self.extraction.clock())
-        self.extraction.events.emit("graph-changed")
+            self.graph.delete(dead_nodes, dead_chains, self.clock())
+        self.events.emit("graph-changed")
         return {"deletedNodes": sorted(dead_nodes), "deletedChains": sorted(dead_chains)}
 
 

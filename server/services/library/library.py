@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from server.agent.library.extraction import extractor_overhead_tokens
+from server.core.clock import utc_now
 from server.core.contracts.chat import ChatRecord
 from server.core.contracts.graph import SourceLine
 from server.core.contracts.intake import IntakeEntry, IntakeJob
@@ -46,7 +47,6 @@ from server.core.library.notes import (
     source_id,
 )
 from server.core.ports import ChatStore, IntakeStore, LibraryGraph, SettingsStore
-from server.services.chats import utc_now
 from server.services.library.extraction import OFFLINE_MAX_TOKENS, ExtractionService, JobSpec
 
 log = logging.getLogger("lh.library")

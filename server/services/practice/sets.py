@@ -27,6 +27,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from server.core.clock import utc_now
 from server.core.contracts.practice import (
     MAX_NOTE,
     AnswerBody,
@@ -39,7 +40,6 @@ from server.core.ports import GraphRows, PracticeStore
 from server.core.practice.chains import chains_for_selection
 from server.core.practice.levels import default_title
 from server.core.refusals import Refused
-from server.services.chats import utc_now
 from server.services.practice.resume import resume_runs
 from server.services.practice.runs import PracticeRuns
 from server.services.practice.stages import ModelFor, PracticeStages

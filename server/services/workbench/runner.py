@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from server.config import WORKER_DEADLINE_S
+from server.core.clock import Clock, NewId, new_id, utc_now
 from server.core.contracts.jobs import (
     Delivery,
     JobKind,
@@ -25,8 +25,8 @@ from server.core.contracts.jobs import (
     steer_id,
 )
 from server.core.events import EventBus
+from server.core.fanout import FanOut, JobOutcomeSaved
 from server.core.ports import JobStore
-from server.services.chats import utc_now
 
 log = logging.getLogger("lh.job")
 
@@ -56,9 +56,12 @@ class JobRunner:
     store: the job store port (this runner is its only writer).
     worker: runs a worker (built in the container from the model slots, search and headless).
     permits: the shared background-model pool.
-    events: the bus (`jobs-changed` {chatId} after every job write, `activity-changed` when a
-        Background agents row comes or goes).
-    clock: ISO timestamp source.
+    events: the browser's bus (`jobs-changed` {chatId} after every job write, `activity-changed`
+        when a Background agents row comes or goes).
+    fanout: publishes `JobOutcomeSaved` after an outcome is saved (the wake pipeline's intake);
+        its handlers never fail the save (a delivery left pending is found by recovery).
+    clock: ISO timestamp source (`server.core.clock`).
+    new_id: mints job ids (`job_` + 16 hex digits).
     deadline_s: a worker's overall deadline in seconds (`WORKER_DEADLINE_S`); a worker still
         computing then is stopped and its job saved as an error saying so.
     """
@@ -69,7 +72,10 @@ class JobRunner:
         worker: Worker,
         permits: asyncio.Semaphore,
         events: EventBus,
-        clock: Callable[[], str] = utc_now,
+        *,
+        fanout: FanOut,
+        clock: Clock = utc_now,
+        new_id: NewId = new_id,
         deadline_s: float = WORKER_DEADLINE_S,
     ) -> None:
         self.store = store
@@ -77,20 +83,20 @@ class JobRunner:
         self.worker = worker
         self.permits = permits
         self.events = events
+        self.fanout = fanout
         self.clock = clock
+        self.new_id = new_id
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.sessions: dict[str, str] = {}
         """Computing workers' sessions, by job id."""
         self._aborting: dict[str, bool] = {}
-        self.on_outcome: Callable[[JobRecord], object] | None = None
-        """The wake pipeline's intake: called with the saved record after its outcome was saved."""
 
     # -- dispatch ---------------------------------------------------------------------------------
     def spawn(self, chat_id: str, tool_call_id: str, kind: JobKind, tool_input: dict[str, Any]) -> JobRecord:
         """Save the job with its input (raises OSError loudly: no worker starts on a failed save),
         then start its worker in the background. Returns the saved record."""
         job = JobRecord(
-            id=f"job_{secrets.token_hex(8)}",
+            id=self.new_id("job_"),
             chat_id=chat_id,
             tool_call_id=tool_call_id,
             kind=kind,
@@ -145,7 +151,8 @@ class JobRunner:
         usage: WorkerUsage | None = None,
         error: str | None = None,
     ) -> JobRecord | None:
-        """The outcome and its pending delivery in one update, then the wake pipeline's intake."""
+        """The outcome and its pending delivery in one update, then `JobOutcomeSaved` (the wake
+        pipeline's intake)."""
 
         def change(job: JobRecord) -> JobRecord | None:
             if job.status != "running":
@@ -170,11 +177,7 @@ class JobRunner:
             return None
         log.info("[job %s] %s", job_id, saved.status)
         self._changed(saved.chat_id, row=True)
-        if self.on_outcome is not None:
-            try:
-                self.on_outcome(saved)
-            except Exception:  # a side channel: the delivery stays pending, recovery finds it
-                log.exception("[job %s] handing the outcome to the wake pipeline failed", job_id)
+        self.fanout.publish(JobOutcomeSaved(saved))  # contained: a failed handoff stays pending for recovery
         return saved
 
     # -- control ----------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The wake pipeline (seed §5.1): each finished job's steer enters its lesson exactly once.
 
-A per-session registry holds one entry per steer id. A live turn of the session takes the
-entries at its next model-request boundary (`take`); its save places them before its reply. A
+A per-session registry (`SteerInbox`) holds one entry per steer id. A live turn of the session
+takes the entries at its next model-request boundary (`SteerInbox.take`); its save places them
+before its reply. A
 session without a live turn, and with no question awaiting the learner, is woken through the
 normal turn composition (`TurnService.start_wake`); a 409 (a turn began meanwhile) backs off
 500 -> 1000 -> 2000 -> 5000 ms; any other failed start leaves the entries quietly pending until
@@ -23,18 +24,23 @@ from server.core.ports import ChatStore
 from server.core.refusals import Refused
 from server.core.workbench.wake import backoff_delay, delivered, pending_delivery
 from server.services.workbench.runner import JobRunner
+from server.services.workbench.steers import SteerInbox
 
 log = logging.getLogger("lh.wake")
 
 StartWake = Callable[[str, list[dict[str, Any]]], Awaitable[object]]
+"""`TurnService.start_wake`: (session, steers) -> the started turn or None; raises Refused."""
 
 
 class WakeService:
     """Args:
     chats: the session store (read only: delivery is confirmed against the saved record).
     runner: the job runner (acknowledges delivered jobs; the job store's only writer).
-    events: the bus; `turn-settled` is when a session may be woken or its delivery confirmed.
+    events: the browser's bus; `turn-settled` is when a session may be woken or its delivery
+        confirmed.
     turn_running: whether a session's turn is live.
+    start_wake: starts an idle wake through the normal turn composition (`TurnService.start_wake`).
+    inbox: the steers owed per session (the live turn takes from the same inbox).
     sleep: the clock's wait (tests pass a fake clock).
     """
 
@@ -44,18 +50,17 @@ class WakeService:
         runner: JobRunner,
         events: EventBus,
         turn_running: Callable[[str], bool],
+        *,
+        start_wake: StartWake,
+        inbox: SteerInbox,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.chats = chats
         self.runner = runner
         self.turn_running = turn_running
+        self.start_wake = start_wake
+        self.inbox = inbox
         self.sleep = sleep
-        self.start_wake: StartWake | None = None
-        """`TurnService.start_wake`, wired by the container."""
-        self.entries: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {}
-        """Per session: steer id -> (job id, steer message). One entry per steer id."""
-        self.taken: dict[str, set[str]] = {}
-        """Per session: steer ids a live turn took and has not saved yet (not offered again)."""
         self.parked: set[str] = set()
         """Sessions whose idle wake failed to start: quiet until their next turn or a restart."""
         self.loops: dict[str, asyncio.Task[None]] = {}
@@ -68,7 +73,7 @@ class WakeService:
         if not pending_delivery(job):
             return
         steer = steer_message(job)
-        self.entries.setdefault(job.chat_id, {}).setdefault(steer["id"], (job.id, steer))
+        self.inbox.entries.setdefault(job.chat_id, {}).setdefault(steer["id"], (job.id, steer))
         self._kick(job.chat_id)
 
     def recover(self, owed: list[JobRecord]) -> None:
@@ -77,24 +82,10 @@ class WakeService:
         for job in owed:
             self.intake(job)
 
-    def take(self, chat_id: str) -> list[dict[str, Any]]:
-        """The live turn's intake: steers of this session not yet taken (and not already in its
-        record). Their delivery completes when the turn's save holds them."""
-        pending = self.entries.get(chat_id)
-        if not pending:
-            return []
-        taken = self.taken.setdefault(chat_id, set())
-        out = []
-        for sid, (_, steer) in pending.items():
-            if sid not in taken:
-                taken.add(sid)
-                out.append(steer)
-        return out
-
     def forget(self, chat_id: str) -> None:
         """The session was deleted: its delivery obligations go with it."""
-        self.entries.pop(chat_id, None)
-        self.taken.pop(chat_id, None)
+        self.inbox.entries.pop(chat_id, None)
+        self.inbox.taken.pop(chat_id, None)
         self.parked.discard(chat_id)
         loop = self.loops.pop(chat_id, None)
         if loop is not None:
@@ -102,16 +93,16 @@ class WakeService:
 
     def pending(self, chat_id: str) -> list[str]:
         """Steer ids the session is still owed (for reads and tests)."""
-        return list(self.entries.get(chat_id, {}))
+        return self.inbox.pending(chat_id)
 
     # -- confirmation and waking --------------------------------------------------------------------
     def _on_event(self, event: str, data: dict[str, Any]) -> None:
         if event != "turn-settled":
             return
         chat_id = str(data.get("chatId"))
-        self.taken.pop(chat_id, None)  # what the turn saved is confirmed below; the rest is offered again
+        self.inbox.taken.pop(chat_id, None)  # the saved ones are confirmed below; the rest offered again
         self.parked.discard(chat_id)  # the session's next turn ran: a quiet entry may try again
-        if chat_id in self.entries:
+        if chat_id in self.inbox.entries:
             self.confirm(chat_id)
             self._kick(chat_id)
 
@@ -119,7 +110,7 @@ class WakeService:
         """Acknowledge every entry whose steer is in the saved record; returns their steer ids.
         A failed acknowledgement leaves the job pending, but the entry goes: the marker is saved,
         and recovery sees it there and acknowledges instead of delivering again."""
-        pending = self.entries.get(chat_id)
+        pending = self.inbox.entries.get(chat_id)
         if not pending:
             return []
         try:
@@ -138,11 +129,11 @@ class WakeService:
             except Exception:
                 log.exception("[wake %s] acknowledging job %s failed", chat_id, job_id)
         if not pending:
-            self.entries.pop(chat_id, None)
+            self.inbox.entries.pop(chat_id, None)
         return done
 
     def _kick(self, chat_id: str) -> None:
-        if chat_id in self.parked or not self.entries.get(chat_id):
+        if chat_id in self.parked or not self.inbox.entries.get(chat_id):
             return
         loop = self.loops.get(chat_id)
         if loop is not None and not loop.done():
@@ -159,8 +150,8 @@ class WakeService:
         try:
             while True:
                 self.confirm(chat_id)  # a restart between the save and the acknowledgement
-                pending = self.entries.get(chat_id)
-                if not pending or self.start_wake is None:
+                pending = self.inbox.entries.get(chat_id)
+                if not pending:
                     return
                 if self.turn_running(chat_id):
                     return  # the live turn takes them at its next boundary; its settle kicks again

@@ -11,7 +11,7 @@ from typing import Any
 from server.agent.workbench.web import build_search
 from server.agent.workbench.workers import WorkerDeps, run_worker
 from server.core.contracts.jobs import JobKind, WorkerResult, WorkerUsage
-from server.core.ports import Headless
+from server.core.ports import Headless, SettingsStore
 from server.core.refusals import Refused
 from server.services.machine_room.models import ModelService
 
@@ -23,16 +23,21 @@ class NoModel(RuntimeError):
 
 
 class WorkerHost:
-    """Args: models: the model slots and keys. headless: the browser that verifies demos and visuals."""
+    """Args:
+    models: the model slots and keys.
+    headless: the browser that verifies demos and visuals.
+    settings: the settings port (the `research` section, whether a vision slot is set).
+    """
 
-    def __init__(self, models: ModelService, headless: Headless) -> None:
+    def __init__(self, models: ModelService, headless: Headless, settings: SettingsStore) -> None:
         self.models = models
         self.headless = headless
+        self.settings = settings
 
     def job_kinds(self) -> list[JobKind]:
         """The job tools to offer the teacher now."""
         kinds: list[JobKind] = []
-        research = self.models.settings.load().research
+        research = self.settings.load().research
         key = self.models.search_key(research.provider) if research.provider is not None else None
         if build_search(research, key) is not None:  # a provider, its key, and Google's engine id
             kinds.append("research")
@@ -46,7 +51,7 @@ class WorkerHost:
 
     async def run(self, kind: JobKind, tool_input: dict[str, Any]) -> tuple[WorkerResult, WorkerUsage]:
         """Run one worker. Raises NoModel, or the worker's own failure (a plain sentence)."""
-        settings = self.models.settings.load()
+        settings = self.settings.load()
         try:
             _, model = await self.models.model_for_slot("strong")
         except Refused as exc:

@@ -31,6 +31,7 @@ from fastapi.testclient import TestClient
 
 from server.core.contracts.chat import ChatRecord, summarize
 from server.core.contracts.models import ModelRef
+from server.core.fanout import FanOut
 from server.services.chats import ChatService
 from server.services.liveness import TurnRegistry
 from server.store.atomic import read_json, write_json_atomic
@@ -73,6 +74,11 @@ def chat(chat_id: str, count: int, minute: int = 0) -> ChatRecord:
         model=ModelRef(provider="openrouter", model="anthropic/claude-sonnet-4"),
         messages=messages(count),
     )
+
+
+def _reader(store: FileChatStore) -> ChatService:
+    """A ChatService for reading the list (no model, no fan-out handlers, no workers)."""
+    return ChatService(store, None, TurnRegistry(), fanout=FanOut({}), jobs_computing=lambda _: False)  # type: ignore[arg-type]
 
 
 def med(values: list[float]) -> float:
@@ -121,10 +127,10 @@ def bench_list() -> None:
             for i in range(size):
                 (root / f"c_{i:016x}.json").write_bytes(compact_json(chat(f"c_{i:016x}", 20, minute=i)))
             FileChatStore(root).summaries()  # builds the index file once
-            service = ChatService(FileChatStore(root), None, TurnRegistry())  # type: ignore[arg-type]
+            service = _reader(FileChatStore(root))
             service.list()
             warm = timed(service.list, 21)
-            fresh = timed(lambda r=root: ChatService(FileChatStore(r), None, TurnRegistry()).list(), 11)  # type: ignore[arg-type]
+            fresh = timed(lambda r=root: _reader(FileChatStore(r)).list(), 11)
             before = timed(lambda r=root: old_list(r), 5)
             client = app_client(data)
             assert len(client.get("/api/chats").json()["chats"]) == size

@@ -26,6 +26,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Tool
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from server.core.contracts.models import ResolvedModel, Settings
+from server.core.fanout import FanOut
 from server.core.tokens import estimate_tokens
 from server.services.library.extraction import ExtractionService
 from server.services.library.library import LibraryService
@@ -79,7 +80,7 @@ async def run(notes: int, pack_budget: int | None) -> None:
         async def model_for() -> tuple[ResolvedModel, FunctionModel]:
             return resolved, model
 
-        extraction = ExtractionService(graph, model_for)
+        extraction = ExtractionService(graph, model_for, fanout=FanOut({}))
         if pack_budget is not None:
             extraction.pack_budget = pack_budget
         library = LibraryService(graph, extraction, FakeSettingsStore(Settings()))

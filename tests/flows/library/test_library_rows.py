@@ -19,8 +19,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from server.api.app import create_app
 from server.config import DataPaths
+from server.core.clock import utc_now
 from server.services.bootstrap import build_services
-from server.services.chats import utc_now
 from server.services.library.extraction import BACKGROUND_PERMITS
 from tests.fakes import FakeSecrets
 from tests.flows.conftest import COMPATIBLE_SLOT, Script

@@ -47,8 +47,9 @@ def host(
     def factory(resolved: ResolvedModel, key: str | None, url: str | None) -> TestModel:
         return built.setdefault(resolved.model, TestModel(model_name=resolved.model))
 
-    models = ModelService(FakeSettingsStore(settings), FakeSecrets(keys), None, factory, environ={})  # type: ignore[arg-type]
-    return WorkerHost(models, Browser(browser))  # type: ignore[arg-type]
+    store = FakeSettingsStore(settings)
+    models = ModelService(store, FakeSecrets(keys), None, factory, environ={})  # type: ignore[arg-type]
+    return WorkerHost(models, Browser(browser), store)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

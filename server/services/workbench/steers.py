@@ -1,0 +1,43 @@
+"""The steers each lesson is owed (seed §5.1): filled and confirmed by the wake pipeline, taken
+from by a live turn of the lesson at its model-request boundaries.
+
+Its own object so that neither the turn nor the wake pipeline holds the other for it: the turn
+takes from the inbox, the wake pipeline starts turns (`server.services.bootstrap` gives both the
+same inbox).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class SteerInbox:
+    """Per session, the steer messages owed and which of them a live turn has taken.
+
+    Attributes:
+        entries: per session, steer id -> (job id, steer message); one entry per steer id.
+        taken: per session, the steer ids a live turn took and has not saved yet (not offered
+            again to it).
+    """
+
+    def __init__(self) -> None:
+        self.entries: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {}
+        self.taken: dict[str, set[str]] = {}
+
+    def take(self, chat_id: str) -> list[dict[str, Any]]:
+        """The live turn's intake: steers of this session not yet taken (in arrival order). Their
+        delivery completes when the turn's save holds them."""
+        pending = self.entries.get(chat_id)
+        if not pending:
+            return []
+        taken = self.taken.setdefault(chat_id, set())
+        out = []
+        for sid, (_, steer) in pending.items():
+            if sid not in taken:
+                taken.add(sid)
+                out.append(steer)
+        return out
+
+    def pending(self, chat_id: str) -> list[str]:
+        """Steer ids the session is still owed (for reads and tests)."""
+        return list(self.entries.get(chat_id, {}))
