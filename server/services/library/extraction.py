@@ -39,20 +39,17 @@ from typing import Any, Literal
 from pydantic_ai.models import Model
 from pydantic_ai.usage import RunUsage
 
+from server.agent.library.auditor import AuditDeps, auditor_prompt, build_auditor, run_auditor
 from server.agent.library.extraction import (
-    AuditDeps,
-    Window,
-    auditor_prompt,
-    build_auditor,
     build_extractor,
     build_pack_extractor,
     digest,
     extractor_overhead_tokens,
-    run_auditor,
     run_extractor,
     run_pack_extractor,
     windowed_prompt,
 )
+from server.agent.library.window import Window
 from server.agent.machine_room.model_guard import model_failure_of
 from server.agent.machine_room.pricing import usage_cost
 from server.core.clock import Clock, NewId, new_id, utc_now

@@ -313,7 +313,8 @@ def test_finished_packs_leave_nothing_of_theirs_held(tmp_path: Path) -> None:
     empty, the feed's rows bounded, and one pack extractor agent is built for them all."""
     import gc
 
-    from server.agent.library.extraction import PackDeps, PackExtractor, _agents
+    from server.agent.library.agent_cache import _agents
+    from server.agent.library.extraction import PackDeps, PackExtractor
     from server.core.contracts.graph import PackedFindings
     from server.core.library.packing import PackNote
     from server.services.library.extraction import KEEP_ENDED_ROWS, _Pack

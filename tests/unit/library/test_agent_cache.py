@@ -11,12 +11,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.usage import RunUsage
 
-from server.agent.library.extraction import (
-    build_auditor,
-    build_extractor,
-    build_pack_extractor,
-    run_extractor,
-)
+from server.agent.library.auditor import build_auditor
+from server.agent.library.extraction import build_extractor, build_pack_extractor, run_extractor
 
 SUBMIT = {
     "propositions": [{"id": "p1", "name": "Heap", "statement": "A heap keeps its minimum at the root."}],

@@ -17,16 +17,18 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RunUsage
 
 from server.agent.library.extraction import (
-    RETRY_ANSWER_TOKENS,
-    Window,
-    bounded_digest,
     build_extractor,
     extractor_overhead_tokens,
     extractor_prompt,
-    fit_retry_history,
-    messages_tokens,
     run_extractor,
     windowed_prompt,
+)
+from server.agent.library.window import (
+    RETRY_ANSWER_TOKENS,
+    Window,
+    bounded_digest,
+    fit_retry_history,
+    messages_tokens,
 )
 from server.core.tokens import estimate_tokens
 from server.services.library.extraction import OFFLINE_MAX_TOKENS, offline_window
