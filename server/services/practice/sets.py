@@ -2,7 +2,8 @@
 answer, each stage a row of the activity feed, under the shared background-model pool.
 
 - A set freezes its world at creation (selected node ids, a propositions snapshot, the chains);
-  every stage reads only the set. This service is the only writer of `data/practice/`.
+  every stage reads only the set. This service (with its stages) is the only writer of
+  `data/practice/`.
 - Runs are a registry (not Workbench jobs, `runs.py`): rows `setId:partition`,
   `setId:gen:problemId`, `setId:grade:problemId`, each with its usage and its own abort (routed by
   the row's shape). The stages themselves (partition, generators, grader) are `stages.py`.
@@ -11,11 +12,11 @@ answer, each stage a row of the activity feed, under the shared background-model
 - One attempt: an answer is saved once, the solution and rubric are revealed with it, and one
   grader job scores it 0-10. Grades never touch the graph. A grade that cannot finish leaves the
   answer with `gradeStatus: interrupted` (the process stopped) or `error` (the model failed).
-- Resume at start (issue 26; docs/decisions/0025-...; `resume.py`): a set is accepted work (its 202), so a set
-  a crashed or stopped process left `partitioning` runs again from its partition, one left
-  `generating` writes the problems still `pending`/`generating` (the others keep theirs), and an
-  answer left `grading` is graded again; each ends `ready`/`graded` or with an error, never left
-  running. The data-dir lock makes this process the only one that can run them. A shutdown
+- Resume at start (issue 26; docs/decisions/0025-...; `resume.py`): a set is accepted work (its
+  202), so a set a crashed or stopped process left `partitioning` runs again from its partition,
+  one left `generating` writes the problems still `pending`/`generating` (the others keep theirs),
+  and an answer left `grading` is graded again; each ends `ready`/`graded` or with an error, never
+  left running. The data-dir lock makes this process the only one that can run them. A shutdown
   cancels the runs without marking anything, so the next start resumes them.
 """
 
