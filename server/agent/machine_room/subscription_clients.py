@@ -44,13 +44,13 @@ from server.agent.machine_room.subscription_http import (
     poll_interval,
     token_grant,
 )
+from server.core.machine_room.subscription_credentials import chatgpt_identity
 from server.core.machine_room.subscriptions import (
     DEFAULT_CODE_LIFETIME_S,
     DEFAULT_INTERVAL_S,
     DeviceCode,
     Grant,
     PollOutcome,
-    chatgpt_identity,
     classify_device_error,
 )
 

@@ -15,13 +15,13 @@ from typing import Any, Protocol
 import httpx
 
 from server.config import SUBSCRIPTION_BASE_ENV
+from server.core.machine_room.subscription_credentials import jwt_expiry
 from server.core.machine_room.subscriptions import (
     DEFAULT_INTERVAL_S,
     REVOKED_ERRORS,
     DeviceCode,
     Grant,
     PollOutcome,
-    jwt_expiry,
 )
 
 log = logging.getLogger("lh.subscriptions")

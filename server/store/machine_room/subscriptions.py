@@ -17,11 +17,10 @@ from pathlib import Path
 
 import orjson
 
+from server.core.machine_room.subscription_credentials import credential_record, grant_from_record
 from server.core.machine_room.subscriptions import (
     CredentialRefused,
     Grant,
-    credential_record,
-    grant_from_record,
 )
 from server.store.atomic import read_json, write_json_atomic
 

@@ -9,6 +9,13 @@ from typing import Any
 
 import pytest
 
+from server.core.machine_room.subscription_credentials import (
+    chatgpt_identity,
+    credential_record,
+    grant_from_record,
+    jwt_claims,
+    jwt_expiry,
+)
 from server.core.machine_room.subscriptions import (
     DEFAULT_INTERVAL_S,
     DISCONNECTED,
@@ -20,14 +27,9 @@ from server.core.machine_room.subscriptions import (
     PollOutcome,
     ScopedAuth,
     auth_problem,
-    chatgpt_identity,
     classify_device_error,
     connected,
-    credential_record,
     failed,
-    grant_from_record,
-    jwt_claims,
-    jwt_expiry,
     next_poll_delay,
     on_poll,
     pending,
