@@ -1,10 +1,13 @@
-"""The chunk stream of one lesson turn on its way to the browser (seed §5): what the turn
-accumulates, and each chunk written once as an SSE event of the AI SDK UI message stream.
+"""The chunk stream of one lesson turn on its way to the browser (seed §5): read up to the first
+content (`prime`: a model that fails before it is a 503), then relayed to the end (`relay`), each
+chunk reworded where a learner would not understand it, folded into the reply the turn saves, and
+written once as an SSE event of the AI SDK UI message stream.
 
 The agents yield chunks as JSON-shaped dicts (`agent.classroom.lesson.stream_turn`, never
-encoded there); the turn rewords a few of them (errors in learner words, steers shown as
-artifacts) and folds each into the reply it saves; `sse_event` then encodes it, the one JSON
-encode a chunk gets, and the liveness registry broadcasts those bytes as they are.
+encoded there); errors become learner words here (`learner_facing`, `plain_tool_error`; a model's
+failure is said by `core.machine_room.model_failures`); `sse_event` then encodes the chunk, the one
+JSON encode it gets, and the liveness registry broadcasts those bytes as they are. Everything a
+chunk passes through lives in this module, so the streaming path calls no other classroom module.
 """
 
 from __future__ import annotations
@@ -23,6 +26,15 @@ import pydantic_core
 from server.core.classroom.ui_stream import AssistantMessageFold
 from server.core.contracts.chat import TurnUsage
 from server.core.contracts.jobs import ARTIFACT_PART
+from server.core.machine_room.model_failures import (
+    failure_in_text,
+    learner_words,
+    refusal_code,
+    tool_error_sentence,
+)
+from server.core.refusals import Refused
+from server.services.liveness import RunningTurn
+from server.services.machine_room.models import ModelService
 
 log = logging.getLogger("lh.turn")
 
@@ -63,6 +75,82 @@ class TurnState:
     """How many of `steers` the stream has shown (as `data-subagent-artifact` chunks)."""
     continued: dict[str, Any] | None = None
     """The answered assistant message this turn's reply continues (an answer turn), as saved."""
+
+
+EARLY_END = (
+    "the model's reply ended early (its stream closed without finishing); what arrived is kept, "
+    "marked as cut short. Send your message again to continue"
+)
+
+
+APP_FAILURE = (
+    "the turn failed because of an error in the app (the server log has the details); what arrived "
+    "is kept, marked as cut short. Send your message again to continue"
+)
+"""What the learner reads of a turn that failed on the app's side after it opened (never the
+exception's text: it names Python classes)."""
+
+APP_FAILURE_BEFORE = (
+    "the turn could not start because of an error in the app (the server log has the details); "
+    "your message is saved. Send it again to continue"
+)
+"""The same, for a turn that failed before its first token (`lastFailure`)."""
+
+_REPR = re.compile(
+    r"<class '|<[A-Za-z_][\w.]* object at 0x|Traceback \(most recent|\b[A-Z]\w*(?:Error|Exception)\b"
+    r"|\bpydantic(?:_core|_ai)?\.|\bserver\.\w+\."
+)
+"""Python's insides in an error text: a class or object repr, a traceback, an exception class's
+name, a module path."""
+
+
+def plain_or(text: str, instead: str) -> str:
+    """`text`, unless it shows Python's insides (a class, an object repr, a traceback): then
+    `instead` (the text goes to the log)."""
+    if _REPR.search(text):
+        log.warning("an error text not fit for a learner: %s", text[:2000])
+        return instead
+    return text
+
+
+def learner_facing(chunk: dict[str, Any], offline: bool = False, before: bool = False) -> dict[str, Any]:
+    """An `error` chunk in words a learner can act on (the framework's text stays in the log): the
+    guarded model's failure as it is (one plain sentence), a known framework error said plainly,
+    any other error (the app's own) as APP_FAILURE (`before` the first token: the sentence for a
+    turn that did not start). Any other chunk is returned unchanged."""
+    if chunk.get("type") != "error":
+        return chunk
+    failure = chunk.get("failure")
+    chunk = {k: v for k, v in chunk.items() if k != "failure"}  # server-side only (`stream_turn`)
+    text = str(chunk.get("errorText", ""))
+    log.warning("turn error: %s", text)
+    gave_up = failure_in_text(text, offline=offline)  # the framework's retries ran out
+    if gave_up is not None:
+        text = learner_words(gave_up)
+    elif not failure and _REPR.search(text):
+        # not the guarded model's failure (one plain sentence already) nor one known above, and
+        # its text names Python's insides: the app's own error (issue 26)
+        log.warning("an error not fit for a learner: %s", text[:2000])
+        text = APP_FAILURE_BEFORE if before else APP_FAILURE
+    return {**chunk, "errorText": text}
+
+
+def plain_tool_error(chunk: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+    """A `tool-input-error` / `tool-output-error` chunk whose errorText is pydantic's raw error list
+    made one plain sentence (`tool_error_sentence`, trial finding 2); the raw text goes to the log.
+    `names` maps tool call ids to tool names, learned from the turn's earlier chunks (updated here).
+    Any other chunk is returned unchanged."""
+    call_id = str(chunk.get("toolCallId", ""))
+    if chunk.get("toolName"):
+        names[call_id] = str(chunk["toolName"])
+    if chunk.get("type") not in ("tool-input-error", "tool-output-error"):
+        return chunk
+    raw = str(chunk.get("errorText") or "")
+    text = tool_error_sentence(names.get(call_id), raw)
+    if text == raw:
+        return chunk
+    log.info("tool call %s failed: %s", call_id, raw[:2000])
+    return {**chunk, "errorText": text}
 
 
 def sse_event(chunk: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
@@ -122,3 +210,89 @@ async def close(chunks: Chunks) -> None:
             await aclose()
         except (Exception, asyncio.CancelledError):  # closing must not mask the real outcome
             log.debug("closing the chunk stream failed", exc_info=True)
+
+
+async def prime(chunks: Chunks, state: TurnState, models: ModelService) -> list[bytes]:
+    """Read `chunks` up to the first content chunk, folding each; returns their SSE events. A model
+    error before any content is a 503, not a stream: raises Refused(unavailable) in learner words
+    (the offline model's crash explained, a retry delay kept) after closing `chunks`."""
+    preamble: list[bytes] = []
+    async for chunk in chunks:
+        if chunk.get("type") == "error":
+            state.fold.add(chunk)
+            await close(chunks)
+            crash = (
+                await models.offline_failure(state.started, chunk.get("failure")) if state.offline else None
+            )
+            if crash:
+                raise Refused(
+                    "unavailable",
+                    "model_unreachable",
+                    f"{crash}. Send your message again in a moment, or add an API key in Settings "
+                    "to use a hosted model.",
+                )
+            # the guarded engine's errors are one plain sentence that says what to do
+            # (server.core.machine_room.model_failures); nothing is appended to it
+            said = str(learner_facing(chunk, state.offline, before=True).get("errorText") or "")
+            if said == APP_FAILURE_BEFORE:  # the app's own error, not the model's
+                raise Refused("unavailable", "model_unreachable", said)
+            text = plain_or(said or "the model gave no reason", APP_FAILURE_BEFORE).strip().rstrip(".")
+            failure = chunk.get("failure") or {}
+            wait = failure.get("retryAfterS")
+            raise Refused(
+                "unavailable",
+                refusal_code(failure.get("kind")),
+                f"the model failed before replying: {text}",
+                float(wait) if isinstance(wait, int | float) else None,
+            )
+        chunk, line = sse_event(chunk)
+        state.fold.add(chunk)
+        preamble.append(line)
+        if chunk.get("type") not in PREAMBLE_TYPES:
+            break
+    return preamble
+
+
+async def relay(
+    turn: RunningTurn, state: TurnState, preamble: list[bytes], chunks: Chunks, models: ModelService
+) -> None:
+    """Publish the `preamble` events, then the rest of `chunks` to their end, each in learner words,
+    folded and encoded once; a failure of the stream (a refusal after the handoff, the app's own
+    error, an end without `finish`) becomes an `error` chunk the learner sees live and finds again
+    in the saved reply. Never raises but for cancellation; afterwards the fold is marked
+    interrupted unless it finished."""
+    for line in preamble:
+        turn.publish(line)
+    tool_names: dict[str, str] = {}
+    try:
+        async for chunk in chunks:
+            chunk = plain_tool_error(chunk, tool_names)
+            crash = (
+                await models.offline_failure(state.started, chunk.get("failure"))
+                if chunk.get("type") == "error" and state.offline
+                else None
+            )
+            if crash:
+                chunk = {"type": "error", "errorText": f"{crash}. Send your message again in a moment."}
+            else:
+                chunk = learner_facing(chunk, state.offline)  # saved as the learner read it
+            chunk, line = sse_event(chunk)  # the chunk's one encode
+            state.fold.add(chunk)
+            turn.publish(line)
+    except Refused as exc:  # e.g. the teacher's model cannot run after the handoff
+        fail(turn, state, exc.detail)
+    except Exception:
+        log.exception("turn of session %s failed", state.chat_id)
+        fail(turn, state, APP_FAILURE)
+    if not state.fold.finished and state.fold.error_text is None:
+        # the stream ended without `finish` and without an error: say so, live and saved
+        fail(turn, state, EARLY_END)
+    if not state.fold.finished:
+        state.fold.interrupted = True
+
+
+def fail(turn: RunningTurn, state: TurnState, text: str) -> None:
+    """An error the learner sees live and finds again in the saved reply (`metadata.error`)."""
+    chunk, line = sse_event({"type": "error", "errorText": text})
+    state.fold.add(chunk)
+    turn.publish(line)

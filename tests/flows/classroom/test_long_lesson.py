@@ -171,16 +171,16 @@ def test_a_failing_summary_call_leaves_turns_running_on_a_shorter_view_that_says
 def test_consecutive_turns_reuse_the_role_agent_built_once(live: Live, monkeypatch) -> None:
     """Issue 15, turn overhead: an agent is stateless between runs, so a lesson's turns share the
     one built for (role, model, tools); the lesson still reads each turn's new message."""
-    import server.services.classroom.turn as turn_module
+    import server.services.classroom.role_runs as role_runs
 
     built: list[str] = []
-    real = turn_module.build_prober
+    real = role_runs.build_prober
 
     def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
         built.append("prober")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(turn_module, "build_prober", counting)
+    monkeypatch.setattr(role_runs, "build_prober", counting)
     chat_id = live.new_chat()
     for n in range(3):
         response = live.client.post("/api/chat", json=turn_body(chat_id, f"Question {n}", f"m-q{n}"))

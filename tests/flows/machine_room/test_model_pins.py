@@ -18,7 +18,7 @@ import pytest
 
 from server.agent.machine_room.guarded_transport import GuardedTransport, guarded_client
 from server.core.contracts.models import ModelCallSettings
-from server.services.classroom.turn import EARLY_END
+from server.services.classroom.turn_stream import EARLY_END
 from tests.flows.conftest import Live, sse_chunks, turn_body
 from tests.livehttp import serve
 from tests.stub_faults import create_fault_stub

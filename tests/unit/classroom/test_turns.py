@@ -103,7 +103,7 @@ def test_regenerate_replaces_the_replies_after_the_message() -> None:
 
 
 def test_framework_errors_reach_the_learner_in_plain_words() -> None:
-    from server.services.classroom.turn import learner_facing
+    from server.services.classroom.turn_stream import learner_facing
 
     raw = {
         "type": "error",

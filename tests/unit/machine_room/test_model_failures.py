@@ -103,7 +103,7 @@ def test_the_offline_model_is_named_and_a_repeated_failure_promises_nothing() ->
 def test_a_tool_calls_raw_validation_errors_become_one_plain_sentence() -> None:
     """Issue 20 item 2: pydantic's error list reached the learner as orange JSON."""
     from server.core.machine_room.model_failures import tool_error_sentence
-    from server.services.classroom.turn import plain_tool_error
+    from server.services.classroom.turn_stream import plain_tool_error
 
     raw = '[{"type":"json_invalid","loc":[],"msg":"Invalid JSON: EOF","input":"{ \\"question\\""}]'
     assert (
