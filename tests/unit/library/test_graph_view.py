@@ -15,7 +15,6 @@ from server.core.library.graph import chain_id
 from server.core.library.graph_view import (
     COMPACT_FORMAT,
     ViewRows,
-    _plan,
     chain_line,
     clusters,
     compact_bytes,
@@ -25,6 +24,7 @@ from server.core.library.graph_view import (
     view_bytes,
 )
 from server.core.library.layout import sanitize_positions, settle
+from server.core.library.view_rows import _plan
 
 
 def node(nid: str, source: str = "src_a") -> Proposition:
