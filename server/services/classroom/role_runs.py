@@ -13,7 +13,8 @@ from typing import Any
 from pydantic_ai import Agent
 from pydantic_ai.models import Model
 
-from server.agent.classroom.lesson import ModelHistory, RunUsage, build_prober, build_teacher, stream_turn
+from server.agent.classroom.history import ModelHistory
+from server.agent.classroom.lesson import RunUsage, build_prober, build_teacher, stream_turn
 from server.agent.classroom.tools import LessonDeps
 from server.agent.classroom.ui_messages import UsableMemo, usable_for_model
 from server.core.classroom.phases import Role

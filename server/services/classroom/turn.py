@@ -18,7 +18,7 @@ from typing import Any
 from pydantic_ai import Agent
 from pydantic_ai.models import Model
 
-from server.agent.classroom.lesson import ModelHistory
+from server.agent.classroom.history import ModelHistory
 from server.agent.classroom.tools import LessonDeps
 from server.agent.classroom.ui_messages import UsableMemo
 from server.core.classroom.phases import Role, phase_of, role_for

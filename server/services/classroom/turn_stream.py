@@ -176,7 +176,7 @@ def written(chunk: dict[str, Any]) -> dict[str, Any]:
     surrogate (`\\udc80`, JSON-escaped by its provider, decoded into the text or a tool call's
     arguments): no JSON encoder writes one, so the chunk could neither be streamed nor saved
     (issue 26, item 3); a tool call whose arguments held one is refused by their validation all
-    the same (`lesson.NoLoneSurrogates`), so it goes back to the model as a retry."""
+    the same (`agent.classroom.capabilities.NoLoneSurrogates`), so it goes back to the model as a retry."""
     try:
         return dict(orjson.loads(pydantic_core.to_json(chunk)))
     except pydantic_core.PydanticSerializationError:

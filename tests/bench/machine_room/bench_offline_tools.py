@@ -40,13 +40,8 @@ from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import RunContext
 
-from server.agent.classroom.lesson import (
-    OfflineTuning,
-    build_prober,
-    build_teacher,
-    plan_node_ids,
-    stream_turn,
-)
+from server.agent.classroom.lesson import build_prober, build_teacher, stream_turn
+from server.agent.classroom.offline_fit import OfflineTuning, plan_node_ids
 from server.agent.machine_room.engine import build_model
 from server.config import OFFLINE_MODEL_NAME
 from server.core.classroom.plan_tree import PlanError, parse_plan

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.agent.classroom.lesson import ModelHistory
+from server.agent.classroom.history import ModelHistory
 from server.agent.classroom.ui_messages import learner_parts_for_model, message_problem, usable_for_model
 from server.core.contracts.chat import LEARNER_IMAGE_TYPES, learner_problem, plain_problem
 

@@ -13,7 +13,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.ui.vercel_ai import VercelAIAdapter
 from pydantic_ai.ui.vercel_ai.request_types import UIMessage
 
-from server.agent.classroom.lesson import ModelHistory, stream_turn
+from server.agent.classroom.history import ModelHistory
+from server.agent.classroom.lesson import stream_turn
 from server.agent.classroom.tools import LessonDeps
 from server.agent.classroom.ui_messages import usable_for_model
 from tests.unit.classroom.test_context import lesson

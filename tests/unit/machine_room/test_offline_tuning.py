@@ -13,7 +13,8 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from server.agent.classroom.lesson import OfflineTuning, build_prober, build_teacher, prober_next_tool
+from server.agent.classroom.lesson import build_prober, build_teacher
+from server.agent.classroom.offline_fit import OfflineTuning, prober_next_tool
 from server.agent.classroom.tools import _PLAN_PATTERN, LessonDeps, offline_tool_schema
 from server.agent.machine_room.engine import WholeResponseModel
 from server.core.classroom.plan_tree import parse_plan
