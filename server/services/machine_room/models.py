@@ -1,7 +1,7 @@
 """The model seam: settings + keys + the offline server -> a runnable model (seed §3, BYOK).
 
-`ModelService.status()` is what the settings page shows; `model_for(ref)` is what a turn runs.
-Keys are read from the environment first, then the key store; they never leave this module
+`ModelService.status()` is what the settings page shows (projected by `model_status`);
+`model_for(ref)` is what a turn runs. Keys are read from the environment first, then the key store; they never leave this module
 except inside the model client.
 """
 
@@ -20,15 +20,12 @@ from server.agent.machine_room.engine import build_model, build_subscription_mod
 from server.agent.machine_room.subscription_http import bases as subscription_bases
 from server.config import (
     API_KEY_ENV,
-    DICTATION_KEY_ENV,
-    OFFLINE_MODEL_NAME,
     OFFLINE_READY_TIMEOUT_S,
     SEARCH_KEY_ENV,
     SECRET_KEY_ENV,
 )
 from server.core.contracts.models import (
     KEYED_PROVIDERS,
-    PROVIDERS,
     SEARCH_PROVIDERS,
     SLOT_NAMES,
     ModelRef,
@@ -49,6 +46,7 @@ from server.core.machine_room.subscriptions import (
 )
 from server.core.ports import SecretStore, SettingsStore
 from server.core.refusals import Refused
+from server.services.machine_room.model_status import settings_status
 from server.services.machine_room.offline_model import CONTEXT_TOKENS, TOKENS_PER_ESTIMATE, OfflineModelServer
 
 ModelFactory = Callable[[ResolvedModel, "str | None", "str | None"], Model]
@@ -190,37 +188,8 @@ class ModelService:
         Raises StoreCorrupt when settings.json is unreadable.
         """
         settings = self.settings.load()
-        resolved: dict[str, Any] = {}
-        problems: list[str] = []
-        for name in SLOT_NAMES:
-            outcome = self.resolve(settings, name)
-            resolved[name] = outcome.model.model_dump(by_alias=True) if outcome.model else None
-            if outcome.problem and (name != "vision" or settings.models.vision is not None):
-                problems.append(outcome.problem)  # an unset vision slot is optional, not a problem
-        keys: dict[str, dict[str, Any]] = {}
-        for p in KEYED_PROVIDERS:
-            source = self.key_source(p)
-            keys[p] = {"set": source is not None, "source": source, "env": API_KEY_ENV[p]}
-        for secret, env in DICTATION_KEY_ENV.items():
-            source = self.key_source(secret)  # type: ignore[arg-type]
-            keys[secret] = {"set": source is not None, "source": source, "env": env}
-        return {
-            "models": settings.models.model_dump(mode="json", by_alias=True),
-            "roles": settings.roles.model_dump(mode="json", by_alias=True),
-            "providers": list(PROVIDERS),
-            "keys": keys,
-            "offline": {
-                "available": self.offline_available,
-                "running": bool(self.offline and self.offline.running),
-                "model": OFFLINE_MODEL_NAME,
-                "error": self.offline.error if self.offline else None,
-                "lastCrash": self.offline.last_crash if self.offline else None,
-                "recentCrash": self.offline.recent_crash if self.offline else None,
-                "restarts": self.offline.restarts if self.offline else 0,
-            },
-            "resolved": resolved,
-            "problems": problems,
-        }
+        outcomes: dict[str, Resolution] = {name: self.resolve(settings, name) for name in SLOT_NAMES}
+        return settings_status(settings, outcomes, self.key_source, self.offline, self.offline_available)
 
     def stamp_for_new_session(self) -> ModelRef:
         """The strong slot as a session stamp (seed §3: stamped verbatim at creation).
