@@ -1,8 +1,8 @@
 """The model seam: settings + keys + the offline server -> a runnable model (seed §3, BYOK).
 
 `ModelService.status()` is what the settings page shows (projected by `model_status`);
-`model_for(ref)` is what a turn runs. Keys are read from the environment first, then the key store; they never leave this module
-except inside the model client.
+`model_for(ref)` is what a turn runs. Keys are read from the environment first, then the key
+store; they never leave this module except inside the model client.
 """
 
 from __future__ import annotations
