@@ -12,7 +12,7 @@ The subset (one statement per line; blank lines and `%%` comments ignored):
 Ids are letters, digits and `_` (starting with a letter or `_`), at most 64 chars. Every error
 names its line. Statuses are never stored: `derive_statuses` folds them from the transcript's
 tagged quiz calls and the teacher's `plan_teach` calls (which name the node being taught).
-Mirrored for the browser by `frontend/src/core/plan.ts`
+Mirrored for the browser by `frontend/src/core/classroom/plan.ts`
 (`tests/vectors/plan.json`).
 """
 

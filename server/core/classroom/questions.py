@@ -1,6 +1,6 @@
 """Question core: seeded option shuffling and quiz grading (seed §5, client-side questions).
 
-Mirrored by `frontend/src/core/questions.ts`; both pass `tests/vectors/questions.json`, so the
+Mirrored by `frontend/src/core/classroom/questions.ts`; both pass `tests/vectors/questions.json`, so the
 dock's option order and verdict are the same in the browser and on the server.
 
 The shuffle is Fisher-Yates driven by mulberry32, seeded with the 32-bit FNV-1a hash of the tool

@@ -1,6 +1,7 @@
 """The chain model of practice (seed §7, chains-primary): which reasoning chains a selection of
-propositions makes, and the partition law. Mirrored by `frontend/src/core/practice.ts`
-(`tests/vectors/practice.json`)."""
+propositions makes, and the partition law. Mirrored by
+`frontend/src/core/library/chainSelection.ts` (`chainsForSelection`) and
+`frontend/src/core/practice/practice.ts` (`chainCoverage`) (`tests/vectors/practice.json`)."""
 
 from __future__ import annotations
 

@@ -84,7 +84,7 @@ def default_title(now: datetime) -> str:
     """The title of a set created without one, dated by `now`'s UTC day: "Practice — 1 Dec 2026".
 
     Built by hand: `strftime("%-d")` raises on Windows and `%b` follows the locale. The frontend's
-    `defaultSetTitle` (frontend/src/core/practice.ts) says the same. A naive `now` is taken as UTC.
+    `defaultSetTitle` (frontend/src/core/practice/practice.ts) says the same. A naive `now` is taken as UTC.
     """
     day = now.astimezone(UTC) if now.tzinfo else now
     return f"Practice — {day.day} {MONTHS[day.month - 1]} {day.year}"
