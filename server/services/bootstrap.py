@@ -210,6 +210,8 @@ def build_services(
         turn_running=registry.running,
         context_window=lambda: models.context_window("cheap"),
         intake=stores.intake,
+        events=events,
+        new_id=new_id,
     )
     graph = GraphService(
         stores.graph,
@@ -223,9 +225,15 @@ def build_services(
         stores.summaries, stores.settings, lambda: models.model_for_slot("cheap"), extraction.permits
     )
     naming = NamingService(stores.chats, lambda: models.model_for_slot("cheap"), events)
-    practice = PracticeService(
-        stores.practice, stores.graph, models.model_for_slot, extraction.permits, events, clock=utc_now
-    )  # the one background-model pool, shared with extraction
+    practice = PracticeService(  # the one background-model pool (permits), shared with extraction
+        stores.practice,
+        stores.graph,
+        models.model_for_slot,
+        extraction.permits,
+        events,
+        clock=utc_now,
+        new_id=new_id,
+    )
 
     if headless is None:
         headless = ChromiumHeadless()

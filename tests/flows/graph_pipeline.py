@@ -149,7 +149,9 @@ class Pipeline:
         graph_settings = {"graph": {"extractionChunkTokens": chunk_tokens}}
         settings = FakeSettingsStore(Settings.model_validate(graph_settings))
         self.chats = FakeChatStore()
-        self.library = LibraryService(self.graph, self.extraction, settings, chats=self.chats)
+        self.library = LibraryService(
+            self.graph, self.extraction, settings, chats=self.chats, events=self.extraction.events
+        )
         gate = MergeGate(self.extraction.merge_section, self.extraction.running)
         self.service = GraphService(self.graph, self.chats, gate, events=self.extraction.events, clock=clock)
 

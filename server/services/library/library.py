@@ -9,7 +9,6 @@ import itertools
 import logging
 import operator
 import os
-import secrets
 import stat
 import time
 from collections.abc import Callable
@@ -19,10 +18,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from server.agent.library.extraction import extractor_overhead_tokens
-from server.core.clock import utc_now
+from server.core.clock import Clock, NewId, new_id, utc_now
 from server.core.contracts.chat import ChatRecord
 from server.core.contracts.graph import SourceLine
 from server.core.contracts.intake import IntakeEntry, IntakeJob
+from server.core.events import EventBus
 from server.core.library.coverage import (
     MessageView,
     ViewMemo,
@@ -47,7 +47,8 @@ from server.core.library.notes import (
     source_id,
 )
 from server.core.ports import ChatStore, IntakeStore, LibraryGraph, SettingsStore
-from server.services.library.extraction import OFFLINE_MAX_TOKENS, ExtractionService, JobSpec
+from server.services.library.extraction import OFFLINE_MAX_TOKENS, ExtractionService
+from server.services.library.feed import JobSpec
 
 log = logging.getLogger("lh.library")
 MAX_FOLDER_FILES = 100_000
@@ -170,7 +171,7 @@ class LibraryService:
     graph: the ledgers (read here; written only through `extraction`).
     extraction: the job runner.
     settings: for `graph.extractionChunkTokens` and `graph.lessonIdleSeconds`.
-    clock: ISO timestamp source.
+    clock: ISO timestamp source (`server.core.clock`).
     chats: the lesson records (an idle or explicit flush re-reads the lesson).
     turn_running: whether a lesson has a turn running (a flush then waits for it to settle).
     idle_delay_s: overrides `graph.lessonIdleSeconds` (tests use a fraction of a second).
@@ -182,6 +183,9 @@ class LibraryService:
         (and before the request is answered), a lesson's extraction trigger when it fires; each
         entry settles when its run ends, and `resume_accepted` starts the open ones at start.
         None: nothing survives a crash (unit tests).
+    events: the browser's bus (`activity-changed` when a lesson's pending flush comes or goes; a
+        private one when omitted).
+    new_id: mints accepted-queue keys (`ik_` + 16 hex digits).
     """
 
     def __init__(
@@ -189,7 +193,7 @@ class LibraryService:
         graph: LibraryGraph,
         extraction: ExtractionService,
         settings: SettingsStore,
-        clock: Callable[[], str] = utc_now,
+        clock: Clock = utc_now,
         *,
         chats: ChatStore | None = None,
         turn_running: Callable[[str], bool] = lambda _chat_id: False,
@@ -197,8 +201,12 @@ class LibraryService:
         wall_clock: Callable[[], float] = time.time,
         context_window: Callable[[], tuple[int, float] | None] = lambda: None,
         intake: IntakeStore | None = None,
+        events: EventBus | None = None,
+        new_id: NewId = new_id,
     ) -> None:
         self.graph = graph
+        self.events = events if events is not None else EventBus()
+        self.new_id = new_id
         self.extraction = extraction
         self.settings = settings
         self.clock = clock
@@ -297,7 +305,7 @@ class LibraryService:
         for item in prepared:
             if not isinstance(item, _Plan):
                 continue
-            item.key = _intake_key()
+            item.key = self.new_id("ik_")
             entries.append(
                 IntakeEntry(
                     key=item.key,
@@ -534,7 +542,7 @@ class LibraryService:
             gone.append(line)
         entries = [
             IntakeEntry(
-                key=_intake_key(),
+                key=self.new_id("ik_"),
                 kind="retire",
                 source=line.id,
                 title=line.title,
@@ -760,7 +768,7 @@ class LibraryService:
         self._cancel_idle(chat_id)
         if chat_id in self._flush_after:
             self._flush_after.discard(chat_id)
-            self.extraction.events.emit("activity-changed")
+            self.events.emit("activity-changed")
         self._titles.pop(chat_id, None)
         self._view_memos.pop(chat_id, None)
         self._open_memos.pop(chat_id, None)
@@ -880,14 +888,14 @@ class LibraryService:
         loop = asyncio.get_running_loop()
         self._idle[record.id] = loop.call_later(max(0.0, due - now), self._idle_fired, record.id)
         self._idle_due[record.id] = (due, record.title)
-        self.extraction.events.emit("activity-changed")  # the feed's `pending` changed
+        self.events.emit("activity-changed")  # the feed's `pending` changed
 
     def _queue_flush(self, chat_id: str) -> None:
         """Flush again when the running turn or run ends (shown under the feed's `pending`)."""
         self._lesson_accepted(chat_id)
         if chat_id not in self._flush_after:
             self._flush_after.add(chat_id)
-            self.extraction.events.emit("activity-changed")
+            self.events.emit("activity-changed")
 
     def _lesson_accepted(self, chat_id: str) -> None:
         """The lesson's extraction trigger fired: unless it has one open already, its accepted
@@ -896,7 +904,7 @@ class LibraryService:
         if self.intake is None or chat_id in self._lesson_keys:
             return
         entry = IntakeEntry(
-            key=_intake_key(),
+            key=self.new_id("ik_"),
             kind="lesson",
             source=chat_id,
             label=self._titles.get(chat_id, ""),
@@ -922,7 +930,7 @@ class LibraryService:
         if handle is not None:
             handle.cancel()
         if self._idle_due.pop(chat_id, None) is not None:
-            self.extraction.events.emit("activity-changed")
+            self.events.emit("activity-changed")
 
     def _idle_fired(self, chat_id: str) -> None:
         self._idle.pop(chat_id, None)
@@ -1154,11 +1162,6 @@ def _kept_views(views: list[MessageView], before: list[MessageView]) -> int | No
 def _version(views: list[MessageView]) -> dict[str, str]:
     """A lesson's current version: message id -> teacher-prose fingerprint."""
     return {v.message_id: v.fingerprint for v in views}
-
-
-def _intake_key() -> str:
-    """A new accepted-queue entry key: `ik_` + 16 hex."""
-    return f"ik_{secrets.token_hex(8)}"
 
 
 def _bare(name: str) -> bool:

@@ -23,12 +23,11 @@ answer, each stage a row of the activity feed, under the shared background-model
 from __future__ import annotations
 
 import asyncio
-import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from server.core.clock import utc_now
+from server.core.clock import Clock, NewId, new_id, utc_now
 from server.core.contracts.practice import (
     MAX_NOTE,
     AnswerBody,
@@ -46,10 +45,6 @@ from server.services.practice.runs import PracticeRuns
 from server.services.practice.stages import ModelFor, PracticeStages
 
 
-def _new_id() -> str:
-    return f"ps_{secrets.token_hex(8)}"
-
-
 class PracticeService:
     """Args:
     store: the problem sets (this service is their only writer).
@@ -58,6 +53,9 @@ class PracticeService:
         generators, grader) runs the strong slot (seed §7: quality-critical).
     permits: the process-wide background-model pool (shared with extraction).
     events: `activity-changed` after every row change and every set write.
+    clock: ISO timestamp source (`server.core.clock`).
+    wall_clock: epoch seconds (a new set's default title); None: the system clock.
+    new_id: mints set ids (`ps_` + 16 hex digits).
     """
 
     def __init__(
@@ -67,8 +65,9 @@ class PracticeService:
         model_for: ModelFor,
         permits: asyncio.Semaphore,
         events: EventBus,
-        clock: Callable[[], str] = utc_now,
+        clock: Clock = utc_now,
         wall_clock: Callable[[], float] | None = None,
+        new_id: NewId = new_id,
     ) -> None:
         self.store = store
         self.graph = graph
@@ -76,6 +75,7 @@ class PracticeService:
         self.permits = permits
         self.events = events
         self.clock = clock
+        self.new_id = new_id
         self.wall_clock = wall_clock or (lambda: datetime.now(UTC).timestamp())
         self.runs = PracticeRuns(events, clock)
         """The run registry: the stages' activity rows and their tasks."""
@@ -136,7 +136,7 @@ class PracticeService:
         now = self.clock()
         title = (body.title or "").strip() or default_title(datetime.fromtimestamp(self.wall_clock(), UTC))
         problem_set = ProblemSet(
-            id=_new_id(),
+            id=self.new_id("ps_"),
             title=title,
             note=(body.note or "").strip()[:MAX_NOTE],
             status="partitioning",
