@@ -2,7 +2,8 @@
 
 `POST /v1/chat/completions` streams the script's reply (text word by word, then at most one tool
 call as `tool_calls` deltas), or answers it whole when `stream` is false; `GET /v1/models` lists
-one model. Every request body is recorded in `app.state.requests`.
+one model. Every request body is recorded in `app.state.requests`. The scripted models it serves
+are written once in `tests/scripts/` (`over_http(script)` is a `reply` for `create_stub`).
 """
 
 from __future__ import annotations
@@ -12,27 +13,19 @@ import inspect
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 
+from tests.scripts.serving import Reply
 
-@dataclass
-class Reply:
-    """What the scripted model says: some text, then optionally one tool call (name, args, id)."""
-
-    text: str = ""
-    tool: tuple[str, dict[str, Any], str] | None = None
-    status: int | None = None
-    """When set, the request is refused with this HTTP status (a provider's error body)."""
-    usage: bool = True
-    """False: the stream carries no usage (providers that do not report tokens)."""
+__all__ = ["Reply", "create_stub", "default_reply", "last_user_text"]
 
 
 def last_user_text(body: dict[str, Any]) -> str:
-    last = next((m for m in reversed(body.get("messages", [])) if m.get("role") == "user"), {})
+    users = (m for m in reversed(body.get("messages", [])) if m.get("role") == "user")
+    last: dict[str, Any] = next(users, {})
     text = last.get("content", "")
     if isinstance(text, list):
         text = " ".join(p.get("text", "") for p in text if isinstance(p, dict))

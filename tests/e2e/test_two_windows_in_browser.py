@@ -18,10 +18,10 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.flows.lesson_script import ASSESSMENT
 from tests.procs import ServerProcess, server_on_stub
+from tests.scripts.classroom import ASSESSMENT
+from tests.scripts.library import graph_reply
 from tests.shared import NOTES
-from tests.stub_graph import graph_reply
 from tests.stub_openai import Reply
 
 pytestmark = pytest.mark.e2e

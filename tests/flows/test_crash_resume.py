@@ -1,7 +1,7 @@
 """Work the app accepted survives kill -9 (issue 26, item 4), over a real `python -m server`.
 
 A scripted OpenAI-compatible model on loopback plays the extractor, auditor, partitioner,
-generator and grader (`tests/stub_practice.py`); a switch holds its answers of one kind, so the
+generator and grader (`tests/scripts/practice.py`); a switch holds its answers of one kind, so the
 work is in flight when the server is killed. After the restart, with the switch released:
 - a notes import's files run again in their import's summary row, labelled "(resumed after a
   restart)" under the import's own id, and each note reaches the graph once;
@@ -32,9 +32,8 @@ from server.store.library.graph import FileGraphStore
 from tests.flows.classroom.test_lesson_extraction import PROBE_DONE
 from tests.livehttp import serve
 from tests.procs import ServerProcess, scripted_slot, start_server
-from tests.stub_graph import _last_user_text
-from tests.stub_openai import Reply, create_stub
-from tests.stub_practice import practice_reply
+from tests.scripts.practice import practice_reply
+from tests.stub_openai import Reply, create_stub, last_user_text
 
 WAIT_S = 120.0
 
@@ -56,7 +55,7 @@ class Held:
 
 
 def _kind(body: dict[str, Any]) -> str:
-    text = _last_user_text(body)
+    text = last_user_text(body)
     if text.startswith("THE LEVELS OF THIS SET:"):
         return "generate" if "YOUR TARGET" in text else "partition"
     if text.startswith("THE PROBLEM:"):

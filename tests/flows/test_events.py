@@ -31,9 +31,9 @@ from server.config import DataPaths
 from server.services.bootstrap import Services, build_services
 from tests.fakes import FakeSecrets
 from tests.flows.conftest import COMPATIBLE_SLOT, Live, Script, turn_body
-from tests.flows.graph_script import graph_model
 from tests.flows.workbench.test_workbench import Bench, delivered
 from tests.livehttp import serve
+from tests.scripts.library import graph_model
 from tests.shared import NOTES
 
 

@@ -31,11 +31,11 @@ from server.store.classroom.chats import read_record_data
 from tests.fakes import FakeSecrets
 from tests.flows.conftest import sse_chunks, turn_body
 from tests.livehttp import serve
+from tests.scripts.library import graph_reply
+from tests.scripts.practice import practice_reply
 from tests.shared import NOTES
 from tests.stub_faults import create_fault_stub
-from tests.stub_graph import graph_reply
 from tests.stub_openai import create_stub
-from tests.stub_practice import practice_reply
 
 KEY = "sk-test-0123456789abcdefSECRET"
 LIMITS = {"connectS": 2, "firstTokenS": 2, "idleS": 1, "retries": 1, "maxWaitS": 2}

@@ -46,9 +46,9 @@ from server.services.machine_room import heap
 from tests.bench.loop_probe import PathClock
 from tests.fakes import FakeSecrets
 from tests.flows.conftest import COMPATIBLE_SLOT
-from tests.flows.lesson_script import TEACH_QUIZ
 from tests.flows.workbench.test_workbench import teaching_record
 from tests.procs import scripted_slot
+from tests.scripts.classroom import TEACH_QUIZ
 from tests.unit.classroom.test_context import lesson
 
 RUNS = int(os.environ.get("LH_BENCH_RUNS", "7"))

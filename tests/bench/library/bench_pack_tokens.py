@@ -3,12 +3,12 @@
 
 Run: `.venv/bin/python -m tests.bench.library.bench_pack_tokens [notes] [pack budget, 0 = off]`.
 The notes door, the pipeline and the ledgers are real (a tmp dir); the model is a pydantic-ai
-FunctionModel answering what `tests/stub_graph.py` answers. Each request is counted as
-`bench_vault` counts it at the stub (characters / 4 over the instructions, every message part and
-the tool schemas; plus the answer's tool call), approximately: the OpenAI wire's envelope is not
-there. No embedder (the auditor's candidates are lexical only, so fewer than with the server's
-embedder: `bench_vault` is the figure of record). Much cheaper than `bench_vault` (no server, no
-HTTP, no embedder): minutes, not tens of minutes, on a loaded machine.
+FunctionModel answering what `tests/scripts/library.py` answers over HTTP (`PLAIN`). Each
+request is counted as `bench_vault` counts it at the stub (characters / 4 over the instructions,
+every message part and the tool schemas; plus the answer's tool call), approximately: the OpenAI
+wire's envelope is not there. No embedder (the auditor's candidates are lexical only, so fewer
+than with the server's embedder: `bench_vault` is the figure of record). Much cheaper than
+`bench_vault` (no server, no HTTP, no embedder): minutes, not tens of minutes, on a loaded machine.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ from server.services.library.library import LibraryService
 from server.store.library.graph import FileGraphStore
 from tests.bench.library.bench_vault import write_vault
 from tests.fakes import FakeSettingsStore
-from tests.stub_graph import graph_reply
+from tests.scripts.library import PLAIN
+from tests.scripts.serving import ask_of_messages
 
 
 class Counter:
@@ -53,9 +54,7 @@ class Counter:
         user = "\n".join(
             str(getattr(p, "content", "")) for m in messages if isinstance(m, ModelRequest) for p in m.parts
         )
-        said = graph_reply(
-            {"messages": [{"role": "user", "content": user}], "tools": [{"function": t} for t in tools]}
-        )
+        said = PLAIN(ask_of_messages(messages, info))
         assert said.tool is not None
         sent = estimate_tokens(json.dumps(parts, ensure_ascii=False, default=str))
         sent += estimate_tokens(json.dumps(tools, ensure_ascii=False))

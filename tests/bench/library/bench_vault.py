@@ -38,7 +38,7 @@ from tests.procs import (
     start_server,
     write_settings,
 )
-from tests.stub_graph import graph_reply
+from tests.scripts.library import graph_reply
 from tests.stub_openai import Reply, create_stub
 
 TOPICS = ["group", "ring", "field", "vector space", "metric space", "topology", "measure", "graph"]

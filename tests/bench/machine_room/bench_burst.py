@@ -11,7 +11,7 @@ Figures go to docs/benchmarks.md.
 The model: a scripted OpenAI-compatible stub (`tests/stub_openai.py`) in a process of its own, so
 neither its CPU nor its GIL is the server's or the bench's. A lesson turn's answer waits
 `FIRST_TOKEN_S`, then streams `REPLY_WORDS` words one `WORD_DELAY_S` apart (≈ 3 s a reply, as a
-hosted model streams); an extractor's or auditor's answer (`tests/stub_graph.py`) comes after
+hosted model streams); an extractor's or auditor's answer (`tests/scripts/library.py`) comes after
 `EXTRACT_S`.
 
 The burst: 20 lessons are created (no turn yet), then at one moment each sends its first learner
@@ -48,7 +48,7 @@ import httpx
 
 from tests.bench.library.bench_vault import PROBE_ENV, _runnable_s, percentile, print_probe, split_health
 from tests.procs import ROOT, ServerProcess, learner_turn, scripted_slot, start_server, write_settings
-from tests.stub_graph import graph_reply
+from tests.scripts.library import graph_reply
 from tests.stub_openai import Reply, create_stub
 
 TURNS = 20

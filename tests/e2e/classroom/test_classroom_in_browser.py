@@ -16,7 +16,7 @@ from server.core.classroom.questions import display_order
 from server.store.classroom.chats import read_record_data
 from tests.livehttp import serve
 from tests.procs import ServerProcess, server_on_stub, start_on_stub
-from tests.stub_lesson import lesson_reply
+from tests.scripts.classroom import lesson_reply
 from tests.stub_openai import create_stub, default_reply
 
 pytestmark = pytest.mark.e2e

@@ -4,7 +4,7 @@ menu's "Add to my graph now" does, the header's coverage ring shows it covered, 
 shows its propositions under the lesson's cluster.
 
 One scripted OpenAI-compatible stub plays every role: the prober hands over at once, the teacher
-says three short sentences, the extractor (tests/stub_graph.py) names a proposition per line."""
+says three short sentences, the extractor (tests/scripts/library.py) names a proposition per line."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.flows.lesson_script import ASSESSMENT
 from tests.procs import ServerProcess, server_on_stub
-from tests.stub_graph import graph_reply
+from tests.scripts.classroom import ASSESSMENT
+from tests.scripts.library import graph_reply
 from tests.stub_openai import Reply
 
 pytestmark = pytest.mark.e2e

@@ -6,7 +6,7 @@ unbalanced on purpose (a lone `$` before TeX): the display seam heals it.
 
 One scripted OpenAI-compatible stub plays every role: the prober hands over at once, the teacher
 authors a plan, names the node it teaches, asks one quiz, then teaches three lines that the
-extractor (tests/stub_graph.py) turns into propositions and chains."""
+extractor (tests/scripts/library.py) turns into propositions and chains."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.flows.lesson_script import LESSON_TITLE, NAMER_MARK
 from tests.procs import ServerProcess, server_on_stub
-from tests.stub_graph import graph_reply
+from tests.scripts.classroom import LESSON_TITLE, NAMER_MARK
+from tests.scripts.library import graph_reply
 from tests.stub_openai import Reply
 
 pytestmark = pytest.mark.e2e

@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, Page, expect
 from tests.e2e.classroom.test_classroom_in_browser import answer_quiz
 from tests.livehttp import serve
 from tests.procs import ServerProcess, server_on_stub, start_on_stub
-from tests.stub_lesson import lesson_reply
+from tests.scripts.classroom import lesson_reply
 from tests.stub_openai import Reply, create_stub
 
 pytestmark = pytest.mark.e2e

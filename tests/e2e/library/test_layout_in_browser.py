@@ -23,8 +23,8 @@ from playwright.sync_api import Browser, Page, expect
 
 from server.core.classroom.questions import display_order
 from tests.procs import ServerProcess, server_on_stub
-from tests.stub_graph import graph_reply
-from tests.stub_lesson import lesson_reply
+from tests.scripts.classroom import lesson_reply
+from tests.scripts.library import graph_reply
 from tests.stub_openai import Reply
 
 pytestmark = pytest.mark.e2e
@@ -67,7 +67,7 @@ def _answered(body: dict[str, Any]) -> set[str]:
 
 
 def reply(body: dict[str, Any]) -> Reply:
-    """The scripted lesson (tests/stub_lesson.py) with a long probe quiz; the graph's extractor."""
+    """The scripted lesson (tests/scripts/classroom.py) with a long probe quiz; the graph's extractor."""
     tools = {t["function"]["name"] for t in body.get("tools", [])}
     if "submit" in tools:
         return graph_reply(body)

@@ -11,7 +11,7 @@ from playwright.sync_api import Page, expect
 
 from tests.livehttp import serve
 from tests.procs import start_on_stub
-from tests.stub_graph import graph_reply
+from tests.scripts.library import graph_reply
 from tests.stub_openai import create_stub
 
 pytestmark = pytest.mark.e2e

@@ -32,9 +32,9 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from server.agent.workbench.headless import CHROMIUM_ARGS
 from tests.livehttp import serve
 from tests.procs import ServerProcess, server_on_stub
-from tests.stub_lesson import lesson_reply
+from tests.scripts.classroom import lesson_reply
+from tests.scripts.practice import practice_reply
 from tests.stub_openai import Reply
-from tests.stub_practice import practice_reply
 
 pytestmark = pytest.mark.e2e
 

@@ -2,7 +2,7 @@
 generates a problem set, answers a problem, sees the model solution at once and the score land.
 
 One scripted OpenAI-compatible stub plays every role: the extractor and auditor
-(tests/stub_graph.py), and the partitioner, generator and grader (tests/stub_practice.py)."""
+(tests/scripts/library.py), and the partitioner, generator and grader (tests/scripts/practice.py)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ import pytest
 from playwright.sync_api import Page, Route, expect
 
 from tests.procs import ServerProcess, server_on_stub
+from tests.scripts.practice import practice_reply
 from tests.stub_openai import Reply
-from tests.stub_practice import practice_reply
 
 pytestmark = pytest.mark.e2e
 

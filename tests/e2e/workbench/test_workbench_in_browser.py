@@ -21,10 +21,10 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.e2e.classroom.test_classroom_in_browser import answer_quiz
-from tests.flows.lesson_script import TEACH_QUIZ
 from tests.flows.workbench.test_workbench import teaching_record
 from tests.livehttp import serve
 from tests.procs import ServerProcess, scripted_slot, start_server, write_settings
+from tests.scripts.classroom import TEACH_QUIZ
 from tests.stub_openai import Reply, create_stub, last_user_text
 
 pytestmark = pytest.mark.e2e

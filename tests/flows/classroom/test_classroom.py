@@ -16,7 +16,7 @@ from server.core.classroom.phases import phase_of
 from server.core.classroom.plan_tree import derive_statuses, plan_of
 from server.core.transcript import INTERRUPTED, pending_questions
 from tests.flows.conftest import Live, sse_chunks, turn_body
-from tests.flows.lesson_script import LESSON_TITLE, lesson_model
+from tests.scripts.classroom import CLOSING, LESSON_TITLE, lesson_model
 
 
 def wait_for(check: Callable[[], bool], timeout_s: float = 5.0) -> bool:
@@ -106,7 +106,7 @@ def test_a_whole_lesson(lesson: Live) -> None:
     response = live.client.post("/api/chat", json=answer_body(live, chat_id, {"kind": "quiz", "chosen": 0}))
     assert response.status_code == 200
     record = live.record(chat_id)
-    assert record["messages"][-1]["parts"][-1]["text"] == "Well done."
+    assert record["messages"][-1]["parts"][-1]["text"] == CLOSING
     assert not pending_questions(record["messages"])
     roles = [u["role"] for u in record["usage"]]
     assert roles == ["prober", "prober", "prober", "teacher", "teacher"]

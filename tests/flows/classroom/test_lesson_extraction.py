@@ -19,8 +19,8 @@ from server.config import DataPaths
 from server.services.bootstrap import build_services
 from tests.fakes import FakeSecrets
 from tests.flows.conftest import COMPATIBLE_SLOT, Script, turn_body
-from tests.flows.graph_script import graph_model
 from tests.livehttp import serve
+from tests.scripts.library import graph_model
 
 PROBE_DONE = {
     "type": "tool-probe_done",

@@ -22,8 +22,8 @@ from server.services.bootstrap import Services, build_services
 from tests.fakes import FakeSecrets
 from tests.flows.classroom.test_lesson_extraction import PROBE_DONE
 from tests.flows.conftest import COMPATIBLE_SLOT, Script, turn_body
-from tests.flows.graph_script import graph_model
 from tests.livehttp import serve
+from tests.scripts.library import graph_model
 
 SHORT_PROSE = "A binary heap keeps the smallest key at its root.\n\nEvery parent is at most its children."
 IDLE_S = 0.6

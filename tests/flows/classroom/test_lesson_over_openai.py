@@ -14,7 +14,7 @@ from server.core.classroom.plan_tree import derive_statuses, plan_of
 from server.core.transcript import pending_questions
 from tests.livehttp import serve
 from tests.procs import learner_turn, start_on_stub
-from tests.stub_lesson import lesson_reply
+from tests.scripts.classroom import CLOSING, lesson_reply
 from tests.stub_openai import create_stub
 
 
@@ -58,7 +58,7 @@ def test_a_scripted_lesson_over_the_openai_wire(data_dir: Path) -> None:
                     == 200
                 )
                 record = client.get(f"/api/chats/{chat_id}").json()
-                assert record["messages"][-1]["parts"][-1]["text"] == "Well done. Next: the power rule."
+                assert record["messages"][-1]["parts"][-1]["text"] == CLOSING
                 assert {u["role"] for u in record["usage"]} == {"prober", "teacher"}
                 assert all(u["inputTokens"] == 10 * u["requests"] for u in record["usage"])
                 assert all(u["costUsd"] is None for u in record["usage"])  # no price for "scripted"

@@ -18,7 +18,7 @@ from pydantic_ai.models.function import AgentInfo
 from server.core.transcript import awaits_continuation, pending_questions
 from tests.flows.classroom.test_classroom import answer_body
 from tests.flows.conftest import Live, sse_chunks, turn_body
-from tests.flows.lesson_script import lesson_model
+from tests.scripts.classroom import lesson_model
 
 
 class Flaky:

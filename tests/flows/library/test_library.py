@@ -19,8 +19,8 @@ from server.core.library.graph import chain_key
 from server.services.bootstrap import Services, build_services
 from tests.fakes import FakeSecrets
 from tests.flows.conftest import COMPATIBLE_SLOT
-from tests.flows.graph_script import graph_model
 from tests.livehttp import serve
+from tests.scripts.library import graph_model
 from tests.shared import NOTES
 
 GOOD = sorted(p for p in NOTES.glob("*.md"))

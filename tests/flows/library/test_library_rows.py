@@ -24,8 +24,8 @@ from server.services.bootstrap import build_services
 from server.services.library.extraction import BACKGROUND_PERMITS
 from tests.fakes import FakeSecrets
 from tests.flows.conftest import COMPATIBLE_SLOT, Script
-from tests.flows.graph_script import graph_model
 from tests.livehttp import serve
+from tests.scripts.library import graph_model
 
 
 @pytest.fixture

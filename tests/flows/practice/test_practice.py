@@ -28,7 +28,7 @@ from server.store.practice.sets import FilePracticeStore
 from tests.fakes.graph import FakeGraph
 from tests.fakes.practice import FakePracticeStore
 from tests.flows.graph_pipeline import Pipeline
-from tests.flows.practice_script import PracticeScript
+from tests.scripts.practice import PracticeScript
 
 HEAP = "# Binary heap\n# Heap order\n# Root is the minimum\n"
 SORT = "# Heapsort\n"

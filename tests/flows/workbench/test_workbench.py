@@ -30,8 +30,8 @@ from server.store.classroom.chats import read_record_data
 from tests.fakes import FakeSecrets
 from tests.flows.classroom.test_classroom import answer_body
 from tests.flows.conftest import Live, turn_body
-from tests.flows.lesson_script import ASSESSMENT, GOOD_PLAN, TEACH_QUIZ
 from tests.livehttp import serve
+from tests.scripts.classroom import ASSESSMENT, GOOD_PLAN, TEACH_QUIZ
 
 DEMO_HTML = "<canvas id=c></canvas><script>c.getContext('2d').fillRect(0,0,50,50)</script>"
 

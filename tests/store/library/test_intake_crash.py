@@ -3,7 +3,7 @@ import, restart, and every note the 202 accepted reaches the graph exactly once.
 
 One server after another on one data dir, each a child process running `server.__main__.main`
 (forked by `tests/store/forkserver.py`, so a restart does not pay Python's imports again), its
-model slots a scripted OpenAI-compatible model on loopback (`tests/stub_graph.py`, one stub for
+model slots a scripted OpenAI-compatible model on loopback (`tests/scripts/library.py`, one stub for
 the whole test, replies after a random 5-30 ms). Each trial sends a 40-note import (new notes each
 trial), SIGKILLs the server at a random moment of it (four in five after a random number of its
 merges committed, a third of those at once, inside the commit whose run line was just seen, the
@@ -39,7 +39,7 @@ from server.store.library.graph import FileGraphStore
 from server.store.library.intake import FileIntakeStore
 from tests.livehttp import serve
 from tests.procs import ROOT, scripted_slot, server_env, write_settings
-from tests.stub_graph import graph_reply
+from tests.scripts.library import graph_reply
 from tests.stub_openai import Reply, create_stub
 
 TRIALS = 20

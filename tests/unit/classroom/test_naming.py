@@ -18,7 +18,7 @@ from server.core.contracts.models import ModelRef, ResolvedModel
 from server.core.events import EventBus
 from server.services.classroom.naming import MAX_TRIES, NamingService
 from server.store.classroom.chats import FileChatStore
-from tests.flows.lesson_script import ASSESSMENT
+from tests.scripts.classroom import ASSESSMENT
 
 RESOLVED = ResolvedModel(provider="openai-compatible", model="scripted")
 LEARNER = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Teach me derivatives"}]}
