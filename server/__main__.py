@@ -200,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Imported here so `--help` and the lock refusal stay fast and nothing is built at import time.
     from server.api.app import create_app
     from server.services.bootstrap import build_services
-    from server.services.library.extraction import cap_malloc_arenas
+    from server.services.library.memory import cap_malloc_arenas
     from server.services.machine_room import heap
     from server.services.stores import DataDirLocked, data_dir_lock
 

@@ -23,18 +23,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
-import ctypes.util
 import functools
 import hashlib
 import itertools
 import logging
-import os
-import sys
 from collections import deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from pydantic_ai.models import Model
 from pydantic_ai.usage import RunUsage
@@ -82,6 +78,8 @@ from server.core.machine_room.model_failures import failure_in_text, learner_wor
 from server.core.ports import Embedder, ExtractionGraph
 from server.core.tokens import estimate_tokens
 from server.services.library.embeddings import CandidateVectors
+from server.services.library.feed import KEEP_ENDED_ROWS, MAX_REFUSALS, ImportTally, JobRow, JobSpec, Phase
+from server.services.library.memory import release_memory
 from server.services.machine_room import heap
 from server.services.machine_room.background import awaited_whole, run_background
 from server.services.machine_room.offline_model import CONTEXT_TOKENS, TOKENS_PER_ESTIMATE
@@ -94,8 +92,6 @@ MAX_ACTIVE_RUNS = BACKGROUND_PERMITS + 1
 wait in the queue as plain job specs."""
 MAX_IMPORT_SUMMARIES = 50
 """Finished imports whose summary rows the feed keeps (the oldest go first)."""
-KEEP_ENDED_ROWS = 50
-"""Ended rows an import keeps in the feed (the newest); older ones fold into its summary row."""
 TRIM_EVERY_RUNS = 64
 """Freed heap is handed back to the OS after this many ended runs, and when the queue drains."""
 OFFLINE_MAX_TOKENS = 1024
@@ -104,164 +100,6 @@ OFFLINE_MAX_TOKENS = 1024
 def offline_window() -> Window:
     """The offline model's window as the extractor's requests see it (`FitWindow`)."""
     return Window(CONTEXT_TOKENS, TOKENS_PER_ESTIMATE, OFFLINE_MAX_TOKENS, extractor_overhead_tokens())
-
-
-Phase = Literal["queued", "extracting", "waiting", "auditing", "merging", "done", "error", "aborted"]
-
-
-@dataclass
-class JobSpec:
-    """One job's input.
-
-    Attributes:
-        text: what the extractor reads (teacher prose of a batch, or a notes chunk).
-        coverage: (message key, fingerprint) pairs the job checkpoints when it merges.
-        messages: chat message ids (provenance); empty for notes.
-    """
-
-    text: str
-    coverage: list[tuple[str, str]]
-    messages: list[str] = field(default_factory=list)
-
-
-@dataclass
-class JobRow:
-    """An activity-feed row (`GET /api/activity`)."""
-
-    id: str
-    source: str
-    kind: SourceKind
-    label: str
-    index: int
-    total: int
-    job: str = ""
-    """The run's own job id (provenance, coverage, run and usage lines): `id` plus the run's
-    nonce. `id` (source, chunk text, index) names the feed row, so a rerun replaces its row."""
-    phase: Phase = "queued"
-    error: str | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    requests: int = 0
-    cost_usd: float | None = None
-    queued_at: str = ""
-    started_at: str | None = None
-    """When the job got a model-call permit and began extracting (None while queued)."""
-    ended_at: str | None = None
-    stats: dict[str, int] = field(default_factory=dict)
-
-    def view(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "source": self.source,
-            "kind": self.kind,
-            "label": f"{self.label} · {self.index}/{self.total}" if self.total > 1 else self.label,
-            "phase": self.phase,
-            "error": self.error,
-            "usage": {
-                "inputTokens": self.input_tokens,
-                "outputTokens": self.output_tokens,
-                "requests": self.requests,
-                "costUsd": self.cost_usd,
-            },
-            "queuedAt": self.queued_at,
-            "startedAt": self.started_at,
-            "endedAt": self.ended_at,
-            "stats": self.stats,
-        }
-
-
-OUTCOMES = ("done", "failed", "aborted", "unchanged", "refused", "removed")
-MAX_REFUSALS = 50
-"""Refused files whose reasons an import's summary keeps (the rest are counted only)."""
-
-
-@dataclass
-class ImportTally:
-    """One import's summary row (`GET /api/activity`): its files counted by outcome, the usage
-    and stats of its folded rows summed (rows still shown carry their own), and each ended
-    file's outcome (`done`, `failed`, `aborted`) by source id with the first error of each
-    failed one, so the Library can show a file whose rows were folded. `waiting`: files whose
-    run is queued; `running`: files whose run executes."""
-
-    id: str
-    label: str
-    queued_at: str
-    waiting: int = 0
-    running: int = 0
-    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
-    outcomes: dict[str, str] = field(default_factory=dict)
-    errors: dict[str, str] = field(default_factory=dict)
-    refusals: dict[str, str] = field(default_factory=dict)
-    """Why files were refused unread, by file name (the first `MAX_REFUSALS`; trial finding 4:
-    the reason outlives the upload's answer)."""
-    input_tokens: int = 0
-    output_tokens: int = 0
-    requests: int = 0
-    cost_usd: float | None = None
-    stats: dict[str, int] = field(default_factory=dict)
-    ended_at: str | None = None
-    shown: deque[JobRow] = field(default_factory=deque)
-    """Its newest ended rows, still in the feed (at most `KEEP_ENDED_ROWS`)."""
-
-    def ended_phase(self) -> str:
-        """An ended import's phase, honestly (trial finding 4): `error` when files failed and none
-        was read (done or unchanged), `aborted` when all were stopped, else `done` (`failures`
-        then says how many failed)."""
-        read = self.counts["done"] + self.counts["unchanged"]
-        if self.counts["failed"] and not read:
-            return "error"
-        if self.counts["aborted"] and not read and not self.counts["failed"]:
-            return "aborted"
-        return "done"
-
-    def failures(self, files: int) -> str | None:
-        """ "2 of 5 files failed" (with "N refused" when some were), or None when none failed."""
-        failed, refused = self.counts["failed"], self.counts["refused"]
-        if not failed and not refused:
-            return None
-        words = []
-        if failed:
-            words.append(f"{failed:,} of {files:,} file{'' if files == 1 else 's'} failed")
-        if refused:
-            words.append(f"{refused:,} {'was' if refused == 1 else 'were'} refused")
-        return "; ".join(words)
-
-    def absorb(self, row: JobRow) -> None:
-        """Add an ended row's usage and stats."""
-        self.input_tokens += row.input_tokens or 0
-        self.output_tokens += row.output_tokens or 0
-        self.requests += row.requests
-        if row.cost_usd is not None:
-            self.cost_usd = (self.cost_usd or 0.0) + row.cost_usd
-        for key, value in row.stats.items():
-            self.stats[key] = self.stats.get(key, 0) + value
-
-    def view(self) -> dict[str, Any]:
-        files = self.waiting + self.running + sum(self.counts.values())
-        busy = self.waiting or self.running
-        return {
-            "id": self.id,
-            "source": self.id,
-            "kind": "import",
-            "label": f"{self.label} · {files:,} file{'' if files == 1 else 's'}",
-            "phase": "running" if busy else self.ended_phase(),
-            "error": None if busy else self.failures(files),
-            "usage": {
-                "inputTokens": self.input_tokens if self.requests else None,
-                "outputTokens": self.output_tokens if self.requests else None,
-                "requests": self.requests,
-                "costUsd": self.cost_usd,
-            },
-            "queuedAt": self.queued_at,
-            "startedAt": self.queued_at,
-            "endedAt": None if busy else self.ended_at or self.queued_at,
-            "stats": self.stats,
-            "importId": self.id,
-            "counts": {"waiting": self.waiting, "running": self.running, **self.counts},
-            "outcomes": self.outcomes,
-            "errors": self.errors,
-            "refusals": self.refusals,
-        }
 
 
 @dataclass
@@ -290,51 +128,6 @@ class _Pack:
     """Members aborted while the pack runs: they merge nothing and re-run nothing."""
     alone: dict[str, asyncio.Future[None]] = field(default_factory=dict)
     """Members re-running alone after the pack failed (an abort cancels only that one)."""
-
-
-def release_memory() -> None:
-    """Hand freed heap back to the OS (glibc `malloc_trim(0)`): after a burst of jobs the arena
-    keeps the freed pages mapped, so RSS would stay at its peak. A no-op off glibc."""
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
-
-
-@functools.cache
-def _malloc_trim() -> Any:
-    """glibc's `malloc_trim`, looked up once (`find_library` runs `ldconfig` in a subprocess: it
-    did so on the event loop after every run, issue 16), or None off glibc."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-    except (OSError, AttributeError):  # musl or another libc: nothing to call
-        return None
-
-
-M_ARENA_MAX = -8
-"""glibc's `mallopt` parameter number for the arena cap (malloc.h)."""
-MALLOC_ARENAS = 2
-"""Arenas glibc may create (its default is 8 per core): each worker thread that mallocs (the merge
-commits, the layout settle) would otherwise get its own arena, whose freed pages stay mapped."""
-
-
-def cap_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
-    """Cap glibc's malloc arenas (`mallopt(M_ARENA_MAX, arenas)`), once at start, before threads
-    are made. Returns True if set; False off Linux, on another libc (musl has no `mallopt`
-    parameter for it), when `MALLOC_ARENA_MAX` is set in the environment (the user's choice wins),
-    or if glibc refuses. Never raises: a start does not fail over it."""
-    if not sys.platform.startswith("linux") or "MALLOC_ARENA_MAX" in os.environ:
-        return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.gnu_get_libc_version  # noqa: B018 - glibc only: musl lacks it
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
-        return False
-    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-    mallopt.restype = ctypes.c_int
-    return bool(mallopt(M_ARENA_MAX, arenas))
 
 
 ModelProvider = Callable[[], "asyncio.Future[tuple[ResolvedModel, Model]] | Any"]

@@ -32,7 +32,7 @@ from server.core.library.graph_view import (
 from server.core.library.layout import sanitize_positions, settle
 from server.core.ports import ChatStore, GraphViewStore
 from server.core.refusals import Refused
-from server.services.library.extraction import release_memory
+from server.services.library.memory import release_memory
 from server.services.machine_room import heap
 from server.services.machine_room.background import run_background
 

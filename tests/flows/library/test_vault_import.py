@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from server.core.library.packing import PACK_MAX_NOTES
-from server.services.library.extraction import KEEP_ENDED_ROWS, MAX_ACTIVE_RUNS
+from server.services.library.extraction import MAX_ACTIVE_RUNS
+from server.services.library.feed import KEEP_ENDED_ROWS
 from tests.flows.library.test_folder_import_policy import home, post  # noqa: F401 - the fixture
 from tests.flows.library.test_library import Library, library  # noqa: F401 - the fixture
 

@@ -229,7 +229,7 @@ def test_the_real_embedder_hands_back_a_large_batchs_memory() -> None:
     arena, +1 MB without); and a model run reads at most `BATCH_TOKENS`, so the peak stays
     small too (32 such texts a run peaked at +362 MB)."""
     from server.agent.library.embedder import OnnxEmbedder
-    from server.services.library.extraction import release_memory
+    from server.services.library.memory import release_memory
 
     embedder = OnnxEmbedder()
     embedder.embed(["A group has an identity.", "A ring has a unit."])

@@ -3,7 +3,7 @@ all failed is not "done"."""
 
 from __future__ import annotations
 
-from server.services.library.extraction import ImportTally
+from server.services.library.feed import ImportTally
 
 
 def tally(**counts: int) -> ImportTally:
