@@ -16,19 +16,20 @@ coverage counts when its job wrote its run line and is not retired (a pending jo
 counts, so a failed re-run resumes; a job whose commit a crash cut short before its run line
 covers nothing, so it runs again and nothing merges twice); a chain counts only while every
 member is a counted proposition.
+
+Over 400 lines for one responsibility: what counts and the folds kept of it (signatures, the
+commit's freeze and carry-forward) must change together; the in-memory indexes
+(`ledger_index`) and the non-ledger files (`graph_files`) live beside it.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
-import orjson
 from pydantic import BaseModel, ConfigDict
 
 from server.core.contracts.graph import (
@@ -52,15 +53,15 @@ from server.core.library.graph import (
     live_lines,
     without_dangling,
 )
-from server.store.atomic import read_json, write_bytes_atomic, write_json_atomic
+from server.store.atomic import write_bytes_atomic
 from server.store.ledger import (
     LedgerSyncer,
-    LedgerTail,
     append_ledger,
-    model_parser,
     read_ledger,
     split_ledger,
 )
+from server.store.library.graph_files import GraphFiles
+from server.store.library.ledger_index import _Followed, _Spans
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -74,90 +75,7 @@ _MARKS = ("marks", "sessions", "retired", "deleted", "versions")
 """The ledgers that decide which lines count (the first name is the marks' cache slot)."""
 
 
-class _Followed(Generic[M]):
-    """A ledger's valid lines kept in memory in ledger order, grouped by `key`, current with the
-    file (`LedgerTail`: a read parses only what was appended since the last one). Thread-safe
-    (the import's worker thread appends source lines while the loop reads them). `ordered`:
-    keep `lines` too (else only `by`, for memory); `last`: keep only each key's last line."""
-
-    def __init__(
-        self, path: Path, model: type[M], key: Callable[[M], str], *, ordered: bool = True, last: bool = False
-    ) -> None:
-        self._tail: LedgerTail[M] = LedgerTail(path, model_parser(model))
-        self._key = key
-        self._ordered, self._last = ordered, last
-        self._lock = threading.Lock()
-        self.lines: list[M] = []
-        self.by: dict[str, list[M]] = {}
-
-    def current(self) -> _Followed[M]:
-        """Take in the new tail (read-only results by contract). Raises OSError."""
-        with self._lock:
-            reset, new = self._tail.poll()
-            if reset:
-                self.lines, self.by = [], {}
-            for line, _, _ in new:
-                if self._ordered:
-                    self.lines.append(line)
-                if self._last:
-                    self.by[self._key(line)] = [line]  # an existing key keeps its first place
-                else:
-                    self.by.setdefault(self._key(line), []).append(line)
-        return self
-
-
-def _job_of(raw: bytes) -> str:
-    """A node or chain line's job, for the span index (ValueError: not such a line)."""
-    try:
-        job = orjson.loads(raw)["provenance"]["job"]
-    except (KeyError, TypeError) as exc:
-        raise ValueError(f"no provenance.job: {exc}") from exc
-    if not isinstance(job, str):
-        raise ValueError("provenance.job is not a string")
-    return job
-
-
-class _Spans:
-    """Where each job's lines sit in a ledger (byte offset, length), current with the file, so the
-    lines of a few jobs are read without parsing the whole ledger. Thread-safe."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._tail = LedgerTail(path, _job_of)
-        self._lock = threading.Lock()
-        self._by: dict[str, list[tuple[int, int]]] = {}
-
-    def lines(self, jobs: Collection[str], model: type[M]) -> list[M]:
-        """The valid lines of `jobs`, in ledger order. Raises OSError."""
-        with self._lock:
-            reset, new = self._tail.poll()
-            if reset:
-                self._by = {}
-            for job, offset, length in new:
-                self._by.setdefault(job, []).append((offset, length))
-            spans = sorted(span for job in jobs for span in self._by.get(job, ()))
-            if not spans:
-                return []
-            try:
-                fd = os.open(self.path, os.O_RDONLY)
-            except FileNotFoundError:
-                return []
-            try:
-                if os.fstat(fd).st_ino != self._tail.inode:  # replaced since the poll: read it all
-                    return [line for line in read_ledger(self.path, model) if line.provenance.job in jobs]  # type: ignore[attr-defined]
-                raws = [os.pread(fd, length, offset) for offset, length in spans]
-            finally:
-                os.close(fd)
-        out = []
-        for raw in raws:
-            try:
-                out.append(model.model_validate_json(raw))
-            except ValueError:
-                continue  # logged when the file was read
-        return out
-
-
-class FileGraphStore:
+class FileGraphStore(GraphFiles):
     """Ledgers under one directory.
 
     Args:
@@ -528,69 +446,6 @@ class FileGraphStore:
         `timeout` (s) ran out."""
         return self._syncer.flush(timeout)
 
-    # -- layout and render settings (the sanctioned graph-adjacent writes) ------------------------
-    def positions(self) -> dict[str, tuple[float, float]]:
-        """Resting positions by node id (`positions.json`); empty when absent or unreadable. A
-        fresh dict each call (the caller may change it); the file is parsed again only when its
-        signature (inode, size, mtime) changed. An entry that is not two finite numbers within
-        ±1e6 (the drag limit) is dropped alone, and the layout places that node again: a file
-        with `NaN` or `Infinity` in it (not JSON, but what a hand edit or another tool writes) is
-        read leniently instead of losing every position (issue 17, bad input)."""
-        path = self.root / "positions.json"
-        try:
-            stat = path.stat()
-            signature = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
-            kept = self._positions
-            if kept is not None and kept[0] == signature:
-                return dict(kept[1])
-            data = _read_lenient_json(path)
-        except (OSError, ValueError):
-            return {}
-        if not isinstance(data, dict):
-            return {}
-        out = {
-            k: (float(v[0]), float(v[1]))
-            for k, v in data.items()
-            if isinstance(v, list) and len(v) == 2 and all(_placeable(c) for c in v)
-        }
-        self._positions = (signature, out)
-        return dict(out)
-
-    def save_positions(self, positions: dict[str, tuple[float, float]]) -> None:
-        write_json_atomic(self.root / "positions.json", {k: [x, y] for k, (x, y) in positions.items()})
-
-    # -- the derived view snapshot (what a cold start serves without folding the ledgers) ---------
-    def view_snapshot(self, key: bytes, name: str = "view") -> bytes | None:
-        """The view bytes saved under `key` (`<name>.snapshot`: the key line, then the body), or
-        None when there is none, it is unreadable, or it was saved under another key. `name`:
-        "view" (the full JSON) or "view-compact" (the compact form, issue 17 item 5)."""
-        try:
-            with (self.root / f"{_snapshot_name(name)}.snapshot").open("rb") as f:
-                if f.readline() != key + b"\n":  # a stale snapshot's body is never read
-                    return None
-                body = f.read()
-        except OSError:
-            return None
-        return body or None
-
-    def save_view_snapshot(self, key: bytes, body: bytes, name: str = "view") -> None:
-        """Replace `<name>.snapshot` atomically (not fsynced: it is derived, and a lost or stale
-        one is only derived again). `key` is one line (no newline). Raises OSError, ValueError."""
-        if b"\n" in key:
-            raise ValueError("a view snapshot key is one line")
-        path = self.root / f"{_snapshot_name(name)}.snapshot"
-        write_bytes_atomic(path, key + b"\n" + body, durable=False)
-
-    def render_settings(self) -> dict[str, Any]:
-        try:
-            data = read_json(self.root / "render.json")
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    def save_render_settings(self, settings: dict[str, Any]) -> None:
-        write_json_atomic(self.root / "render.json", settings)
-
     # -- deletion (full death) --------------------------------------------------------------------
     def delete(self, node_ids: set[str], chain_ids: set[str], at: str = "") -> None:
         """Record the deletion (`deleted.jsonl`: from then on no line of these ids counts, even one
@@ -606,31 +461,3 @@ class FileGraphStore:
         positions = self.positions()
         if any(k in gone for k in positions):
             self.save_positions({k: v for k, v in positions.items() if k not in gone})
-
-
-def _snapshot_name(name: str) -> str:
-    """A view snapshot's file stem: one of the two the service writes (never a path)."""
-    if name not in ("view", "view-compact"):
-        raise ValueError(f"no view snapshot is called {name!r}")
-    return name
-
-
-def _read_lenient_json(path: Path) -> Any:
-    """Parse `path` as JSON, or, when it is not JSON, with the stdlib parser, which also accepts
-    NaN and ±Infinity (what a hand edit or another tool writes). Raises OSError, or ValueError
-    when neither parses it."""
-    raw = path.read_bytes()
-    try:
-        return orjson.loads(raw)
-    except ValueError:
-        return json.loads(raw)
-
-
-def _placeable(value: object) -> bool:
-    """A coordinate `positions()` keeps: a finite int or float (not a bool) within ±1e6."""
-    # NaN and ±inf compare False; an int beyond the double range compares without overflow
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) <= POSITION_LIMIT
-
-
-POSITION_LIMIT = 1e6
-"""The largest coordinate kept (the drag route clamps to it; the canvas reads beyond it as none)."""

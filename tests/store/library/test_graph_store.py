@@ -25,6 +25,7 @@ from server.core.contracts.graph import (
 from server.core.library.graph import ChainIndex, completion, plan_merge, version_jobs
 from server.store import ledger
 from server.store.library import graph as graph_store
+from server.store.library import graph_files
 from server.store.library.graph import FileGraphStore
 
 PROV = Provenance(source="src_a", job="job_1")
@@ -344,11 +345,9 @@ def test_positions_are_parsed_again_only_when_the_file_changed(
 ) -> None:
     """Issue 17 item 5: each view derivation reads the positions; an unchanged file is not parsed
     again, a rewritten one is, and the caller's changes never reach the kept copy."""
-    import server.store.library.graph as graph_store
-
     parsed: list[Path] = []
-    real = graph_store._read_lenient_json
-    monkeypatch.setattr(graph_store, "_read_lenient_json", lambda path: parsed.append(path) or real(path))
+    real = graph_files._read_lenient_json
+    monkeypatch.setattr(graph_files, "_read_lenient_json", lambda path: parsed.append(path) or real(path))
     store = FileGraphStore(tmp_path)
     assert store.positions() == {}
     store.save_positions({"n_a": (1.0, 2.0)})
