@@ -23,7 +23,7 @@ def resume_runs(store: PracticeStore, runs: PracticeRuns, stages: PracticeStages
     again (its row); a set this process already runs is left alone. No model configured: each
     ends with its error as a new run would. Needs the running loop. Returns
     {"sets": sets resumed, "grades": grades resumed}."""
-    asyncio.get_running_loop()  # RuntimeError before anything is registered, as a run would
+    asyncio.get_running_loop()  # outside a running loop: RuntimeError before any row is made
     resumed = {"sets": 0, "grades": 0}
     for problem_set in store.list():
         if runs.runs(problem_set.id):
