@@ -6,7 +6,8 @@ boundaries, and the usage it spent, as a stream of UI message chunks for the tur
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -24,7 +25,7 @@ from server.core.contracts.chat import ChatRecord, TurnUsage
 from server.core.contracts.jobs import JobKind
 from server.core.contracts.models import ResolvedModel
 from server.core.contracts.probe import ProbeAssessment
-from server.core.ports import GraphReader
+from server.core.ports import GraphReader, SettingsStore
 from server.core.transcript import for_model, probe_assessment
 from server.services.classroom.context import ContextService
 from server.services.classroom.turn_stream import Chunks, TurnState, artifact_chunk
@@ -46,6 +47,48 @@ last (`TurnService._agents`)."""
 Histories = dict[tuple[str, bool], tuple[UsableMemo, ModelHistory]]
 """Per lesson and per whether its model reads images, what was checked and converted for the
 model (`TurnService._histories`)."""
+
+
+@dataclass(frozen=True)
+class Seams:
+    """What the teacher gets besides the lesson this turn (the prober gets none): the graph's
+    read side for its graph tools, the Workbench's job tools with their dispatch, and the live
+    intake of finished jobs' steers (None / empty: off)."""
+
+    graph: GraphReader | None = None
+    jobs: tuple[JobKind, ...] = ()
+    spawn: Callable[[str, str, dict[str, Any]], str] | None = None
+    steer_source: Callable[[str], list[dict[str, Any]]] | None = None
+
+
+def teacher_seams(
+    chat_id: str,
+    *,
+    offline: bool,
+    settings: SettingsStore,
+    graph_reader: GraphReader,
+    job_tools: Callable[[], list[JobKind]],
+    spawn_job: Callable[[str, str, JobKind, dict[str, Any]], str],
+    steer_source: Callable[[str], list[dict[str, Any]]],
+) -> Seams:
+    """The teacher's seams this turn: the graph when `agent.graphTools` is on (off when the
+    settings cannot be read), the job tools the Workbench offers (none on the offline model, and
+    none when deciding fails: a side channel, logged), each spawned for session `chat_id`."""
+    try:
+        graph = graph_reader if settings.load().agent.graph_tools else None
+    except Exception:
+        graph = None
+    jobs: list[JobKind] = []
+    if not offline:
+        try:
+            jobs = job_tools()
+        except Exception:  # a side channel: the teacher teaches without job tools this turn
+            log.exception("deciding the job tools failed")
+
+    def dispatch(kind: str, tool_call_id: str, tool_input: dict[str, Any]) -> str:
+        return spawn_job(chat_id, tool_call_id, kind, tool_input)  # type: ignore[arg-type]
+
+    return Seams(graph, tuple(jobs), dispatch if jobs else None, steer_source)
 
 
 def role_agent(
@@ -139,19 +182,16 @@ async def run_role(
     histories: Histories,
     context: ContextService,
     clock: Clock,
-    graph: GraphReader | None = None,
-    jobs: list[JobKind] | None = None,
-    spawn: Callable[[str, str, dict[str, Any]], str] | None = None,
-    steer_source: Callable[[str], list[dict[str, Any]]] | None = None,
+    seams: Seams | None = None,
     skip_start: bool = False,
 ) -> Chunks:
     """Run `role`'s agent over the lesson (its record with the reply folded so far) and yield its
     chunks: without `start` when `skip_start` (the teacher continuing the prober's reply), and the
     steers the run took shown as artifacts (the record keeps them as their own messages, placed
     before this reply at the save, never inside it). Appends the run's usage to `state.usage`
-    (unknown when the run did not complete). `graph`, `jobs` + `spawn` and `steer_source` are the
-    teacher's seams (None / empty: off)."""
+    (unknown when the run did not complete). `seams`: the teacher's (`teacher_seams`)."""
     resolved, model = resolved_model
+    seams = seams or Seams()
     state.offline = resolved.offline
     reply = state.fold.message()
     transcript = upsert_message(record.messages, reply) if reply else record.messages
@@ -160,8 +200,8 @@ async def run_role(
         role,
         model,
         offline=resolved.offline,
-        graph_tools=graph is not None,
-        jobs=jobs or [],
+        graph_tools=seams.graph is not None,
+        jobs=list(seams.jobs),
         assessment=probe_assessment(transcript) if role == "teacher" else None,
     )
     on_usage = partial(record_usage, state, role, resolved, clock)
@@ -176,9 +216,9 @@ async def run_role(
         history=history,
         reply_id=state.fold.message_id,
         on_usage=on_usage,
-        graph=graph,
-        spawn=spawn if jobs else None,
-        take_steers=partial(take_steers, steer_source, state) if steer_source is not None else None,
+        graph=seams.graph,
+        spawn=seams.spawn,
+        take_steers=None if seams.steer_source is None else partial(take_steers, seams.steer_source, state),
     )
     reported = len(state.usage)
     try:
@@ -194,3 +234,32 @@ async def run_role(
     finally:
         if len(state.usage) == reported:
             on_usage(None)
+
+
+async def with_handoff(
+    record: ChatRecord,
+    role: Role,
+    state: TurnState,
+    first: tuple[ResolvedModel, Model],
+    run: Callable[[ChatRecord, Role, TurnState, tuple[ResolvedModel, Model], bool], Chunks],
+    teacher_model: Callable[[], Awaitable[tuple[ResolvedModel, Model]]],
+) -> Chunks:
+    """The turn's chunk stream: `role`'s run on `first` (`run`: the turn's `run_role` with its
+    seams), and when the prober files `probe_done`, the teacher's right after it in the same
+    reply (one `start`, one `finish`) on the model `teacher_model` resolves (Refused: 503)."""
+    finish: dict[str, Any] | None = None
+    async for chunk in run(record, role, state, first, False):
+        if role == "prober" and chunk.get("type") == "finish":
+            finish = chunk  # held back: the teacher may continue this reply
+            continue
+        yield chunk
+    if finish is None:
+        return
+    reply = state.fold.message()
+    if reply is None or probe_assessment([reply]) is None:
+        yield finish
+        return
+    log.info("session %s: probe done, the teacher takes over", record.id)
+    teacher = await teacher_model()
+    async for chunk in run(record, "teacher", state, teacher, True):
+        yield chunk

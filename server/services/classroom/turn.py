@@ -5,6 +5,8 @@ In order: validate -> load the record (404) -> claim liveness (409) -> accept th
 save -> stream the role's agent (the prober hands over to the teacher within the turn when it
 files `probe_done`), folding the reply -> persist the reply and usage (also when aborted or failed)
 -> release liveness (always last). A model that fails before any content answers 503.
+`TurnService` composes it; the input checks and the record's writes are `turn_record`, a role's
+agent run and the prober's handoff `role_runs`, the chunks' way to the browser `turn_stream`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
+from functools import partial
 from typing import Any
 
 from pydantic_ai import Agent
@@ -32,10 +35,9 @@ from server.core.events import EventBus
 from server.core.fanout import FanOut, TurnSettled
 from server.core.ports import ChatStore, GraphReader, SettingsStore
 from server.core.refusals import Refused
-from server.core.transcript import probe_assessment
 from server.core.workbench.wake import idle_wake_ready, place_steers
 from server.services.classroom.context import ContextService
-from server.services.classroom.role_runs import run_role
+from server.services.classroom.role_runs import run_role, teacher_seams, with_handoff
 from server.services.classroom.turn_record import (
     learner_input,
     parse_request,
@@ -230,7 +232,8 @@ class TurnService:
             state = TurnState(
                 record.id, AssistantMessageFold(self.new_id("m_"), initial=continued), continued=continued
             )
-            chunks = self._chunks(record, role, state, first)
+            teacher = partial(self.models.model_for, record.model, "teacher")
+            chunks = with_handoff(record, role, state, first, self._role_run, teacher)
             preamble = await prime(chunks, state, self.models)
         except asyncio.CancelledError:  # aborted before its first token: the learner's input stays
             if state is not None:
@@ -280,15 +283,10 @@ class TurnService:
         await self._run(turn, state, preamble, chunks)
 
     async def _save_input(self, record: ChatRecord, messages: list[dict[str, Any]]) -> ChatRecord:
-        """Write-ahead: the learner's input is durable before any model starts.
-
-        Written over the record as it is now, not as the turn first read it: resolving the model
-        may take seconds (the offline model starting), and a rename made meanwhile must stay
-        (issue 12, item 6); the read and the write are one `ChatStore.update`. Only this turn
-        writes messages while it holds the session's claim. The write (its fdatasync) runs in a
-        worker thread, awaited to its end (issue 26: twenty turns starting at once stalled the
-        event loop for their fdatasyncs in a row). Raises Refused(not_found) when the session is
-        gone."""
+        """Write-ahead (`turn_record.write_ahead`): the learner's input is durable before any model
+        starts, written over the record as it is now (a rename made while the model was resolved
+        stays; issue 12, item 6), in a worker thread awaited to its end (issue 26: twenty turns
+        starting at once stalled the event loop). Raises Refused(not_found) when the session is gone."""
         saved, renamed = await awaited_whole(
             asyncio.to_thread(write_ahead, self.chats, record.id, messages, self.clock)
         )
@@ -299,28 +297,6 @@ class TurnService:
         return saved
 
     # -- the agents -------------------------------------------------------------------------------
-    async def _chunks(
-        self, record: ChatRecord, role: Role, state: TurnState, first: tuple[ResolvedModel, Model]
-    ) -> Chunks:
-        """The turn's chunk stream: the role's agent, and when the prober files `probe_done`,
-        the teacher right after it in the same reply (one `start`, one `finish`)."""
-        finish: dict[str, Any] | None = None
-        async for chunk in self._role_run(record, role, state, first):
-            if role == "prober" and chunk.get("type") == "finish":
-                finish = chunk  # held back: the teacher may continue this reply
-                continue
-            yield chunk
-        if finish is None:
-            return
-        reply = state.fold.message()
-        if reply is None or probe_assessment([reply]) is None:
-            yield finish
-            return
-        log.info("session %s: probe done, the teacher takes over", record.id)
-        teacher = await self.models.model_for(record.model, "teacher")
-        async for chunk in self._role_run(record, "teacher", state, teacher, skip_start=True):
-            yield chunk
-
     def _role_run(
         self,
         record: ChatRecord,
@@ -329,11 +305,18 @@ class TurnService:
         resolved_model: tuple[ResolvedModel, Model],
         skip_start: bool = False,
     ) -> Chunks:
-        """One role's run (`role_runs.run_role`) with the seams the role gets: the teacher reads
-        the graph when `agent.graphTools` is on, may hand jobs to the Workbench (not on the offline
-        model), and takes finished jobs' steers at its model-request boundaries."""
-        teacher = role == "teacher"
-        jobs = self._job_tools() if teacher and not resolved_model[0].offline else []
+        """One role's run (`role_runs.run_role`), the teacher's with its seams."""
+        seams = None
+        if role == "teacher":
+            seams = teacher_seams(
+                record.id,
+                offline=resolved_model[0].offline,
+                settings=self.settings,
+                graph_reader=self.graph_reader,
+                job_tools=self.job_tools,
+                spawn_job=self.spawn_job,
+                steer_source=self.steer_source,
+            )
         return run_role(
             record,
             role,
@@ -343,10 +326,7 @@ class TurnService:
             histories=self._histories,
             context=self.context,
             clock=self.clock,
-            graph=self._graph_for_teacher() if teacher else None,
-            jobs=jobs,
-            spawn=self._spawner(record.id) if jobs else None,
-            steer_source=self.steer_source if teacher else None,
+            seams=seams,
             skip_start=skip_start,
         )
 
@@ -412,29 +392,6 @@ class TurnService:
         context summaries, the naming): each contained, never touching the response or the record."""
         if record is not None:
             self.fanout.publish(TurnSettled(record))
-
-    def _job_tools(self) -> list[JobKind]:
-        try:
-            return self.job_tools()
-        except Exception:  # a side channel: the teacher teaches without job tools this turn
-            log.exception("deciding the job tools failed")
-            return []
-
-    def _spawner(self, chat_id: str) -> Callable[[str, str, dict[str, Any]], str]:
-        spawn = self.spawn_job
-
-        def dispatch(kind: str, tool_call_id: str, tool_input: dict[str, Any]) -> str:
-            return spawn(chat_id, tool_call_id, kind, tool_input)  # type: ignore[arg-type]
-
-        return dispatch
-
-    def _graph_for_teacher(self) -> GraphReader | None:
-        """The graph's read side when `agent.graphTools` is on."""
-        try:
-            enabled = self.settings.load().agent.graph_tools
-        except Exception:
-            return None
-        return self.graph_reader if enabled else None
 
     # -- other entry points -----------------------------------------------------------------------
     def follow(self, chat_id: str) -> AsyncIterator[bytes] | None:

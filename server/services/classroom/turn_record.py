@@ -123,9 +123,11 @@ def write_ahead(
     chats: ChatStore, chat_id: str, messages: list[dict[str, Any]], clock: Clock
 ) -> tuple[ChatRecord | None, bool]:
     """Write-ahead: the learner's input is durable before any model starts. Written over the
-    record as it is now (one `ChatStore.update`), with the title its first message gives.
-    Returns the saved record (None when the session is gone) and whether the title changed.
-    Raises as `ChatStore.update` does (OSError)."""
+    record as it is now, not as the turn first read it: resolving the model may take seconds (the
+    offline model starting), and a rename made meanwhile must stay (issue 12, item 6); the read and
+    the write are one `ChatStore.update`, with the title the first message gives. Only this turn
+    writes messages while it holds the session's claim. Returns the saved record (None when the
+    session is gone) and whether the title changed. Raises as `ChatStore.update` does (OSError)."""
     renamed = False
 
     def change(fresh: ChatRecord) -> ChatRecord:
