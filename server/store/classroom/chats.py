@@ -6,7 +6,9 @@ Records are written as compact JSON (orjson, one line); the pretty files older b
 back unchanged and become compact at their next save.
 
 The record's files, the append-only log of tail changes (decision 0015) and reading them back are
-`chat_files`; the session index's file and rows are `chat_index`.
+`chat_files`; the session index's file and rows are `chat_index`. This module stays past 400 lines
+because the read cache, the saves and the index's upkeep share one lock and one view of the files'
+state, so they are one class.
 
 Read cache: `get` and `record_json` re-read a record only when its files changed, judged by
 `(st_mtime_ns, st_size, st_ino)` of the snapshot and of the log (an atomic replace gives a new
