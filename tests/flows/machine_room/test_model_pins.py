@@ -76,7 +76,7 @@ def test_a_stream_that_closes_without_finish_is_saved_cut_short(
 ) -> None:
     """The turn's own fallback: an engine stream that just ends (no `finish`, no `error`)."""
     turns = live.services.turns
-    original = turns._chunks
+    original = turns._role_run
 
     async def without_finish(*args: Any, **kwargs: Any) -> AsyncIterator[dict[str, Any]]:
         async for chunk in original(*args, **kwargs):
@@ -84,7 +84,7 @@ def test_a_stream_that_closes_without_finish_is_saved_cut_short(
                 return
             yield chunk
 
-    monkeypatch.setattr(turns, "_chunks", without_finish)
+    monkeypatch.setattr(turns, "_role_run", without_finish)
     chat_id = live.client.post("/api/chats", json={}).json()["id"]
     response = live.client.post("/api/chat", json=turn_body(chat_id))
     assert response.status_code == 200, response.text
