@@ -39,7 +39,7 @@ from server.services.practice.sets import PracticeService
 from server.services.stores import Stores, build_stores
 from server.services.workbench.reads import JobReads
 from server.services.workbench.runner import JobRunner
-from server.services.workbench.steers import SteerInbox
+from server.services.workbench.steers import OwedSteers
 from server.services.workbench.wake import WakeService
 from server.services.workbench.workers import WorkerHost
 
@@ -245,7 +245,7 @@ def build_services(
     def spawn_job(chat_id: str, call_id: str, kind: JobKind, tool_input: dict[str, Any]) -> str:
         return jobs.spawn(chat_id, call_id, kind, tool_input).id
 
-    inbox = SteerInbox()  # the turn takes steers from it; the wake pipeline fills it and starts turns
+    owed = OwedSteers()  # the turn takes steers from it; the wake pipeline fills it and starts turns
     turns = TurnService(
         stores.chats,
         models,
@@ -257,11 +257,11 @@ def build_services(
         graph_reader=library,
         job_tools=workers.job_kinds,
         spawn_job=spawn_job,
-        steer_source=inbox.take,
+        steer_source=owed.take,
         clock=utc_now,
         new_id=new_id,
     )
-    wake = WakeService(stores.chats, jobs, events, registry.running, start_wake=turns.start_wake, inbox=inbox)
+    wake = WakeService(stores.chats, jobs, events, registry.running, start_wake=turns.start_wake, owed=owed)
     chats = ChatService(
         stores.chats,
         models,

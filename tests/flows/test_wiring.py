@@ -42,7 +42,7 @@ def test_a_failing_deletion_handler_fails_neither_the_delete_nor_the_handlers_af
     services: Services, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     record = services.chats.create("Heaps")
-    services.wake.inbox.entries[record.id] = {"steer_job_x_result": ("job_x", {"id": "steer_job_x_result"})}
+    services.wake.owed.entries[record.id] = {"steer_job_x_result": ("job_x", {"id": "steer_job_x_result"})}
     services.turns.failures[record.id] = {"detail": "the model failed", "at": "2026-01-01T00:00:00.000Z"}
 
     def broken(chat_id: str) -> None:  # the first handler of LessonDeleted

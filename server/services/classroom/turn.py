@@ -79,7 +79,7 @@ class TurnService:
         job_tools: the Workbench's offer: which job tools the teacher gets this turn.
         spawn_job: the job runner's dispatch: (session, tool call id, kind, input) -> job id.
         steer_source: the Workbench's live intake: the steers a running turn of a session takes
-            now (`SteerInbox.take`).
+            now (`OwedSteers.take`).
         clock: ISO timestamp source (`server.core.clock`).
         new_id: mints message ids (`m_` + 16 hex digits).
     """

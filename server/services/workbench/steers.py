@@ -2,8 +2,9 @@
 from by a live turn of the lesson at its model-request boundaries.
 
 Its own object so that neither the turn nor the wake pipeline holds the other for it: the turn
-takes from the inbox, the wake pipeline starts turns (`server.services.bootstrap` gives both the
-same inbox).
+takes from it, the wake pipeline starts turns (`server.services.bootstrap` gives both the
+same object). What a run does with the steers it took is the agent's `SteerInbox` capability
+(`server.agent.classroom.capabilities`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 
-class SteerInbox:
+class OwedSteers:
     """Per session, the steer messages owed and which of them a live turn has taken.
 
     Attributes:

@@ -1,7 +1,7 @@
 """The wake pipeline (seed §5.1): each finished job's steer enters its lesson exactly once.
 
-A per-session registry (`SteerInbox`) holds one entry per steer id. A live turn of the session
-takes the entries at its next model-request boundary (`SteerInbox.take`); its save places them
+A per-session registry (`OwedSteers`) holds one entry per steer id. A live turn of the session
+takes the entries at its next model-request boundary (`OwedSteers.take`); its save places them
 before its reply. A
 session without a live turn, and with no question awaiting the learner, is woken through the
 normal turn composition (`TurnService.start_wake`); a 409 (a turn began meanwhile) backs off
@@ -24,7 +24,7 @@ from server.core.ports import ChatStore
 from server.core.refusals import Refused
 from server.core.workbench.wake import backoff_delay, delivered, pending_delivery
 from server.services.workbench.runner import JobRunner
-from server.services.workbench.steers import SteerInbox
+from server.services.workbench.steers import OwedSteers
 
 log = logging.getLogger("lh.wake")
 
@@ -40,7 +40,7 @@ class WakeService:
         confirmed.
     turn_running: whether a session's turn is live.
     start_wake: starts an idle wake through the normal turn composition (`TurnService.start_wake`).
-    inbox: the steers owed per session (the live turn takes from the same inbox).
+    owed: the steers owed per session (the live turn takes from the same object).
     sleep: the clock's wait (tests pass a fake clock).
     """
 
@@ -52,14 +52,14 @@ class WakeService:
         turn_running: Callable[[str], bool],
         *,
         start_wake: StartWake,
-        inbox: SteerInbox,
+        owed: OwedSteers,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.chats = chats
         self.runner = runner
         self.turn_running = turn_running
         self.start_wake = start_wake
-        self.inbox = inbox
+        self.owed = owed
         self.sleep = sleep
         self.parked: set[str] = set()
         """Sessions whose idle wake failed to start: quiet until their next turn or a restart."""
@@ -73,7 +73,7 @@ class WakeService:
         if not pending_delivery(job):
             return
         steer = steer_message(job)
-        self.inbox.entries.setdefault(job.chat_id, {}).setdefault(steer["id"], (job.id, steer))
+        self.owed.entries.setdefault(job.chat_id, {}).setdefault(steer["id"], (job.id, steer))
         self._kick(job.chat_id)
 
     def recover(self, owed: list[JobRecord]) -> None:
@@ -84,8 +84,8 @@ class WakeService:
 
     def forget(self, chat_id: str) -> None:
         """The session was deleted: its delivery obligations go with it."""
-        self.inbox.entries.pop(chat_id, None)
-        self.inbox.taken.pop(chat_id, None)
+        self.owed.entries.pop(chat_id, None)
+        self.owed.taken.pop(chat_id, None)
         self.parked.discard(chat_id)
         loop = self.loops.pop(chat_id, None)
         if loop is not None:
@@ -93,16 +93,16 @@ class WakeService:
 
     def pending(self, chat_id: str) -> list[str]:
         """Steer ids the session is still owed (for reads and tests)."""
-        return self.inbox.pending(chat_id)
+        return self.owed.pending(chat_id)
 
     # -- confirmation and waking --------------------------------------------------------------------
     def _on_event(self, event: str, data: dict[str, Any]) -> None:
         if event != "turn-settled":
             return
         chat_id = str(data.get("chatId"))
-        self.inbox.taken.pop(chat_id, None)  # the saved ones are confirmed below; the rest offered again
+        self.owed.taken.pop(chat_id, None)  # the saved ones are confirmed below; the rest offered again
         self.parked.discard(chat_id)  # the session's next turn ran: a quiet entry may try again
-        if chat_id in self.inbox.entries:
+        if chat_id in self.owed.entries:
             self.confirm(chat_id)
             self._kick(chat_id)
 
@@ -110,7 +110,7 @@ class WakeService:
         """Acknowledge every entry whose steer is in the saved record; returns their steer ids.
         A failed acknowledgement leaves the job pending, but the entry goes: the marker is saved,
         and recovery sees it there and acknowledges instead of delivering again."""
-        pending = self.inbox.entries.get(chat_id)
+        pending = self.owed.entries.get(chat_id)
         if not pending:
             return []
         try:
@@ -129,11 +129,11 @@ class WakeService:
             except Exception:
                 log.exception("[wake %s] acknowledging job %s failed", chat_id, job_id)
         if not pending:
-            self.inbox.entries.pop(chat_id, None)
+            self.owed.entries.pop(chat_id, None)
         return done
 
     def _kick(self, chat_id: str) -> None:
-        if chat_id in self.parked or not self.inbox.entries.get(chat_id):
+        if chat_id in self.parked or not self.owed.entries.get(chat_id):
             return
         loop = self.loops.get(chat_id)
         if loop is not None and not loop.done():
@@ -150,7 +150,7 @@ class WakeService:
         try:
             while True:
                 self.confirm(chat_id)  # a restart between the save and the acknowledgement
-                pending = self.inbox.entries.get(chat_id)
+                pending = self.owed.entries.get(chat_id)
                 if not pending:
                     return
                 if self.turn_running(chat_id):

@@ -33,7 +33,7 @@ from server.core.workbench.wake import (
     steer_ids,
 )
 from server.services.workbench.runner import JobRunner
-from server.services.workbench.steers import SteerInbox
+from server.services.workbench.steers import OwedSteers
 from server.services.workbench.wake import WakeService
 from tests.fakes import FakeChatStore
 from tests.fakes.jobs import FakeJobStore
@@ -162,14 +162,14 @@ class Harness:
         async def sleep(seconds: float) -> None:
             self.sleeps.append(seconds)
 
-        self.inbox = SteerInbox()
+        self.owed = OwedSteers()
         self.wake = WakeService(
             self.chats,
             self.runner,
             self.events,
             lambda c: c in self.running,
             start_wake=self.start,
-            inbox=self.inbox,
+            owed=self.owed,
             sleep=sleep,
         )
         self.chats.records["c"] = ChatRecord(
@@ -248,9 +248,9 @@ async def test_a_live_turn_takes_each_steer_once_and_the_save_completes_delivery
     h.wake.intake(h.owed_job())
     await h.settle()
     assert h.starts == 0  # a live turn: no idle wake
-    taken = h.inbox.take("c")
+    taken = h.owed.take("c")
     assert [s["id"] for s in taken] == ["steer_job_1_result"]
-    assert h.inbox.take("c") == []  # not offered twice to the same turn
+    assert h.owed.take("c") == []  # not offered twice to the same turn
     record = h.chats.records["c"]
     h.chats.save(record.model_copy(update={"messages": place_steers(record.messages, taken, before="a1")}))
     h.running.discard("c")
@@ -265,7 +265,7 @@ async def test_a_live_turn_that_did_not_save_its_steers_offers_them_again() -> N
     h = Harness()
     h.running.add("c")
     h.wake.intake(h.owed_job())
-    assert len(h.inbox.take("c")) == 1
+    assert len(h.owed.take("c")) == 1
     h.running.discard("c")
     h.events.emit("turn-settled", {"chatId": "c"})  # the turn failed before saving
     await h.settle()
@@ -285,7 +285,7 @@ async def test_a_deleted_session_drops_its_obligations() -> None:
     h.running.add("c")
     h.wake.intake(h.owed_job())
     h.wake.forget("c")
-    assert h.wake.pending("c") == [] and h.inbox.take("c") == []
+    assert h.wake.pending("c") == [] and h.owed.take("c") == []
 
 
 async def test_the_runner_saves_outcome_and_pending_delivery_in_one_update() -> None:
