@@ -52,6 +52,19 @@ def file_key(stat: os.stat_result) -> FileKey:
     return (stat.st_mtime_ns, stat.st_size, stat.st_ino)
 
 
+def files_state(snapshot: Path, log_path: Path) -> StateKey | None:
+    """A record's files' state now: the snapshot's FileKey then its log's (NO_FILE when there is
+    none); None when there is no snapshot. Raises OSError."""
+    try:
+        snap = file_key(snapshot.stat())
+    except FileNotFoundError:
+        return None
+    try:
+        return (*snap, *file_key(log_path.stat()))
+    except FileNotFoundError:
+        return (*snap, *NO_FILE)
+
+
 def compact_json(record: ChatRecord) -> bytes:
     """The record as written to its file: compact JSON (camelCase keys), one line, `\\n`-ended."""
     # The messages are JSON already (UIMessages as parsed): orjson writes them directly, which is

@@ -56,6 +56,7 @@ from server.store.classroom.chat_files import (
     as_written,
     compact_json,
     file_key,
+    files_state,
     log_generation,
     read_disk,
     tail_change,
@@ -140,15 +141,8 @@ class FileChatStore:
         return self.root / f"{chat_id}{LOG_SUFFIX}"
 
     def _state(self, chat_id: str) -> StateKey | None:
-        """The record's files' state now (None: no snapshot). Raises OSError."""
-        try:
-            snap = file_key(self._path(chat_id).stat())
-        except FileNotFoundError:
-            return None
-        try:
-            return (*snap, *file_key(self._log_path(chat_id).stat()))
-        except FileNotFoundError:
-            return (*snap, *NO_FILE)
+        """The record's files' state now (`chat_files.files_state`). Raises OSError, ValueError."""
+        return files_state(self._path(chat_id), self._log_path(chat_id))
 
     def _read_disk(self, chat_id: str) -> Disk | None:
         """The record's files read and replayed (see `read_disk`)."""
