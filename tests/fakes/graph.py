@@ -24,7 +24,6 @@ from server.core.contracts.graph import (
     VersionLine,
 )
 from server.core.library.graph import (
-    ChainIndex,
     MergePlan,
     fold_chains,
     fold_nodes,
@@ -32,6 +31,7 @@ from server.core.library.graph import (
     live_lines,
     without_dangling,
 )
+from server.core.library.simplify import ChainIndex
 
 _SNAPSHOTS = ("view", "view-compact")
 

@@ -42,8 +42,8 @@ from server.core.contracts.models import ModelRef, ResolvedModel, Settings
 from server.core.fanout import FanOut
 from server.core.library.candidates import statement_key
 from server.core.library.coverage import message_views
-from server.core.library.graph_view import derive_view
 from server.core.library.notes import source_id
+from server.core.library.view_derive import derive_view
 from server.services.library.extraction import ExtractionService
 from server.services.library.graph import GraphService, MergeGate
 from server.services.library.library import LibraryService

@@ -2,8 +2,8 @@
 
 Ledger lines fold into propositions and chains (`fold_nodes`, `fold_chains`); an extraction job's
 findings and the auditor's identity links become the lines to append (`plan_merge`), followed by
-chain simplification (`server.core.library.simplify`, re-exported here: `simplify`, `restorable`,
-`ChainIndex`), which drops provably redundant chains.
+chain simplification (`server.core.library.simplify`: `simplify`, `restorable`, `ChainIndex`),
+which drops provably redundant chains.
 """
 
 from __future__ import annotations
@@ -25,10 +25,7 @@ from server.core.contracts.graph import (
     Verdicts,
     VersionLine,
 )
-from server.core.library.simplify import ChainIndex as ChainIndex
-from server.core.library.simplify import chain_key as chain_key
-from server.core.library.simplify import restorable as restorable
-from server.core.library.simplify import simplify as simplify
+from server.core.library.simplify import ChainIndex, chain_key, simplify
 
 L = TypeVar("L", NodeLine, ChainLine)
 

@@ -41,10 +41,6 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 from numpy.typing import NDArray
 
-from server.core.library.layout_metrics import RegionMetrics as RegionMetrics
-from server.core.library.layout_metrics import convex_hull as convex_hull
-from server.core.library.layout_metrics import polygon_area as polygon_area
-from server.core.library.layout_metrics import region_metrics as region_metrics
 from server.core.library.layout_regions import (
     _GOLDEN,
     _OFF,
@@ -64,9 +60,6 @@ from server.core.library.layout_regions import (
     _Region,
     _regions,
 )
-from server.core.library.layout_regions import FOLDER_PAD as FOLDER_PAD
-from server.core.library.layout_regions import GAP as GAP
-from server.core.library.layout_regions import region_radius as region_radius
 
 
 def settle(

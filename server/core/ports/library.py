@@ -31,7 +31,8 @@ import numpy as np
 
 from server.core.contracts.graph import Chain, CoverageLine, Proposition, RunLine, SourceLine, VersionLine
 from server.core.contracts.intake import IntakeEntry
-from server.core.library.graph import ChainIndex, MergePlan
+from server.core.library.graph import MergePlan
+from server.core.library.simplify import ChainIndex
 
 
 class GraphRows(Protocol):

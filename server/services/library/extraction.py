@@ -64,7 +64,7 @@ from server.core.contracts.models import ResolvedModel
 from server.core.events import EventBus
 from server.core.fanout import FanOut, MergeLanded
 from server.core.library.candidates import AuditCandidates, audit_candidates
-from server.core.library.graph import MergePlan, completion, plan_merge, restorable, simplify, version_jobs
+from server.core.library.graph import MergePlan, completion, plan_merge, version_jobs
 from server.core.library.packing import (
     PACK_BUDGET,
     PackNote,
@@ -74,6 +74,7 @@ from server.core.library.packing import (
     split_pack,
     take_pack,
 )
+from server.core.library.simplify import restorable, simplify
 from server.core.machine_room.model_failures import failure_in_text, learner_words
 from server.core.ports import Embedder, ExtractionGraph
 from server.core.tokens import estimate_tokens

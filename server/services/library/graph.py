@@ -18,18 +18,10 @@ import orjson
 from server.core.clock import Clock, NewId, new_id, utc_now
 from server.core.events import EventBus
 from server.core.library.folders import folder_tree
-from server.core.library.graph_view import (
-    CompactRows,
-    ViewRows,
-    clusters,
-    compact_bytes,
-    compact_delta,
-    deletion,
-    derive_view,
-    live_chains,
-    view_bytes,
-)
 from server.core.library.layout import sanitize_positions, settle
+from server.core.library.view_compact import CompactRows, compact_bytes, compact_delta
+from server.core.library.view_derive import clusters, deletion, derive_view, live_chains
+from server.core.library.view_rows import ViewRows, view_bytes
 from server.core.ports import ChatStore, GraphViewStore
 from server.core.refusals import Refused
 from server.services.library.memory import release_memory
@@ -194,7 +186,7 @@ class GraphService:
 
     def compact_json(self, since: str | None = None) -> bytes:
         """`GET /api/graph?format=compact[&since=<version>]` (issue 17 item 5): the compact view
-        (`core.graph_view.compact_bytes`) with its version, or with `since` a version this
+        (`core.library.view_compact.compact_bytes`) with its version, or with `since` a version this
         process served, only what changed since (`compact_delta`; never much larger than the whole
         view). A `since` this process cannot diff from (another process's, forgotten, or from
         before a full derivation) gets the full compact view (`"full": true`); the reader tells

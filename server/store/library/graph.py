@@ -45,7 +45,6 @@ from server.core.contracts.graph import (
     VersionLine,
 )
 from server.core.library.graph import (
-    ChainIndex,
     MergePlan,
     fold_chains,
     fold_nodes,
@@ -53,6 +52,7 @@ from server.core.library.graph import (
     live_lines,
     without_dangling,
 )
+from server.core.library.simplify import ChainIndex
 from server.store.atomic import write_bytes_atomic
 from server.store.ledger import (
     LedgerSyncer,

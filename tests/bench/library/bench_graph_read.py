@@ -28,7 +28,7 @@ from server.core.contracts.graph import (
     Verdicts,
 )
 from server.core.library.graph import chain_id, plan_merge
-from server.core.library.graph_view import derive_view
+from server.core.library.view_derive import derive_view
 from server.services.library.graph import GraphService
 from server.store.ledger import append_ledger
 from server.store.library.graph import FileGraphStore

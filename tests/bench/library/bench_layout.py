@@ -30,7 +30,8 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
-from server.core.library.layout import region_metrics, settle
+from server.core.library.layout import settle
+from server.core.library.layout_metrics import region_metrics
 from tests.synthetic_layout import SyntheticGraph, synthetic_graph, synthetic_vault
 
 

@@ -35,7 +35,8 @@ from server.core.contracts.graph import (
     Provenance,
     Verdicts,
 )
-from server.core.library.graph import ChainIndex, chain_id, fold_nodes, plan_merge, simplify
+from server.core.library.graph import chain_id, fold_nodes, plan_merge
+from server.core.library.simplify import ChainIndex, simplify
 from server.store.ledger import append_ledger
 from server.store.library.graph import FileGraphStore
 from tests.bench.common import extraction_job, run_line, timed

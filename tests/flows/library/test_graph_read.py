@@ -10,7 +10,8 @@ from typing import Any
 import orjson
 
 import server.services.library.graph as graph_service
-from server.core.library.layout import region_metrics, settle
+from server.core.library.layout import settle
+from server.core.library.layout_metrics import region_metrics
 from server.services.library.graph import GraphService
 from server.store.library.graph import FileGraphStore
 from tests.fakes import FakeChatStore

@@ -15,7 +15,7 @@ from pydantic_ai.models.function import FunctionModel
 
 from server.api.app import create_app
 from server.config import DataPaths
-from server.core.library.graph import chain_key
+from server.core.library.simplify import chain_key
 from server.services.bootstrap import Services, build_services
 from tests.fakes import FakeSecrets
 from tests.flows.conftest import COMPATIBLE_SLOT

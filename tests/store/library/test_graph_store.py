@@ -22,7 +22,8 @@ from server.core.contracts.graph import (
     SourceLine,
     Verdicts,
 )
-from server.core.library.graph import ChainIndex, completion, plan_merge, version_jobs
+from server.core.library.graph import completion, plan_merge, version_jobs
+from server.core.library.simplify import ChainIndex
 from server.store import ledger
 from server.store.library import graph as graph_store
 from server.store.library import graph_files

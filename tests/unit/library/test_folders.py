@@ -6,8 +6,10 @@ from __future__ import annotations
 import orjson
 
 from server.core.library.folders import folder_key, folder_path, folder_tree
-from server.core.library.graph_view import clusters, derive_view, view_bytes
-from server.core.library.layout import region_metrics, settle
+from server.core.library.layout import settle
+from server.core.library.layout_metrics import region_metrics
+from server.core.library.view_derive import clusters, derive_view
+from server.core.library.view_rows import view_bytes
 from tests.synthetic_layout import synthetic_vault
 from tests.unit.library.test_graph_view import node
 

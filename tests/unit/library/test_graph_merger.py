@@ -21,7 +21,6 @@ from server.core.contracts.graph import (
     Verdicts,
 )
 from server.core.library.graph import (
-    ChainIndex,
     chain_id,
     covered_by,
     findings_problems,
@@ -29,10 +28,9 @@ from server.core.library.graph import (
     fold_nodes,
     node_id,
     plan_merge,
-    restorable,
-    simplify,
     version_jobs,
 )
+from server.core.library.simplify import ChainIndex, restorable, simplify
 
 PROV = Provenance(source="c_1", job="job_1")
 

@@ -12,19 +12,10 @@ from hypothesis import strategies as st
 
 from server.core.contracts.graph import Chain, Proposition
 from server.core.library.graph import chain_id
-from server.core.library.graph_view import (
-    COMPACT_FORMAT,
-    ViewRows,
-    chain_line,
-    clusters,
-    compact_bytes,
-    compact_delta,
-    deletion,
-    derive_view,
-    view_bytes,
-)
 from server.core.library.layout import sanitize_positions, settle
-from server.core.library.view_rows import _plan
+from server.core.library.view_compact import COMPACT_FORMAT, compact_bytes, compact_delta
+from server.core.library.view_derive import chain_line, clusters, deletion, derive_view
+from server.core.library.view_rows import ViewRows, _plan, view_bytes
 
 
 def node(nid: str, source: str = "src_a") -> Proposition:

@@ -8,14 +8,9 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from server.core.library.layout import (
-    GAP,
-    convex_hull,
-    polygon_area,
-    region_metrics,
-    region_radius,
-    settle,
-)
+from server.core.library.layout import settle
+from server.core.library.layout_metrics import convex_hull, polygon_area, region_metrics
+from server.core.library.layout_regions import GAP, region_radius
 from tests.synthetic_layout import synthetic_graph
 
 

@@ -106,7 +106,7 @@ class GraphQuery(BaseModel):
     format: Literal["full", "compact"] = Field(
         default="full",
         description="full: `{nodes, links, clusters, folders}` (objects); compact: rows as arrays, "
-        "without what the reader derives (`core.graph_view.compact_bytes`), with a version",
+        "without what the reader derives (`core.library.view_compact.compact_bytes`), with a version",
     )
     since: str | None = Field(
         default=None,
