@@ -22,7 +22,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import hashlib
 import itertools
@@ -35,14 +34,11 @@ from typing import Any
 from pydantic_ai.models import Model
 from pydantic_ai.usage import RunUsage
 
-from server.agent.library.auditor import AuditDeps, auditor_prompt, build_auditor, run_auditor
 from server.agent.library.extraction import (
     build_extractor,
-    build_pack_extractor,
     digest,
     extractor_overhead_tokens,
     run_extractor,
-    run_pack_extractor,
     windowed_prompt,
 )
 from server.agent.library.window import Window
@@ -50,39 +46,33 @@ from server.agent.machine_room.model_guard import model_failure_of
 from server.agent.machine_room.pricing import usage_cost
 from server.core.clock import Clock, NewId, new_id, utc_now
 from server.core.contracts.graph import (
-    Chain,
-    CoverageLine,
-    Findings,
-    IdentityLink,
-    Proposition,
-    Provenance,
-    RunLine,
     SourceKind,
-    Verdicts,
 )
 from server.core.contracts.models import ResolvedModel
 from server.core.events import EventBus
-from server.core.fanout import FanOut, MergeLanded
-from server.core.library.candidates import AuditCandidates, audit_candidates
-from server.core.library.graph import MergePlan, completion, plan_merge, version_jobs
+from server.core.fanout import FanOut
+from server.core.library.graph import version_jobs
 from server.core.library.packing import (
     PACK_BUDGET,
-    PackNote,
-    pack_prompt,
     packable,
-    shares,
-    split_pack,
     take_pack,
 )
-from server.core.library.simplify import restorable, simplify
-from server.core.machine_room.model_failures import failure_in_text, learner_words
 from server.core.ports import Embedder, ExtractionGraph
 from server.core.tokens import estimate_tokens
 from server.services.library.embeddings import CandidateVectors
-from server.services.library.feed import KEEP_ENDED_ROWS, MAX_REFUSALS, ImportTally, JobRow, JobSpec, Phase
+from server.services.library.feed import (
+    KEEP_ENDED_ROWS,
+    MAX_REFUSALS,
+    ImportTally,
+    JobRow,
+    JobSpec,
+    Phase,
+    honest,
+)
 from server.services.library.memory import release_memory
+from server.services.library.merge import MergeSection, row_stats
+from server.services.library.packs import Pack, run_pack
 from server.services.machine_room import heap
-from server.services.machine_room.background import awaited_whole, run_background
 from server.services.machine_room.offline_model import CONTEXT_TOKENS, TOKENS_PER_ESTIMATE
 
 log = logging.getLogger("lh.extraction")
@@ -118,19 +108,6 @@ class _Run:
     rows: list[JobRow] = field(default_factory=list)
 
 
-@dataclass
-class _Pack:
-    """Small notes' runs sharing one extractor call (decision 0023): each keeps its own row, job
-    id, provenance, coverage, run line, version swap and fingerprint."""
-
-    runs: list[_Run]
-    pending: list[bool]
-    aborted: set[str] = field(default_factory=set)
-    """Members aborted while the pack runs: they merge nothing and re-run nothing."""
-    alone: dict[str, asyncio.Future[None]] = field(default_factory=dict)
-    """Members re-running alone after the pack failed (an abort cancels only that one)."""
-
-
 ModelProvider = Callable[[], "asyncio.Future[tuple[ResolvedModel, Model]] | Any"]
 
 
@@ -163,7 +140,6 @@ class ExtractionService:
         self.graph = graph
         self.fanout = fanout
         self.new_id = new_id
-        self.vectors = CandidateVectors(embedder) if embedder is not None else None
         self.events = events if events is not None else EventBus()
         """`activity-changed` on every row change, `graph-changed` after every committed write."""
         self.model_for = model_for
@@ -174,7 +150,19 @@ class ExtractionService:
         one request at a time, so parallel jobs queued inside it and a waiting request's 2-minute
         first-token deadline ran out before its turn came (a new-user trial: 2 notes, 4 parts, all
         failed). One at a time, each request has the model to itself."""
-        self.merge_section = asyncio.Lock()
+        self.merge = MergeSection(
+            graph,
+            permits=self.permits,
+            offline_lane=self.offline_lane,
+            vectors=CandidateVectors(embedder) if embedder is not None else None,
+            fanout=fanout,
+            events=self.events,
+            clock=clock,
+            phase=self._phase,
+        )
+        """The audit -> merge section and what runs in it (`merge.py`)."""
+        self.merge_section = self.merge.lock
+        """The section's lock, shared with deletions (`MergeGate`)."""
         self.rows: dict[str, JobRow] = {}
         self.tasks: dict[str, asyncio.Task[None]] = {}
         """The runs executing now (at most `MAX_ACTIVE_RUNS`), by source."""
@@ -183,7 +171,7 @@ class ExtractionService:
         """Runs waiting to launch, FIFO (a lesson's at the front)."""
         self._queued: dict[str, _Run] = {}
         self._finished = 0
-        self._packs: dict[str, _Pack] = {}
+        self._packs: dict[str, Pack] = {}
         self._pump_soon = False
         """The pack each source of an executing pack belongs to."""
         self.pack_budget = PACK_BUDGET
@@ -340,10 +328,10 @@ class ExtractionService:
                     pendings[0],
                 )
             else:
-                pack = _Pack(group, pendings)
+                pack = Pack(group, pendings)
                 for run in group:
                     self._packs[run.source] = pack
-                coro = self._run_pack(pack)
+                coro = run_pack(self, pack)
             task = asyncio.get_running_loop().create_task(coro, name=f"extraction {group[0].source}")
             for run in group:
                 self.tasks[run.source] = task
@@ -518,7 +506,7 @@ class ExtractionService:
                 merged_all = await self._run_job(row, spec, kind, version, replace, pending) and merged_all
             if not jobs and version is not None:
                 async with self.merge_section:
-                    merged_all = await self._replace(source, version)
+                    merged_all = await self.merge.replace(source, version)
         except asyncio.CancelledError:
             merged_all = False
             for row, _ in jobs:
@@ -532,63 +520,6 @@ class ExtractionService:
                     on_complete(merged_all)
                 except Exception:
                     log.exception("completing source %s failed", source)
-
-    async def _replace(self, source: str, version: dict[str, str]) -> bool:
-        """Complete `version`: one version line accepts its pending jobs and retires the source's
-        jobs that merged no part of it. Call it holding the merge section. Returns False when the
-        ledger could not be written (the version is then not stamped complete, its jobs stay
-        pending, and the next import of it retries the swap)."""
-        try:
-            line = completion(
-                source,
-                self.graph.contributors(source),
-                self.graph.coverage(source),
-                version,
-                self.graph.pending(),
-                self.clock(),
-            )
-            if line is not None:
-                self.graph.complete(line)
-                self._settle(set(line.accepted))
-                await self._after_merge(source)
-        except OSError:
-            log.exception("completing the new version of %s failed", source)
-            return False
-        return True
-
-    def _settle(self, accepted: set[str]) -> None:
-        """After a swap: chains simplification dropped because a now-retired chain covered them
-        come back, and whatever they or the accepted jobs' chains make redundant goes (seed §6,
-        chain simplification; a pending run's merges dropped only its own chains)."""
-        chains = self.graph.chains()
-        restored = restorable(self.graph.archived_chains(), chains, self.graph.nodes())
-        if restored:
-            self.graph.restore_chains({c.id for c in restored})
-        changed = [*restored, *self.graph.contribution(accepted)[1].values()] if accepted else restored
-        if changed:
-            self.graph.drop_chains(simplify(self.graph.chains(), changed=changed))
-
-    async def _after_merge(self, label: str) -> None:
-        """After a committed merge or retirement: `MergeLanded` (the layout settle, awaited: it
-        computes in a worker thread, the loop stays free), then `graph-changed` (the write is
-        committed whether or not a handler succeeded: each is contained)."""
-        await self.fanout.publish_awaited(MergeLanded(label))
-        self.events.emit("graph-changed")
-
-    async def _audit_candidates(self, findings: Findings, nodes: dict[str, Proposition]) -> AuditCandidates:
-        """Exact links and fused candidates (`audit_candidates`), computed in a worker thread with
-        the embedding (both are O(graph) per job: the fuzzy ranking alone held the loop 10-50 ms
-        per job late in a vault import, issue 16). The caller holds the merge section, so the
-        graph read is the one merged into. An embedder that fails leaves the candidates lexical
-        (`CandidateVectors`)."""
-        vectors = self.vectors
-
-        def rank() -> AuditCandidates:
-            pair = vectors.vectors(findings.propositions, nodes) if vectors is not None else None
-            fv, nv = pair if pair is not None else (None, None)
-            return audit_candidates(findings.propositions, nodes, finding_vectors=fv, node_vectors=nv)
-
-        return await run_background(rank)  # behind the event loop (issue 16)
 
     def _phase(self, row: JobRow, phase: Phase) -> None:
         row.phase = phase
@@ -604,14 +535,14 @@ class ExtractionService:
         pending: bool = False,
     ) -> bool:
         """One job. `replace`: after this merge, in the same section, the version replaces the
-        source's earlier contribution (`_replace`); its failure makes this return False.
+        source's earlier contribution (`MergeSection.replace`); its failure makes this return False.
         `pending`: the job's lines count only once its version completes; until then this run
         (and no other reader) sees them (`MergeLedger.graph_with`)."""
         usage = RunUsage()
         failed_calls = 0  # requests sent that failed (pydantic-ai counts only answered ones)
         resolved: ResolvedModel | None = None
 
-        mine, graph = self._view(row.source, version, pending)
+        mine, graph = self.merge.view(row.source, version, pending)
         try:
             resolved, model = await self.model_for()
             cap = OFFLINE_MAX_TOKENS if resolved.offline else None
@@ -621,18 +552,20 @@ class ExtractionService:
             window = offline_window() if resolved.offline else None
             extractor = build_extractor(model, kind=kind, existing=nodes, max_tokens=cap, window=window)
             prompt = windowed_prompt(spec.text, digest(*own, row.source), window)
-            async with self.permits, self._lane(resolved.offline):  # "queued" until a permit is free
+            async with self.permits, self.merge.lane(resolved.offline):  # "queued" until a permit is free
                 row.started_at = self.clock()
                 self._phase(row, "extracting")
                 findings = await run_extractor(extractor, prompt, usage)
             self._phase(row, "waiting")
             async with self.merge_section:
                 nodes, _ = graph()  # the graph as it stands now
-                verdicts = await self._audit(
+                verdicts = await self.merge.audit(
                     findings, nodes, model, cap, usage, [row], offline=resolved.offline
                 )
-                plan, replaced = await self._commit(row, spec, findings, verdicts, graph, pending, replace)
-            row.stats = _row_stats(plan)
+                plan, replaced = await self.merge.commit(
+                    row, spec, findings, verdicts, graph, pending, replace
+                )
+            row.stats = row_stats(plan)
             row.phase = "done"
             return replaced
         except asyncio.CancelledError:
@@ -640,7 +573,7 @@ class ExtractionService:
             raise
         except Exception as exc:
             log.warning("extraction job %s failed: %s", row.id, exc)
-            row.phase, row.error = "error", _honest(exc)
+            row.phase, row.error = "error", honest(exc)
             failed = model_failure_of(exc)
             failed_calls = failed.attempts if failed is not None else 0
             return False
@@ -648,10 +581,6 @@ class ExtractionService:
             # requests that failed were still made: counted, with no tokens reported (a failed
             # job's usage is not "no model calls"; absence is not zero, trial finding 4)
             self._record_usage(row, usage, failed_calls, resolved)
-
-    def _lane(self, offline: bool) -> contextlib.AbstractAsyncContextManager[Any]:
-        """`offline_lane` when the call goes to the offline model, else nothing to wait for."""
-        return self.offline_lane if offline else contextlib.nullcontext()
 
     def _record_usage(
         self, row: JobRow, usage: RunUsage, failed_calls: int, resolved: ResolvedModel | None
@@ -680,270 +609,3 @@ class ExtractionService:
         except OSError:
             log.exception("recording usage of %s failed", row.id)  # a side channel: contained
         self._changed()
-
-    def _view(
-        self, source: str, version: dict[str, str] | None, pending: bool
-    ) -> tuple[Callable[[], set[str]], Callable[[], tuple[dict[str, Proposition], dict[str, Chain]]]]:
-        """(mine, graph) for a run of `source`: the version's jobs it stands on (a pending run its
-        own pending ones too), and the graph as it sees it (the counted graph, plus its version's
-        pending jobs when it merges pending)."""
-
-        def mine() -> set[str]:
-            if version is None:
-                return set()
-            jobs = version_jobs(self.graph.coverage(source), version)
-            return jobs if pending else jobs - self.graph.pending()
-
-        def graph() -> tuple[dict[str, Proposition], dict[str, Chain]]:
-            return self.graph.graph_with(mine()) if pending else (self.graph.nodes(), self.graph.chains())
-
-        return mine, graph
-
-    async def _run_pack(self, pack: _Pack) -> None:
-        """A pack of small notes (decision 0023): one extractor call reads them all, each in its
-        own `<note id>` section; one audit judges their propositions together; then each note
-        merges on its own, in order (its job id, provenance, coverage, run line and, when it
-        replaces an earlier version, its swap) and its `on_complete` stamps its fingerprint. A
-        proposition the audit linked to one of an earlier member's lands on that member's node.
-        If the pack fails before a note merged (the call, the submit, the audit), that note runs
-        again alone (`_run_source`), so only what failed re-runs; a note whose own merge failed
-        ends with its own error, as a single job would. The pack's usage is charged to its notes
-        in proportion to their tokens."""
-        members = [
-            (run, run.rows[0], run.specs[0], pending)
-            for run, pending in zip(pack.runs, pack.pending, strict=True)
-        ]
-        notes = [PackNote(run.source, run.label, spec.text) for run, _, spec, _ in members]
-        usage = RunUsage()
-        failed_calls = 0
-        resolved: ResolvedModel | None = None
-        ended: set[str] = set()  # members whose merge ran (merged or failed on their own)
-        failure: Exception | None = None
-        try:
-            resolved, model = await self.model_for()
-            if resolved.offline:  # a 4,096-token context: each note has its own call
-                raise _Unpacked("the offline model reads one note at a time")
-            extractor = build_pack_extractor(
-                model, notes=[n.source for n in notes], existing=self.graph.nodes()
-            )
-            async with self.permits:
-                for _, row, _, _ in members:
-                    row.started_at = self.clock()
-                    self._phase(row, "extracting")
-                packed = await run_pack_extractor(extractor, pack_prompt(notes), usage)
-            split = split_pack(packed, [n.source for n in notes])
-            for run, row, _, _ in members:
-                if run.source not in pack.aborted:
-                    self._phase(row, "waiting")
-            async with self.merge_section:
-                live = [m for m in members if m[0].source not in pack.aborted]
-                nodes = self.graph.nodes()
-                combined = Findings(
-                    propositions=[p for m in live for p in split[m[0].source].propositions], chains=[]
-                )
-                verdicts = await self._audit(
-                    combined, nodes, model, None, usage, [m[1] for m in live], shared=True
-                )
-                owner = {p.id: m[0].source for m in live for p in split[m[0].source].propositions}
-                landed: dict[str, str] = {}  # an earlier member's finding id -> its node id
-                for run, row, spec, pending in live:
-                    findings = split[run.source]
-                    links = []
-                    for link in verdicts.links:
-                        if owner.get(link.finding) != run.source:
-                            continue
-                        node = landed.get(link.node, link.node)
-                        if owner.get(node, run.source) != run.source:
-                            continue  # a twin in a note that did not merge: this one is new
-                        links.append(IdentityLink(finding=link.finding, node=node))
-                    _, graph = self._view(run.source, run.version, pending)
-                    ended.add(run.source)
-                    try:
-                        plan, merged = await self._commit(
-                            row, spec, findings, Verdicts(links=links), graph, pending, run.version
-                        )
-                    except Exception as exc:  # this note's own merge failed: its error alone
-                        log.warning("merging packed note %s failed: %s", row.id, exc)
-                        row.phase, row.error = "error", _honest(exc)
-                        merged = False
-                    else:
-                        landed.update(
-                            (p.id, line.id)
-                            for p, line in zip(findings.propositions, plan.node_lines, strict=True)
-                        )
-                        row.stats = _row_stats(plan)
-                        row.phase = "done"
-                    _complete(run, merged)
-        except asyncio.CancelledError:
-            for run, row, _, _ in members:
-                if run.source not in ended:
-                    row.phase = "aborted"
-                    _complete(run, False)
-            raise
-        except Exception as exc:
-            failure = exc
-            failed = model_failure_of(exc)
-            failed_calls = failed.attempts if failed is not None else 0
-            if not isinstance(exc, _Unpacked):
-                log.warning("a pack of %d notes failed (%s); its notes run alone", len(members), exc)
-        finally:
-            self._charge(pack, usage, failed_calls, resolved, failure is not None)
-        for run, row, spec, pending in members:
-            if run.source in ended:
-                continue
-            if run.source in pack.aborted:
-                row.phase, row.ended_at = "aborted", self.clock()
-                _complete(run, False)
-                continue
-            # only what failed re-runs: this note alone, as if it had never been packed
-            row.phase, row.error, row.started_at, row.ended_at = "queued", None, None, None
-            self._changed()
-            alone = asyncio.ensure_future(
-                self._run_source(run.source, run.kind, [(row, spec)], run.on_complete, run.version, pending)
-            )
-            pack.alone[run.source] = alone
-            await asyncio.gather(alone, return_exceptions=True)  # an abort of this note ends it alone
-
-    def _charge(
-        self, pack: _Pack, usage: RunUsage, failed_calls: int, resolved: ResolvedModel | None, failed: bool
-    ) -> None:
-        """A pack's usage charged to its notes in proportion to their tokens: each note's row and
-        usage line (a failed pack's line says `error`; the note's own rerun adds its own)."""
-        weights = [estimate_tokens(run.specs[0].text) for run in pack.runs]
-        inputs = shares(usage.input_tokens, weights)
-        outputs = shares(usage.output_tokens, weights)
-        requests = shares(usage.requests + failed_calls, weights)
-        for i, run in enumerate(pack.runs):
-            row = run.rows[0]
-            part = RunUsage(input_tokens=inputs[i], output_tokens=outputs[i], requests=requests[i])
-            if failed and row.phase not in ("done", "error", "aborted"):
-                phase, row.phase = row.phase, "error"
-                self._record_usage(row, part, 0, resolved)
-                row.phase = phase
-            else:
-                self._record_usage(row, part, 0, resolved)
-
-    async def _audit(
-        self,
-        findings: Findings,
-        nodes: dict[str, Proposition],
-        model: Model,
-        cap: int | None,
-        usage: RunUsage,
-        rows: list[JobRow],
-        shared: bool = False,
-        offline: bool = False,
-    ) -> Verdicts:
-        """The audit of one job's (or one pack's) findings against `nodes`: exact links without the
-        model, the auditor for the rest when there is something to judge. Call it holding the
-        merge section. `offline`: the model is the offline one (its calls take `offline_lane`)."""
-        if not findings.propositions or not (nodes or len(findings.propositions) > 1):
-            return Verdicts(links=[])
-        for row in rows:
-            self._phase(row, "auditing")
-        found = await self._audit_candidates(findings, nodes)
-        links = [IdentityLink(finding=f, node=n) for f, n in found.exact.items()]
-        open_ = [p for p in findings.propositions if p.id not in found.exact]
-        if open_ and (nodes or found.undecided()):  # else nothing to judge
-            deps = AuditDeps(nodes=nodes, sessions={s.id: s.title for s in self.graph.sources().values()})
-            judge = Findings(propositions=open_, chains=[])
-            async with self.permits, self._lane(offline):
-                judged = await run_auditor(
-                    build_auditor(model, max_tokens=cap),
-                    auditor_prompt(judge, found.existing, nodes, found.batch, shared=shared),
-                    deps,
-                    usage,
-                )
-            links += judged.links  # an exact link, listed first, wins
-        return Verdicts(links=links)
-
-    async def _commit(
-        self,
-        row: JobRow,
-        spec: JobSpec,
-        findings: Findings,
-        verdicts: Verdicts,
-        graph: Callable[[], tuple[dict[str, Proposition], dict[str, Chain]]],
-        pending: bool,
-        replace: dict[str, str] | None,
-    ) -> tuple[MergePlan, bool]:
-        """Plan and commit one job's merge (nodes, chains, run line, coverage, simplification),
-        then, for a version's last job, its swap (`_replace`). Call it holding the merge section.
-        Returns the plan and whether the swap (if any) was written."""
-        self._phase(row, "merging")
-        at = self.clock()
-        provenance = Provenance(source=row.source, job=row.job, messages=spec.messages)
-        nodes, chains = graph()  # unchanged while the section is held
-        # The store keeps the index of exactly its counted chains (carried forward by each
-        # commit, which is the only writer of it and runs in this section).
-        counted = self.graph.chain_index()
-        reserved = self.graph.deleted()
-        label = row.view()["label"]
-
-        def plan_and_commit() -> MergePlan:
-            # In the worker thread with the commit (issue 16: chain simplification held the loop
-            # per merge late in a vault import). The section is held until it returns, so the
-            # graph read above is still the one merged into.
-            index = counted
-            if pending:  # its own chains (graph_with: a superset) layered over, never copied in
-                index = counted.over([c for cid, c in chains.items() if cid not in counted])
-            plan = plan_merge(
-                nodes, chains, findings, verdicts, provenance, at, reserved=reserved, index=index
-            )
-            if pending:  # drop only this version's own chains: the counted graph stays whole
-                plan.dropped_chains = {cid for cid in plan.dropped_chains if cid not in counted}
-            run = RunLine(
-                source=row.source,
-                job=row.job,
-                label=label,
-                addedNodes=plan.added_nodes,
-                linkedNodes=plan.linked_nodes,
-                addedChains=plan.added_chains,
-                droppedChains=len(plan.dropped_chains),
-                at=at,
-                pending=True if pending else None,
-            )
-            coverage = [
-                CoverageLine(source=row.source, message=key, fingerprint=fp, job=row.job, at=at)
-                for key, fp in spec.coverage
-            ]
-            self.graph.commit_merge(plan, coverage, run)
-            return plan
-
-        # in a background thread (its fsyncs never stall the loop, its CPU work runs behind the
-        # loop's), awaited whole: a commit never outlives its hold on the merge section
-        plan = await awaited_whole(run_background(plan_and_commit))
-        replaced = await self._replace(row.source, replace) if replace is not None else True
-        await self._after_merge(row.id)
-        return plan, replaced
-
-
-class _Unpacked(Exception):
-    """A pack that is not to run as one (its notes run alone)."""
-
-
-def _complete(run: _Run, merged: bool) -> None:
-    """A run's `on_complete(merged)` (a notes file's fingerprint stamp), contained."""
-    if run.on_complete is None:
-        return
-    try:
-        run.on_complete(merged)
-    except Exception:
-        log.exception("completing source %s failed", run.source)
-
-
-def _row_stats(plan: MergePlan) -> dict[str, int]:
-    """What a committed merge did, for its activity row (`JobStats`' camelCase keys)."""
-    return {
-        "addedNodes": plan.added_nodes,
-        "linkedNodes": plan.linked_nodes,
-        "addedChains": plan.added_chains,
-        "droppedChains": len(plan.dropped_chains),
-    }
-
-
-def _honest(exc: Exception) -> str:
-    """A short, true sentence about a failed job for the activity feed."""
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    gave_up = failure_in_text(text, kept=False)  # not the SDK's "Exceeded maximum output retries (3)"
-    return learner_words(gave_up) if gave_up is not None else text[:300]

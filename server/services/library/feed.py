@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from server.core.contracts.graph import SourceKind
+from server.core.machine_room.model_failures import failure_in_text, learner_words
 
 KEEP_ENDED_ROWS = 50
 """Ended rows an import keeps in the feed (the newest); older ones fold into its summary row."""
@@ -169,3 +170,10 @@ class ImportTally:
             "errors": self.errors,
             "refusals": self.refusals,
         }
+
+
+def honest(exc: Exception) -> str:
+    """A short, true sentence about a failed job for the activity feed."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    gave_up = failure_in_text(text, kept=False)  # not the SDK's "Exceeded maximum output retries (3)"
+    return learner_words(gave_up) if gave_up is not None else text[:300]

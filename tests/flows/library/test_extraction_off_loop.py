@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from server.services.library import extraction
+from server.services.library import merge
 from tests.flows.graph_pipeline import Pipeline
 
 
@@ -23,13 +23,13 @@ def test_the_auditor_candidates_are_ranked_in_a_worker_thread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ranked_on: list[int] = []
-    real = extraction.audit_candidates
+    real = merge.audit_candidates
 
     def recorded(*args: Any, **kwargs: Any) -> Any:
         ranked_on.append(threading.get_ident())
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(extraction, "audit_candidates", recorded)
+    monkeypatch.setattr(merge, "audit_candidates", recorded)
     pipe = Pipeline(tmp_path / "graph")
 
     async def scenario() -> int:

@@ -196,16 +196,16 @@ def test_a_version_merged_by_earlier_runs_is_completed_by_a_reimport(tmp_path: P
 
     async def scenario() -> None:
         await pipe.import_note("vault/heap.md", HEAP_V1)
-        real = pipe.extraction._replace
+        real = pipe.extraction.merge.replace
 
         async def crashed(source: str, version: dict[str, str]) -> bool:
             return False  # as when the retirement line could not be written
 
-        pipe.extraction._replace = crashed  # type: ignore[method-assign]
+        pipe.extraction.merge.replace = crashed  # type: ignore[method-assign]
         before = names(pipe)
         await pipe.import_note("vault/heap.md", HEAP_V2)
         assert names(pipe) == before  # the old version alone counts until the swap is written
-        pipe.extraction._replace = real  # type: ignore[method-assign]
+        pipe.extraction.merge.replace = real  # type: ignore[method-assign]
         status = await pipe.import_note("vault/heap.md", HEAP_V2)
         assert status == "unchanged" and len(pipe.graph.nodes()) == 5
         invariants(pipe, set(), {"vault/heap.md": {content_fingerprint(HEAP_V2)}})

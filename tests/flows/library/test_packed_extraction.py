@@ -317,7 +317,7 @@ def test_finished_packs_leave_nothing_of_theirs_held(tmp_path: Path) -> None:
     from server.agent.library.extraction import PackDeps, PackExtractor
     from server.core.contracts.graph import PackedFindings
     from server.core.library.packing import PackNote
-    from server.services.library.extraction import _Pack
+    from server.services.library.packs import Pack
     from server.services.library.feed import KEEP_ENDED_ROWS
 
     door = Door(tmp_path)
@@ -334,7 +334,7 @@ def test_finished_packs_leave_nothing_of_theirs_held(tmp_path: Path) -> None:
     assert not service.tasks and not service._active and not service._queued and not service._packs
     assert len(service.rows) <= KEEP_ENDED_ROWS
     gc.collect()
-    kinds = (_Pack, PackDeps, PackExtractor, PackedFindings, PackNote)
+    kinds = (Pack, PackDeps, PackExtractor, PackedFindings, PackNote)
     held = [o for o in gc.get_objects() if isinstance(o, kinds)]
     assert held == []
     pack_agents = [

@@ -1,0 +1,185 @@
+"""Small notes' runs packed into one extractor call (decision 0023): `Pack` (a pack's members) and
+`run_pack`, the task `ExtractionService._pump` launches for a pack (one call, one audit, then each
+note's own merge in the merge section; a note the pack failed re-runs alone), which charges the
+pack's usage to its notes in proportion to their tokens."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from pydantic_ai.usage import RunUsage
+
+from server.agent.library.extraction import build_pack_extractor, run_pack_extractor
+from server.agent.machine_room.model_guard import model_failure_of
+from server.core.contracts.graph import Findings, IdentityLink, Verdicts
+from server.core.contracts.models import ResolvedModel
+from server.core.library.packing import PackNote, pack_prompt, shares, split_pack
+from server.core.tokens import estimate_tokens
+from server.services.library.feed import honest
+from server.services.library.merge import row_stats
+
+if TYPE_CHECKING:
+    from server.services.library.extraction import ExtractionService, _Run
+
+log = logging.getLogger("lh.extraction")
+
+
+@dataclass
+class Pack:
+    """Small notes' runs sharing one extractor call (decision 0023): each keeps its own row, job
+    id, provenance, coverage, run line, version swap and fingerprint."""
+
+    runs: list[_Run]
+    pending: list[bool]
+    aborted: set[str] = field(default_factory=set)
+    """Members aborted while the pack runs: they merge nothing and re-run nothing."""
+    alone: dict[str, asyncio.Future[None]] = field(default_factory=dict)
+    """Members re-running alone after the pack failed (an abort cancels only that one)."""
+
+
+class _Unpacked(Exception):
+    """A pack that is not to run as one (its notes run alone)."""
+
+
+async def run_pack(service: ExtractionService, pack: Pack) -> None:
+    """A pack of small notes (decision 0023): one extractor call reads them all, each in its
+    own `<note id>` section; one audit judges their propositions together; then each note
+    merges on its own, in order (its job id, provenance, coverage, run line and, when it
+    replaces an earlier version, its swap) and its `on_complete` stamps its fingerprint. A
+    proposition the audit linked to one of an earlier member's lands on that member's node.
+    If the pack fails before a note merged (the call, the submit, the audit), that note runs
+    again alone (`_run_source`), so only what failed re-runs; a note whose own merge failed
+    ends with its own error, as a single job would. The pack's usage is charged to its notes
+    in proportion to their tokens."""
+    members = [
+        (run, run.rows[0], run.specs[0], pending)
+        for run, pending in zip(pack.runs, pack.pending, strict=True)
+    ]
+    notes = [PackNote(run.source, run.label, spec.text) for run, _, spec, _ in members]
+    usage = RunUsage()
+    failed_calls = 0
+    resolved: ResolvedModel | None = None
+    ended: set[str] = set()  # members whose merge ran (merged or failed on their own)
+    failure: Exception | None = None
+    try:
+        resolved, model = await service.model_for()
+        if resolved.offline:  # a 4,096-token context: each note has its own call
+            raise _Unpacked("the offline model reads one note at a time")
+        extractor = build_pack_extractor(
+            model, notes=[n.source for n in notes], existing=service.graph.nodes()
+        )
+        async with service.permits:
+            for _, row, _, _ in members:
+                row.started_at = service.clock()
+                service._phase(row, "extracting")
+            packed = await run_pack_extractor(extractor, pack_prompt(notes), usage)
+        split = split_pack(packed, [n.source for n in notes])
+        for run, row, _, _ in members:
+            if run.source not in pack.aborted:
+                service._phase(row, "waiting")
+        async with service.merge_section:
+            live = [m for m in members if m[0].source not in pack.aborted]
+            nodes = service.graph.nodes()
+            combined = Findings(
+                propositions=[p for m in live for p in split[m[0].source].propositions], chains=[]
+            )
+            verdicts = await service.merge.audit(
+                combined, nodes, model, None, usage, [m[1] for m in live], shared=True
+            )
+            owner = {p.id: m[0].source for m in live for p in split[m[0].source].propositions}
+            landed: dict[str, str] = {}  # an earlier member's finding id -> its node id
+            for run, row, spec, pending in live:
+                findings = split[run.source]
+                links = []
+                for link in verdicts.links:
+                    if owner.get(link.finding) != run.source:
+                        continue
+                    node = landed.get(link.node, link.node)
+                    if owner.get(node, run.source) != run.source:
+                        continue  # a twin in a note that did not merge: this one is new
+                    links.append(IdentityLink(finding=link.finding, node=node))
+                _, graph = service.merge.view(run.source, run.version, pending)
+                ended.add(run.source)
+                try:
+                    plan, merged = await service.merge.commit(
+                        row, spec, findings, Verdicts(links=links), graph, pending, run.version
+                    )
+                except Exception as exc:  # this note's own merge failed: its error alone
+                    log.warning("merging packed note %s failed: %s", row.id, exc)
+                    row.phase, row.error = "error", honest(exc)
+                    merged = False
+                else:
+                    landed.update(
+                        (p.id, line.id)
+                        for p, line in zip(findings.propositions, plan.node_lines, strict=True)
+                    )
+                    row.stats = row_stats(plan)
+                    row.phase = "done"
+                _complete(run, merged)
+    except asyncio.CancelledError:
+        for run, row, _, _ in members:
+            if run.source not in ended:
+                row.phase = "aborted"
+                _complete(run, False)
+        raise
+    except Exception as exc:
+        failure = exc
+        failed = model_failure_of(exc)
+        failed_calls = failed.attempts if failed is not None else 0
+        if not isinstance(exc, _Unpacked):
+            log.warning("a pack of %d notes failed (%s); its notes run alone", len(members), exc)
+    finally:
+        _charge(service, pack, usage, failed_calls, resolved, failure is not None)
+    for run, row, spec, pending in members:
+        if run.source in ended:
+            continue
+        if run.source in pack.aborted:
+            row.phase, row.ended_at = "aborted", service.clock()
+            _complete(run, False)
+            continue
+        # only what failed re-runs: this note alone, as if it had never been packed
+        row.phase, row.error, row.started_at, row.ended_at = "queued", None, None, None
+        service._changed()
+        alone = asyncio.ensure_future(
+            service._run_source(run.source, run.kind, [(row, spec)], run.on_complete, run.version, pending)
+        )
+        pack.alone[run.source] = alone
+        await asyncio.gather(alone, return_exceptions=True)  # an abort of this note ends it alone
+
+
+def _charge(
+    service: ExtractionService,
+    pack: Pack,
+    usage: RunUsage,
+    failed_calls: int,
+    resolved: ResolvedModel | None,
+    failed: bool,
+) -> None:
+    """A pack's usage charged to its notes in proportion to their tokens: each note's row and
+    usage line (a failed pack's line says `error`; the note's own rerun adds its own)."""
+    weights = [estimate_tokens(run.specs[0].text) for run in pack.runs]
+    inputs = shares(usage.input_tokens, weights)
+    outputs = shares(usage.output_tokens, weights)
+    requests = shares(usage.requests + failed_calls, weights)
+    for i, run in enumerate(pack.runs):
+        row = run.rows[0]
+        part = RunUsage(input_tokens=inputs[i], output_tokens=outputs[i], requests=requests[i])
+        if failed and row.phase not in ("done", "error", "aborted"):
+            phase, row.phase = row.phase, "error"
+            service._record_usage(row, part, 0, resolved)
+            row.phase = phase
+        else:
+            service._record_usage(row, part, 0, resolved)
+
+
+def _complete(run: _Run, merged: bool) -> None:
+    """A run's `on_complete(merged)` (a notes file's fingerprint stamp), contained."""
+    if run.on_complete is None:
+        return
+    try:
+        run.on_complete(merged)
+    except Exception:
+        log.exception("completing source %s failed", run.source)
