@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from server.core.library.notes import folder_refusal
-from server.services.library.library import IMPORT_ROOTS_ENV, import_roots
+from server.services.library.folders import IMPORT_ROOTS_ENV, import_roots
 from server.store.machine_room.settings import FileSettingsStore
 
 

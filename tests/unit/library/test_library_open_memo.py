@@ -110,7 +110,7 @@ def test_the_incremental_check_equals_a_fresh_diff(steps: list[tuple[str, int]])
         elif kind == "stale" and graph.lines:  # as many lines, one now of an older version
             at, lines = n % len(graph.lines), graph.lines
             graph.lines = [*lines[:at], lines[at].model_copy(update={"fingerprint": "old"}), *lines[at + 1 :]]
-        views, tokens = library._open(record(messages))
+        views, tokens = library.lessons._open(record(messages))
         expected = fresh(messages, graph.lines)
         assert views == expected and tokens == sum(v.tokens for v in expected)
 
@@ -122,7 +122,7 @@ def test_a_turn_that_adds_a_message_diffs_only_the_new_view(monkeypatch: Any) ->
         {"id": "a0", "role": "assistant", "parts": [PROBE_DONE]},
         *(teacher(f"m{i}", f"Prose {i}.") for i in range(200)),
     ]
-    first, _ = library._open(record(messages))
+    first, _ = library.lessons._open(record(messages))
     diffed: list[int] = []
 
     def counting(views: Any, covered: Any) -> list[Any]:
@@ -130,7 +130,7 @@ def test_a_turn_that_adds_a_message_diffs_only_the_new_view(monkeypatch: Any) ->
         diffed.append(len(views))
         return uncovered(views, covered)
 
-    monkeypatch.setattr("server.services.library.library.uncovered", counting)
-    views, tokens = library._open(record([*messages, teacher("m-new", "New prose.")]))
+    monkeypatch.setattr("server.services.library.lessons.uncovered", counting)
+    views, tokens = library.lessons._open(record([*messages, teacher("m-new", "New prose.")]))
     assert diffed == [1] and views[:-1] == first and views[-1].message_id == "m-new"
     assert tokens == sum(v.tokens for v in views)

@@ -1,0 +1,414 @@
+"""The notes front door's per-file work (seed §6, notes import): each file read, decoded,
+prepared and chunked into the plan of its run (`Plan`; off the event loop, in pages), the plans
+written to the accepted queue before any run starts (issue 26), then launched; and the retirement
+of files a folder import found gone. `ImportResult` and `ImportOutcome` are what an import answers."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from server.core.clock import Clock, NewId
+from server.core.contracts.graph import SourceLine
+from server.core.contracts.intake import IntakeEntry, IntakeJob
+from server.core.library.note_text import prepare_note
+from server.core.library.notes import NoteRefused, chunk_note, content_fingerprint, decode_note, source_id
+from server.core.ports import IntakeStore, LibraryGraph
+from server.services.library.extraction import ExtractionService
+from server.services.library.feed import JobSpec
+
+PREPARE_PAGE = 100
+"""Files read and prepared per thread hop of a large import; the event loop starts their runs
+between pages (so it answers other requests throughout)."""
+
+Loader = Callable[[], bytes]
+"""Reads one file's bytes when its page is prepared (raises NoteRefused)."""
+
+
+@dataclass
+class ImportResult:
+    """One file's outcome: queued (its jobs started), unchanged (a true no-op), refused (why),
+    removed (a folder re-import found it gone: its knowledge is retired).
+
+    `replaces`: for a file given by its bare name (a single file picked in the browser) whose
+    source already holds other content, the sentence saying this import replaces it ("replaces
+    what the earlier notes.md said"): two unrelated files of one name are one source. Empty
+    otherwise."""
+
+    name: str
+    source: str | None
+    status: str
+    detail: str = ""
+    chunks: int = 0
+    replaces: str = ""
+
+    def view(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "sourceId": self.source,
+            "status": self.status,
+            "detail": self.detail,
+            "chunks": self.chunks,
+            "replaces": self.replaces,
+        }
+
+
+@dataclass
+class ImportOutcome:
+    """What one import request did (`POST /api/graph/import`'s 202, or its 400 when nothing was
+    imported): the import it belongs to (its summary row in the feed) and each file's result,
+    in order (a folder's refused entries first, its removed files last)."""
+
+    import_id: str
+    results: list[ImportResult]
+
+    def refusal(self) -> str | None:
+        """The 400's detail when every file was refused (the first five reasons), else None."""
+        if self.results and all(r.status == "refused" for r in self.results):
+            return "nothing was imported: " + "; ".join(r.detail for r in self.results[:5])
+        return None
+
+
+@dataclass
+class Plan:
+    """A prepared file whose run is to start (made off the event loop, started on it)."""
+
+    name: str
+    src: str
+    title: str
+    fingerprint: str
+    jobs: list[JobSpec]
+    version: dict[str, str]
+    chunks: int
+    detail: str
+    replaces: str
+    key: str = ""
+    """Its accepted-queue entry (`IntakeEntry.key`), settled when its run ends; "" when none."""
+
+
+class NotesImport:
+    """The notes files' imports: prepare, accept, launch, count, retire.
+
+    Args:
+        graph: the ledgers (source lines are recorded here; merges go through `extraction`).
+        extraction: the job runner (runs, and the imports' summary rows).
+        intake: the accepted queue; None: nothing survives a crash (unit tests).
+        clock: ISO timestamp source (`server.core.clock`).
+        new_id: mints accepted-queue keys (`ik_` + 16 hex digits).
+        budget: the chunk budget now (estimated tokens; `LibraryService.budget`).
+    """
+
+    def __init__(
+        self,
+        graph: LibraryGraph,
+        extraction: ExtractionService,
+        intake: IntakeStore | None,
+        clock: Clock,
+        new_id: NewId,
+        budget: Callable[[], int],
+    ) -> None:
+        self.graph = graph
+        self.extraction = extraction
+        self.intake = intake
+        self.clock = clock
+        self.new_id = new_id
+        self.budget = budget
+
+    def import_files(
+        self, files: list[tuple[str, bytes]], import_id: str | None = None
+    ) -> list[ImportResult]:
+        """Import notes files given as (path or name, bytes), all at once on the calling thread
+        (small imports and tests; `import_many` is the paged, off-loop form). Each file is a
+        source with an id from its path; refused files write nothing; an unchanged file is a
+        no-op (no model call)."""
+        return self.import_loaded([(name, given(data)) for name, data in files], import_id)
+
+    def import_loaded(
+        self, items: list[tuple[str, Loader]], import_id: str | None = None
+    ) -> list[ImportResult]:
+        """`import_files` for files read by their loaders (a folder's, `folders.folder_items`),
+        all at once on the calling thread. Raises OSError: the accepted queue could not be
+        written (no run was started)."""
+        budget = self.budget()
+        sources = self.graph.sources()
+        prepared = self._admit([self._prepare(name, load, budget, sources) for name, load in items])
+        self._accept(prepared, import_id)
+        return [self.launch(item, import_id) for item in prepared]
+
+    async def import_many(
+        self, items: list[tuple[str, Loader]], import_id: str | None = None
+    ) -> list[ImportResult]:
+        """Import any number of notes files: pages of `PREPARE_PAGE` files are read, prepared,
+        chunked and recorded in a worker thread (a page's bytes are dropped once prepared: its
+        chunks' text is kept), the event loop answering other requests between pages; then every
+        run to start is written to the accepted queue with one fsynced write (in a worker thread),
+        and only then queued, so the answer that follows is durable (issue 26). Returns one result
+        per item, in order. `import_id`: the import whose summary row counts them (`begin_import`).
+
+        Raises:
+            OSError: the accepted queue could not be written: no run was started.
+        """
+        budget = self.budget()
+        sources = await asyncio.to_thread(self.graph.sources)
+        prepared: list[ImportResult | Plan] = []
+        for start in range(0, len(items), PREPARE_PAGE):
+            page = items[start : start + PREPARE_PAGE]
+            prepared += await asyncio.to_thread(self._prepare_page, page, budget, sources)
+            await asyncio.sleep(0)
+        prepared = self._admit(prepared)
+        if self.intake is not None:  # the entries are made in the thread too (~20 ms per 1,200)
+            label = self.extraction.import_label(import_id) if import_id is not None else None
+            await asyncio.to_thread(self._accept, prepared, import_id, label)
+        # no run of these sources started meanwhile: only this request's own awaits were between
+        return [self.launch(item, import_id, recorded=True) for item in prepared]
+
+    def _admit(self, prepared: list[ImportResult | Plan]) -> list[ImportResult | Plan]:
+        """The plans whose runs start: a source already running, or named again later in the
+        same batch (two files of one name), gets its `running` result instead."""
+        seen: set[str] = set()
+        out: list[ImportResult | Plan] = []
+        for item in prepared:
+            if isinstance(item, Plan) and (item.src in seen or self.extraction.running(item.src)):
+                item = ImportResult(
+                    item.name, item.src, "running", "an import of this file is already running"
+                )
+            elif isinstance(item, Plan):
+                seen.add(item.src)
+            out.append(item)
+        return out
+
+    def _entries(
+        self, prepared: list[ImportResult | Plan], import_id: str | None, label: str | None
+    ) -> list[IntakeEntry]:
+        """The accepted-queue entries of the plans in `prepared` (each plan gets its key)."""
+        at = self.clock()
+        entries = []
+        for item in prepared:
+            if not isinstance(item, Plan):
+                continue
+            item.key = self.new_id("ik_")
+            entries.append(
+                IntakeEntry(
+                    key=item.key,
+                    kind="notes",
+                    source=item.src,
+                    label=label or "",
+                    import_id=import_id,
+                    title=item.title,
+                    path=item.name,
+                    fingerprint=item.fingerprint,
+                    version=item.version,
+                    jobs=[IntakeJob(text=j.text, coverage=j.coverage) for j in item.jobs],
+                    at=at,
+                )
+            )
+        return entries
+
+    def _accept(
+        self, prepared: list[ImportResult | Plan], import_id: str | None, label: str | None = None
+    ) -> None:
+        """Write the plans' entries to the accepted queue (fsynced, on the calling thread: a
+        worker thread for `import_many`). `label`: the import's, when not read here. Raises
+        OSError: nothing was accepted."""
+        if self.intake is None:
+            return
+        if label is None and import_id is not None:
+            label = self.extraction.import_label(import_id)
+        entries = self._entries(prepared, import_id, label)
+        if entries:
+            self.intake.accept(entries)
+
+    def settle(self, key: str) -> None:
+        """An accepted entry's run ended: settle it, unless the server is stopping (a run a
+        shutdown cancelled resumes at the next start)."""
+        if self.intake is None or not key or self.extraction.stopping:
+            return
+        self.intake.settle([key])
+
+    def _prepare_page(
+        self, page: list[tuple[str, Loader]], budget: int, sources: dict[str, SourceLine]
+    ) -> list[ImportResult | Plan]:
+        return [self._prepare(name, load, budget, sources, record=True) for name, load in page]
+
+    def begin_import(self, label: str, import_id: str | None = None) -> str:
+        """The import a request's files belong to: `import_id` when it is still known (the later
+        pages of one pick in the browser), else a new one labelled `label`."""
+        if import_id and self.extraction.import_known(import_id):
+            return import_id
+        return self.extraction.begin_import(label)
+
+    def count(self, import_id: str | None, results: list[ImportResult]) -> None:
+        """Count refused and removed files into the import's summary (queued and unchanged ones
+        are counted as they start)."""
+        if import_id is None:
+            return
+        for status in ("refused", "removed"):
+            self.extraction.count_import(import_id, status, sum(r.status == status for r in results))
+        self.extraction.note_refusals(import_id, {r.name: r.detail for r in results if r.status == "refused"})
+
+    def _prepare(
+        self,
+        name: str,
+        load: Loader,
+        budget: int,
+        sources: dict[str, SourceLine],
+        *,
+        record: bool = False,
+    ) -> ImportResult | Plan:
+        """Read, decode, prepare and chunk one file (blocking). Returns its result when nothing is
+        to run (refused, unchanged), else the plan of its run. `record`: write its source line
+        here (off the loop) rather than when the run starts."""
+        try:
+            raw = decode_note(name, load())
+            note = prepare_note(name, raw)
+        except NoteRefused as exc:
+            return ImportResult(name, None, "refused", str(exc))
+        raw_fingerprint = content_fingerprint(raw)
+        del raw
+        text = note.prose  # what the model reads: the fingerprint ignores a drawing's or blob's edits
+        fingerprint = content_fingerprint(text)
+        src = source_id(name)
+        known = sources.get(src)
+        if known is not None and known.fingerprint in (fingerprint, raw_fingerprint):
+            return ImportResult(name, src, "unchanged", "already imported with this content")
+        if self.extraction.running(src):
+            return ImportResult(name, src, "running", "an import of this file is already running")
+        chunks = chunk_note(text, budget)
+        covered = self.graph.covered(src) if known is not None else {}
+        jobs = []
+        version: dict[str, str] = {}  # the whole new content: it replaces the file's contribution
+        for index, chunk in enumerate(chunks, start=1):
+            key = f"{fingerprint[:16]}:{index}"
+            chunk_fp = content_fingerprint(chunk.text)
+            version[key] = chunk_fp
+            if chunk_fp in covered.get(key, set()):
+                continue  # merged by an earlier, partly failed import of the same content
+            jobs.append(JobSpec(text=chunk.text, coverage=[(key, chunk_fp)]))
+        title = Path(name).name
+        replaces = ""
+        if known is not None and _bare(name) and (known.fingerprint or self.graph.contributors(src)):
+            replaces = f"replaces what the earlier {title} said"
+        if record:
+            self.graph.record_source(
+                SourceLine(id=src, kind="notes", title=title, path=name, at=self.clock())
+            )
+        skipped = f"{name}: skipped {', '.join(note.dropped)}; its prose is imported" if note.dropped else ""
+        return Plan(name, src, title, fingerprint, jobs, version, len(chunks), skipped, replaces)
+
+    def launch(
+        self, item: ImportResult | Plan, import_id: str | None, *, recorded: bool = False
+    ) -> ImportResult:
+        """Queue a prepared file's run (on the event loop); a result passes through (counted)."""
+        if isinstance(item, ImportResult):
+            if import_id is not None and item.status in ("unchanged", "running"):
+                self.extraction.count_import(import_id, item.status)
+            return item
+        src, title, name, fingerprint = item.src, item.title, item.name, item.fingerprint
+        if self.extraction.running(src):  # started by another request while this one was written
+            self.settle(item.key)  # not answered as queued: nothing of it is owed
+            return ImportResult(name, src, "running", "an import of this file is already running")
+        if not recorded:
+            self.graph.record_source(
+                SourceLine(id=src, kind="notes", title=title, path=name, at=self.clock())
+            )
+
+        key = item.key
+
+        def complete(all_merged: bool) -> None:
+            if all_merged:
+                self.graph.record_source(
+                    SourceLine(
+                        id=src, kind="notes", title=title, path=name, fingerprint=fingerprint, at=self.clock()
+                    )
+                )
+            self.settle(key)
+
+        self.extraction.start(
+            src,
+            "notes",
+            title,
+            item.jobs,
+            on_complete=complete,
+            version=item.version,
+            import_id=import_id,
+        )
+        if not item.jobs:  # merged by earlier runs: only the replacement and the stamp are left
+            if import_id is not None:
+                self.extraction.count_import(import_id, "unchanged")
+            return ImportResult(
+                name, src, "unchanged", "every chunk was already merged", item.chunks, item.replaces
+            )
+        return ImportResult(name, src, "queued", item.detail, item.chunks, item.replaces)
+
+    def retire_missing(self, folder: str, present: list[str]) -> list[ImportResult]:
+        """After a folder import: every notes source imported from inside `folder` (by its
+        absolute path) whose file the walk found no more (deleted, renamed or moved away) has its
+        contribution retired (a run with no jobs: no model call; docs/decisions/0010-...), and
+        its fingerprint is cleared, so the file coming back is read again. A file the walk found
+        but refused (unreadable now) is in `present` and keeps its knowledge.
+
+        Args:
+            folder: the folder as the learner gave it (resolved here like `collect_folder`).
+            present: the paths the walk found, read or refused.
+
+        Returns:
+            One `removed` result per retired source (its path as first imported)."""
+        root = Path(folder).expanduser().resolve()
+        seen = set(present)
+        gone: list[SourceLine] = []
+        for src, line in self.graph.sources().items():
+            if line.kind != "notes" or not line.path or line.path in seen:
+                continue
+            path = Path(line.path)
+            if not path.is_absolute() or not path.is_relative_to(root) or not self.graph.contributors(src):
+                continue
+            if self.extraction.running(src):
+                continue  # its run ends first; the next folder import retires it
+            gone.append(line)
+        entries = [
+            IntakeEntry(
+                key=self.new_id("ik_"),
+                kind="retire",
+                source=line.id,
+                title=line.title,
+                path=line.path,
+                version={},
+                at=self.clock(),
+            )
+            for line in gone
+        ]
+        if entries and self.intake is not None:
+            self.intake.accept(entries)  # rare (files went away): fsynced on the calling thread
+        results = []
+        for line, entry in zip(gone, entries, strict=True):
+            self.retire(line, entry.key)
+            detail = f"{line.path}: no longer in the folder; what it said is taken out of your graph"
+            results.append(ImportResult(line.path or line.id, line.id, "removed", detail))
+        return results
+
+    def retire(self, line: SourceLine, key: str) -> bool:
+        """Start the run that retires a gone file's contribution (no jobs, no model call); its
+        accepted entry `key` settles when it ends. Returns whether it started."""
+        src = line.id
+        self.graph.record_source(
+            SourceLine(id=src, kind="notes", title=line.title, path=line.path, at=self.clock())
+        )
+        started = self.extraction.start(
+            src, "notes", line.title, [], version={}, on_complete=lambda _merged: self.settle(key)
+        )
+        if not started:
+            self.settle(key)
+        return started
+
+
+def _bare(name: str) -> bool:
+    """A file named without any folder (a single file picked in the browser)."""
+    return "/" not in name and "\\" not in name
+
+
+def given(data: bytes) -> Loader:
+    """A loader of bytes already in memory (a picked file's upload)."""
+    return lambda: data
