@@ -7,24 +7,22 @@ import asyncio
 import itertools
 import logging
 import math
-import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import orjson
-
 from server.core.clock import Clock, NewId, new_id, utc_now
 from server.core.events import EventBus
 from server.core.library.folders import folder_tree
 from server.core.library.layout import sanitize_positions, settle
-from server.core.library.view_compact import CompactRows, compact_bytes, compact_delta
+from server.core.library.view_compact import compact_bytes
 from server.core.library.view_derive import clusters, deletion, derive_view, live_chains
 from server.core.library.view_rows import ViewRows, view_bytes
 from server.core.ports import ChatStore, GraphViewStore
 from server.core.refusals import Refused
 from server.services.library.memory import release_memory
+from server.services.library.view_cache import Compact, compact_answer, from_snapshot, patched, view_key
 from server.services.machine_room import heap
 from server.services.machine_room.background import run_background
 
@@ -37,40 +35,6 @@ RENDER_KEYS: dict[str, type | tuple[type, ...]] = {
     "nodeSize": (int, float),
     "linkOpacity": (int, float),
 }
-
-
-def _view_key(
-    signature: object, labels: dict[str, tuple[str, str | None]], paths: dict[str, str | None] | None = None
-) -> bytes:
-    """What a derived view depends on, as one line of bytes: the files its rows derive from, the
-    cluster labels and the notes paths (folder clusters)."""
-    return orjson.dumps([signature, sorted(labels.items()), sorted((paths or {}).items())])
-
-
-HISTORY = 64
-"""How many compact view versions the service remembers the changes of (older `since`: full)."""
-_VERSION = re.compile(rb'\{"format":"[^"]*","version":"([0-9a-f]+-[0-9]+)"')
-
-
-@dataclass(frozen=True)
-class _Compact:
-    """The compact view as last served (one object, swapped whole: a read on the loop and the
-    settle's worker thread never see half of it).
-
-    Attributes:
-        key: `_view_key` of what `body` was derived from.
-        body: the compact view's JSON.
-        version: the version `body` carries.
-        rows: its rows (None when `body` came from the snapshot: no delta can be cut from it).
-        history: version -> (the version it was patched from or None, the ids changed since);
-            at most `HISTORY` entries, oldest first.
-    """
-
-    key: bytes
-    body: bytes
-    version: str
-    rows: CompactRows | None
-    history: dict[str, tuple[str | None, frozenset[str]]]
 
 
 T = TypeVar("T")
@@ -135,7 +99,7 @@ class GraphService:
         self._rows: ViewRows | None = None
         """The last derived view's rows: the next derivation re-derives only the rows whose
         propositions, chains or positions changed (a merge's, a drag's)."""
-        self._compact: _Compact | None = None
+        self._compact: Compact | None = None
         self._read_lock = asyncio.Lock()
         """One derivation for reads at a time (`read_json`)."""
         self._epoch = new_id("", 8)
@@ -178,7 +142,7 @@ class GraphService:
         was derived from the files as they stand with these labels (a cold start then folds no
         ledger), else derived here. On the caller's thread: the route uses `read_json`."""
         labels, paths = self._labels(), self._paths()
-        key = _view_key(self.graph.rows_signature(), labels, paths)
+        key = view_key(self.graph.rows_signature(), labels, paths)
         if self._view_cache is None or self._view_cache[0] != key:
             self._view_state(key, labels, paths)
         assert self._view_cache is not None
@@ -193,11 +157,11 @@ class GraphService:
         them apart by `full`. A pure read, served from memory, else from the snapshot the last
         settle wrote, else derived (patching the last derived rows). On the caller's thread."""
         labels, paths = self._labels(), self._paths()
-        key = _view_key(self.graph.rows_signature(), labels, paths)
+        key = view_key(self.graph.rows_signature(), labels, paths)
         state = self._compact
         if state is None or state.key != key:
             state = self._compact_state(key, labels, paths)
-        return self._compact_answer(state, since)
+        return compact_answer(state, since)
 
     async def read_json(self, compact: bool = False, since: str | None = None) -> bytes:
         """`GET /api/graph`'s body: `compact_json(since)` when `compact`, else `view_json()`. What
@@ -209,18 +173,18 @@ class GraphService:
         the loop, as the settle does, and only when the snapshot does not serve."""
         async with self._read_lock:
             labels, paths = self._labels(), self._paths()
-            key = _view_key(self.graph.rows_signature(), labels, paths)
+            key = view_key(self.graph.rows_signature(), labels, paths)
             if compact:
                 state = self._compact
                 if state is None or state.key != key:
                     state = await run_background(self._compact_from_snapshot, key)
                     if state is None:
                         nodes, chains = self.graph.nodes(), self.graph.chains()
-                        derived: _Compact = await run_background(
+                        derived: Compact = await run_background(
                             _then_trim, len(nodes), self._derive_compact, key, labels, paths, nodes, chains
                         )
                         state = derived
-                return self._compact_answer(state, since)
+                return compact_answer(state, since)
             cached = self._view_cache
             if cached is not None and cached[0] == key:
                 return cached[1]
@@ -252,27 +216,14 @@ class GraphService:
         key: bytes,
         labels: dict[str, tuple[str, str | None]],
         paths: dict[str, str | None],
-    ) -> _Compact:
+    ) -> Compact:
         """The compact view for `key`: its snapshot when it matches, else derived (patched)."""
         return self._compact_from_snapshot(key) or self._derive_compact(key, labels, paths)
 
-    def _compact_answer(self, state: _Compact, since: str | None) -> bytes:
-        """The whole compact body, or the delta since `since` when this state can cut one."""
-        if since is None or state.rows is None:
-            return state.body
-        changed = _changes(state.history, state.version, since)
-        if changed is None:
-            return state.body
-        return compact_delta(state.rows, changed, state.version, since)
-
-    def _compact_from_snapshot(self, key: bytes) -> _Compact | None:
-        body = self.graph.view_snapshot(key, "view-compact")
-        found = _VERSION.match(body[:200]) if body else None
-        if body is None or found is None:
-            return None
-        version = found.group(1).decode()
-        state = _Compact(key, body, version, None, {version: (None, frozenset())})
-        self._compact = state
+    def _compact_from_snapshot(self, key: bytes) -> Compact | None:
+        state = from_snapshot(key, self.graph.view_snapshot(key, "view-compact"))
+        if state is not None:
+            self._compact = state
         return state
 
     def _derive_compact(
@@ -282,7 +233,7 @@ class GraphService:
         paths: dict[str, str | None] | None,
         nodes: Any = None,
         chains: Any = None,
-    ) -> _Compact:
+    ) -> Compact:
         """Derive the compact view (patching the last derived rows) under a new version, and keep
         it with the versions before it."""
         was = self._compact
@@ -297,12 +248,7 @@ class GraphService:
             previous,
             paths,
         )
-        history = dict(was.history) if was is not None and previous is not None else {}
-        base = was.version if was is not None and previous is not None else None
-        history[version] = (base, rows.changed if rows.changed is not None else frozenset())
-        while len(history) > HISTORY:
-            del history[next(iter(history))]
-        state = _Compact(key, body, version, rows, history)
+        state = patched(was, key, body, version, rows)
         self._compact = state
         return state
 
@@ -328,7 +274,7 @@ class GraphService:
         after a settle): the next read, or the first after a restart, is served from it. The key
         is taken before the positions are read, so a drag landing meanwhile makes it stale, never
         wrong. A failed write is logged: the snapshot is derived data."""
-        key = _view_key(self.graph.rows_signature(), labels, paths)
+        key = view_key(self.graph.rows_signature(), labels, paths)
         body = self._derive(nodes, chains, labels, paths)
         self._view_cache = (key, body)
         compact = self._derive_compact(key, labels, paths, nodes, chains)
@@ -458,19 +404,3 @@ class GraphService:
             self.graph.delete(dead_nodes, dead_chains, self.clock())
         self.events.emit("graph-changed")
         return {"deletedNodes": sorted(dead_nodes), "deletedChains": sorted(dead_chains)}
-
-
-def _changes(
-    history: dict[str, tuple[str | None, frozenset[str]]], version: str, since: str
-) -> set[str] | None:
-    """The ids changed between `since` and `version`, walking back the versions each was patched
-    from; None when the walk does not reach `since` (unknown, forgotten, or another process's)."""
-    changed: set[str] = set()
-    at: str | None = version
-    while at != since:
-        if at is None or at not in history:
-            return None
-        base, ids = history[at]
-        changed |= ids
-        at = base
-    return changed
