@@ -17,6 +17,10 @@
   favour come back (docs/decisions/0010-...). A re-run that fails leaves the old version alone.
 - Deletion takes the same section (`GraphService.delete`), and a merge plans against the graph
   read inside it, so it never links to, or re-creates, a node deleted before it committed.
+
+Here: the run table (queue, launch, end, abort, shutdown) and the feed's rows and import summaries
+it keeps, past 400 lines because each of those reads and writes the same run tables; a run's jobs
+are in `jobs.py`, a pack's in `packs.py`, the merge section in `merge.py`.
 """
 
 from __future__ import annotations
@@ -32,18 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic_ai.models import Model
-from pydantic_ai.usage import RunUsage
 
-from server.agent.library.extraction import (
-    build_extractor,
-    digest,
-    extractor_overhead_tokens,
-    run_extractor,
-    windowed_prompt,
-)
-from server.agent.library.window import Window
-from server.agent.machine_room.model_guard import model_failure_of
-from server.agent.machine_room.pricing import usage_cost
 from server.core.clock import Clock, NewId, new_id, utc_now
 from server.core.contracts.graph import (
     SourceKind,
@@ -67,13 +60,12 @@ from server.services.library.feed import (
     JobRow,
     JobSpec,
     Phase,
-    honest,
 )
+from server.services.library.jobs import run_source
 from server.services.library.memory import release_memory
-from server.services.library.merge import MergeSection, row_stats
+from server.services.library.merge import MergeSection
 from server.services.library.packs import Pack, run_pack
 from server.services.machine_room import heap
-from server.services.machine_room.offline_model import CONTEXT_TOKENS, TOKENS_PER_ESTIMATE
 
 log = logging.getLogger("lh.extraction")
 
@@ -85,12 +77,6 @@ MAX_IMPORT_SUMMARIES = 50
 """Finished imports whose summary rows the feed keeps (the oldest go first)."""
 TRIM_EVERY_RUNS = 64
 """Freed heap is handed back to the OS after this many ended runs, and when the queue drains."""
-OFFLINE_MAX_TOKENS = 1024
-
-
-def offline_window() -> Window:
-    """The offline model's window as the extractor's requests see it (`FitWindow`)."""
-    return Window(CONTEXT_TOKENS, TOKENS_PER_ESTIMATE, OFFLINE_MAX_TOKENS, extractor_overhead_tokens())
 
 
 @dataclass
@@ -319,7 +305,8 @@ class ExtractionService:
             pendings = [self._prepare_launch(run) for run in group]
             if len(group) == 1:
                 run = group[0]
-                coro: Coroutine[Any, Any, None] = self._run_source(
+                coro: Coroutine[Any, Any, None] = run_source(
+                    self,
                     run.source,
                     run.kind,
                     list(zip(run.rows, run.specs, strict=True)),
@@ -489,123 +476,6 @@ class ExtractionService:
                 log.exception("completing source %s failed", run.source)
         run.ended.set()
 
-    async def _run_source(
-        self,
-        source: str,
-        kind: SourceKind,
-        jobs: list[tuple[JobRow, JobSpec]],
-        on_complete: Callable[[bool], None] | None,
-        version: dict[str, str] | None = None,
-        pending: bool = False,
-    ) -> None:
-        merged_all = True
-        try:
-            for index, (row, spec) in enumerate(jobs):
-                # The last job swaps the versions in its own merge section: no reader ever sees both.
-                replace = version if merged_all and index == len(jobs) - 1 else None
-                merged_all = await self._run_job(row, spec, kind, version, replace, pending) and merged_all
-            if not jobs and version is not None:
-                async with self.merge_section:
-                    merged_all = await self.merge.replace(source, version)
-        except asyncio.CancelledError:
-            merged_all = False
-            for row, _ in jobs:
-                if row.phase not in ("done", "error"):
-                    row.phase, row.ended_at = "aborted", self.clock()
-            self._changed()
-            raise
-        finally:
-            if on_complete is not None:
-                try:
-                    on_complete(merged_all)
-                except Exception:
-                    log.exception("completing source %s failed", source)
-
     def _phase(self, row: JobRow, phase: Phase) -> None:
         row.phase = phase
-        self._changed()
-
-    async def _run_job(
-        self,
-        row: JobRow,
-        spec: JobSpec,
-        kind: SourceKind,
-        version: dict[str, str] | None = None,
-        replace: dict[str, str] | None = None,
-        pending: bool = False,
-    ) -> bool:
-        """One job. `replace`: after this merge, in the same section, the version replaces the
-        source's earlier contribution (`MergeSection.replace`); its failure makes this return False.
-        `pending`: the job's lines count only once its version completes; until then this run
-        (and no other reader) sees them (`MergeLedger.graph_with`)."""
-        usage = RunUsage()
-        failed_calls = 0  # requests sent that failed (pydantic-ai counts only answered ones)
-        resolved: ResolvedModel | None = None
-
-        mine, graph = self.merge.view(row.source, version, pending)
-        try:
-            resolved, model = await self.model_for()
-            cap = OFFLINE_MAX_TOKENS if resolved.offline else None
-            nodes, chains = graph()
-            # THE GRAPH SO FAR of a versioned run is its version's, never the replaced one's
-            own = self.graph.contribution(mine()) if version is not None else (nodes, chains)
-            window = offline_window() if resolved.offline else None
-            extractor = build_extractor(model, kind=kind, existing=nodes, max_tokens=cap, window=window)
-            prompt = windowed_prompt(spec.text, digest(*own, row.source), window)
-            async with self.permits, self.merge.lane(resolved.offline):  # "queued" until a permit is free
-                row.started_at = self.clock()
-                self._phase(row, "extracting")
-                findings = await run_extractor(extractor, prompt, usage)
-            self._phase(row, "waiting")
-            async with self.merge_section:
-                nodes, _ = graph()  # the graph as it stands now
-                verdicts = await self.merge.audit(
-                    findings, nodes, model, cap, usage, [row], offline=resolved.offline
-                )
-                plan, replaced = await self.merge.commit(
-                    row, spec, findings, verdicts, graph, pending, replace
-                )
-            row.stats = row_stats(plan)
-            row.phase = "done"
-            return replaced
-        except asyncio.CancelledError:
-            row.phase = "aborted"
-            raise
-        except Exception as exc:
-            log.warning("extraction job %s failed: %s", row.id, exc)
-            row.phase, row.error = "error", honest(exc)
-            failed = model_failure_of(exc)
-            failed_calls = failed.attempts if failed is not None else 0
-            return False
-        finally:
-            # requests that failed were still made: counted, with no tokens reported (a failed
-            # job's usage is not "no model calls"; absence is not zero, trial finding 4)
-            self._record_usage(row, usage, failed_calls, resolved)
-
-    def _record_usage(
-        self, row: JobRow, usage: RunUsage, failed_calls: int, resolved: ResolvedModel | None
-    ) -> None:
-        """An ended job's usage on its row and in `usage.jsonl` (a side channel: contained)."""
-        row.ended_at = self.clock()
-        row.input_tokens = usage.input_tokens if usage.requests else None
-        row.output_tokens = usage.output_tokens if usage.requests else None
-        row.requests = usage.requests + failed_calls
-        row.cost_usd = usage_cost(usage, resolved) if resolved else None
-        try:
-            self.graph.record_usage(  # on the loop: the run ends with its usage recorded
-                {
-                    "job": row.job,
-                    "source": row.source,
-                    "label": row.view()["label"],
-                    "phase": row.phase,
-                    "inputTokens": row.input_tokens,
-                    "outputTokens": row.output_tokens,
-                    "requests": row.requests,
-                    "costUsd": row.cost_usd,
-                    "model": resolved.model if resolved else None,
-                    "at": row.ended_at,
-                }
-            )
-        except OSError:
-            log.exception("recording usage of %s failed", row.id)  # a side channel: contained
         self._changed()

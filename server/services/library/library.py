@@ -16,9 +16,10 @@ from server.core.events import EventBus
 from server.core.library.coverage import fitting_chunk_tokens
 from server.core.ports import ChatStore, IntakeStore, LibraryGraph, SettingsStore
 from server.services.library import folders
-from server.services.library.extraction import OFFLINE_MAX_TOKENS, ExtractionService
+from server.services.library.extraction import ExtractionService
 from server.services.library.folders import FolderWalk, import_roots
 from server.services.library.imports import ImportOutcome, ImportResult, Loader, NotesImport, given
+from server.services.library.jobs import OFFLINE_MAX_TOKENS
 from server.services.library.lessons import FlushOutcome, FlushTrigger, LessonTrigger
 from server.services.library.resume import resume_accepted
 

@@ -19,6 +19,7 @@ from server.core.contracts.models import ResolvedModel
 from server.core.library.packing import PackNote, pack_prompt, shares, split_pack
 from server.core.tokens import estimate_tokens
 from server.services.library.feed import honest
+from server.services.library.jobs import record_usage, run_source
 from server.services.library.merge import row_stats
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ async def run_pack(service: ExtractionService, pack: Pack) -> None:
     replaces an earlier version, its swap) and its `on_complete` stamps its fingerprint. A
     proposition the audit linked to one of an earlier member's lands on that member's node.
     If the pack fails before a note merged (the call, the submit, the audit), that note runs
-    again alone (`_run_source`), so only what failed re-runs; a note whose own merge failed
+    again alone (`jobs.run_source`), so only what failed re-runs; a note whose own merge failed
     ends with its own error, as a single job would. The pack's usage is charged to its notes
     in proportion to their tokens."""
     members = [
@@ -144,7 +145,7 @@ async def run_pack(service: ExtractionService, pack: Pack) -> None:
         row.phase, row.error, row.started_at, row.ended_at = "queued", None, None, None
         service._changed()
         alone = asyncio.ensure_future(
-            service._run_source(run.source, run.kind, [(row, spec)], run.on_complete, run.version, pending)
+            run_source(service, run.source, run.kind, [(row, spec)], run.on_complete, run.version, pending)
         )
         pack.alone[run.source] = alone
         await asyncio.gather(alone, return_exceptions=True)  # an abort of this note ends it alone
@@ -169,10 +170,10 @@ def _charge(
         part = RunUsage(input_tokens=inputs[i], output_tokens=outputs[i], requests=requests[i])
         if failed and row.phase not in ("done", "error", "aborted"):
             phase, row.phase = row.phase, "error"
-            service._record_usage(row, part, 0, resolved)
+            record_usage(service, row, part, 0, resolved)
             row.phase = phase
         else:
-            service._record_usage(row, part, 0, resolved)
+            record_usage(service, row, part, 0, resolved)
 
 
 def _complete(run: _Run, merged: bool) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-import server.services.library.extraction as extraction
+import server.services.library.jobs as extraction
 from tests.flows.library.test_library import Library, library  # noqa: F401 (the notes-import fixture)
 
 DRAWING = """---

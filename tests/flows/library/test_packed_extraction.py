@@ -317,8 +317,8 @@ def test_finished_packs_leave_nothing_of_theirs_held(tmp_path: Path) -> None:
     from server.agent.library.extraction import PackDeps, PackExtractor
     from server.core.contracts.graph import PackedFindings
     from server.core.library.packing import PackNote
-    from server.services.library.packs import Pack
     from server.services.library.feed import KEEP_ENDED_ROWS
+    from server.services.library.packs import Pack
 
     door = Door(tmp_path)
     files = [(f"vault/many {i}.md", note(i).encode()) for i in range(90)]  # 40 + 40 + 10: three packs

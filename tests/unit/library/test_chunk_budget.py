@@ -19,7 +19,7 @@ from server.core.contracts.models import Settings
 from server.core.library.coverage import DEFAULT_CHUNK_TOKENS, TOKEN_FLOOR, fitting_chunk_tokens
 from server.core.library.notes import chunk_note
 from server.core.tokens import estimate_tokens
-from server.services.library.extraction import OFFLINE_MAX_TOKENS
+from server.services.library.jobs import OFFLINE_MAX_TOKENS
 from server.services.library.library import LibraryService
 from server.services.machine_room.offline_model import CONTEXT_TOKENS, TOKENS_PER_ESTIMATE
 from tests.fakes import FakeSettingsStore

@@ -31,7 +31,7 @@ from server.agent.library.window import (
     messages_tokens,
 )
 from server.core.tokens import estimate_tokens
-from server.services.library.extraction import OFFLINE_MAX_TOKENS, offline_window
+from server.services.library.jobs import OFFLINE_MAX_TOKENS, offline_window
 from server.services.machine_room.offline_model import CONTEXT_TOKENS, TOKENS_PER_ESTIMATE
 
 BAD_ANSWER = json.dumps({"propositions": [{"bogus": "word " * 1360}], "chains": []})
