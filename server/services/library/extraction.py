@@ -20,7 +20,8 @@
 
 Here: the run table (queue, launch, end, abort, shutdown) and the feed's rows and import summaries
 it keeps, past 400 lines because each of those reads and writes the same run tables; a run's jobs
-are in `jobs.py`, a pack's in `packs.py`, the merge section in `merge.py`.
+are in `jobs.py`, a pack's in `packs.py`, the merge section in `merge.py`; `Run` and `RunHost`, the
+seam those tasks see of this service, in `runs.py`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ import itertools
 import logging
 from collections import deque
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic_ai.models import Model
@@ -65,6 +65,7 @@ from server.services.library.jobs import run_source
 from server.services.library.memory import release_memory
 from server.services.library.merge import MergeSection
 from server.services.library.packs import Pack, run_pack
+from server.services.library.runs import Run
 from server.services.machine_room import heap
 
 log = logging.getLogger("lh.extraction")
@@ -77,21 +78,6 @@ MAX_IMPORT_SUMMARIES = 50
 """Finished imports whose summary rows the feed keeps (the oldest go first)."""
 TRIM_EVERY_RUNS = 64
 """Freed heap is handed back to the OS after this many ended runs, and when the queue drains."""
-
-
-@dataclass
-class _Run:
-    """A source's run, queued or executing."""
-
-    source: str
-    kind: SourceKind
-    label: str
-    specs: list[JobSpec]
-    on_complete: Callable[[bool], None] | None
-    version: dict[str, str] | None
-    tally: ImportTally | None
-    ended: asyncio.Event
-    rows: list[JobRow] = field(default_factory=list)
 
 
 ModelProvider = Callable[[], "asyncio.Future[tuple[ResolvedModel, Model]] | Any"]
@@ -144,7 +130,7 @@ class ExtractionService:
             fanout=fanout,
             events=self.events,
             clock=clock,
-            phase=self._phase,
+            phase=self.set_phase,
         )
         """The audit -> merge section and what runs in it (`merge.py`)."""
         self.merge_section = self.merge.lock
@@ -152,10 +138,10 @@ class ExtractionService:
         self.rows: dict[str, JobRow] = {}
         self.tasks: dict[str, asyncio.Task[None]] = {}
         """The runs executing now (at most `MAX_ACTIVE_RUNS`), by source."""
-        self._active: dict[str, _Run] = {}
-        self._queue: deque[_Run] = deque()
+        self._active: dict[str, Run] = {}
+        self._queue: deque[Run] = deque()
         """Runs waiting to launch, FIFO (a lesson's at the front)."""
-        self._queued: dict[str, _Run] = {}
+        self._queued: dict[str, Run] = {}
         self._finished = 0
         self._packs: dict[str, Pack] = {}
         self._pump_soon = False
@@ -195,7 +181,7 @@ class ExtractionService:
         if run is not None:
             self._queue.remove(run)
             self._drop(run)
-            self._changed()
+            self.feed_changed()
             return True
         task = self.tasks.get(source)
         if task is None or task.done():
@@ -214,12 +200,14 @@ class ExtractionService:
             else:
                 row = next(run.rows[0] for run in pack.runs if run.source == source)
                 row.phase, row.ended_at = "aborted", self.clock()
-                self._changed()
+                self.feed_changed()
             return True
         task.cancel()
         return True
 
-    def _changed(self) -> None:
+    def feed_changed(self) -> None:
+        """Rows changed: `activity-changed` on the bus, then each listener (a failing one is
+        logged and skipped)."""
         self.events.emit("activity-changed")
         for listener in list(self.listeners):
             try:
@@ -257,7 +245,7 @@ class ExtractionService:
         if self.running(source) or (not jobs and version is None):
             return False
         tally = self.imports.get(import_id) if import_id is not None else None
-        run = _Run(source, kind, label, jobs, on_complete, version, tally, asyncio.Event())
+        run = Run(source, kind, label, jobs, on_complete, version, tally, asyncio.Event())
         if tally is None:
             run.rows = self._make_rows(run)  # a lesson's or a lone file's rows show at once
         elif jobs:
@@ -270,10 +258,10 @@ class ExtractionService:
         if not self._pump_soon:  # the files one request queues launch together (and may pack)
             self._pump_soon = True
             asyncio.get_running_loop().call_soon(self._pump)
-        self._changed()
+        self.feed_changed()
         return True
 
-    def _make_rows(self, run: _Run) -> list[JobRow]:
+    def _make_rows(self, run: Run) -> list[JobRow]:
         rows = []
         nonce = self.new_id("", 12)  # a run's own nonce: ids minted by two runs never collide
         for index, spec in enumerate(run.specs, start=1):
@@ -329,7 +317,7 @@ class ExtractionService:
         """Tasks executing now (a pack's task serves several sources)."""
         return len({id(task) for task in self.tasks.values()})
 
-    def _pack_size(self, run: _Run) -> int | None:
+    def _pack_size(self, run: Run) -> int | None:
         """A queued run's note tokens when it may share a pack: a notes file of one chunk far below
         the budget (`PACK_NOTE_TOKENS`), with a version; else None."""
         if run.kind != "notes" or run.version is None or len(run.specs) != 1:
@@ -337,7 +325,7 @@ class ExtractionService:
         tokens = estimate_tokens(run.specs[0].text)
         return tokens if packable(tokens) else None
 
-    def _prepare_launch(self, run: _Run) -> bool:
+    def _prepare_launch(self, run: Run) -> bool:
         """A run leaves the queue: an import's rows are made; returns whether it merges pending
         (it replaces jobs its version does not keep)."""
         self._queued.pop(run.source, None)
@@ -351,7 +339,7 @@ class ExtractionService:
             contributors and contributors - version_jobs(self.graph.coverage(run.source), run.version)
         )
 
-    def _ended(self, run: _Run, task: asyncio.Task[None]) -> None:
+    def _ended(self, run: Run, task: asyncio.Task[None]) -> None:
         """A run's task ended: fold an import's rows into its summary, launch the next runs."""
         if self.tasks.get(run.source) is task:
             del self.tasks[run.source]
@@ -366,9 +354,9 @@ class ExtractionService:
             heap.compact()  # cycles that died while frozen, once the library is idle
         if not self.tasks or self._finished % TRIM_EVERY_RUNS == 0:
             release_memory()
-        self._changed()
+        self.feed_changed()
 
-    def _fold(self, run: _Run) -> None:
+    def _fold(self, run: Run) -> None:
         """Fold an ended import run's rows into its import's summary (counts, usage, stats; a
         failed or aborted file keeps its outcome and first error there)."""
         tally = run.tally
@@ -424,7 +412,7 @@ class ExtractionService:
             if len(tally.refusals) >= MAX_REFUSALS:
                 break
             tally.refusals[name] = why
-        self._changed()
+        self.feed_changed()
 
     def count_import(self, import_id: str, status: str, files: int = 1) -> None:
         """Count files of an import that start no run: `unchanged`, `refused`, `removed`,
@@ -433,7 +421,7 @@ class ExtractionService:
         if tally is not None and files:
             key = "unchanged" if status == "running" else status
             tally.counts[key] = tally.counts.get(key, 0) + files
-            self._changed()
+            self.feed_changed()
 
     async def wait(self, source: str) -> None:
         """Wait for a source's run (queued or running) to finish (tests, shutdown)."""
@@ -458,7 +446,7 @@ class ExtractionService:
             task.cancel()
         await asyncio.gather(*self.tasks.values(), return_exceptions=True)
 
-    def _drop(self, run: _Run) -> None:
+    def _drop(self, run: Run) -> None:
         """A queued run that never launches (aborted, shutdown): its rows end aborted, its
         `on_complete(False)` runs, waiters wake."""
         self._queued.pop(run.source, None)
@@ -476,6 +464,7 @@ class ExtractionService:
                 log.exception("completing source %s failed", run.source)
         run.ended.set()
 
-    def _phase(self, row: JobRow, phase: Phase) -> None:
+    def set_phase(self, row: JobRow, phase: Phase) -> None:
+        """Set an activity row's phase and tell the feed (`feed_changed`)."""
         row.phase = phase
-        self._changed()
+        self.feed_changed()

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from pydantic_ai.usage import RunUsage
 
@@ -26,10 +25,8 @@ from server.core.contracts.graph import SourceKind
 from server.core.contracts.models import ResolvedModel
 from server.services.library.feed import JobRow, JobSpec, honest
 from server.services.library.merge import row_stats
+from server.services.library.runs import RunHost
 from server.services.machine_room.offline_model import CONTEXT_TOKENS, TOKENS_PER_ESTIMATE
-
-if TYPE_CHECKING:
-    from server.services.library.extraction import ExtractionService
 
 log = logging.getLogger("lh.extraction")
 
@@ -38,7 +35,7 @@ OFFLINE_MAX_TOKENS = 1024
 
 
 async def run_source(
-    service: ExtractionService,
+    service: RunHost,
     source: str,
     kind: SourceKind,
     jobs: list[tuple[JobRow, JobSpec]],
@@ -60,7 +57,7 @@ async def run_source(
         for row, _ in jobs:
             if row.phase not in ("done", "error"):
                 row.phase, row.ended_at = "aborted", service.clock()
-        service._changed()
+        service.feed_changed()
         raise
     finally:
         if on_complete is not None:
@@ -71,7 +68,7 @@ async def run_source(
 
 
 async def _run_job(
-    service: ExtractionService,
+    service: RunHost,
     row: JobRow,
     spec: JobSpec,
     kind: SourceKind,
@@ -99,9 +96,9 @@ async def _run_job(
         prompt = windowed_prompt(spec.text, digest(*own, row.source), window)
         async with service.permits, service.merge.lane(resolved.offline):  # "queued" until a permit is free
             row.started_at = service.clock()
-            service._phase(row, "extracting")
+            service.set_phase(row, "extracting")
             findings = await run_extractor(extractor, prompt, usage)
-        service._phase(row, "waiting")
+        service.set_phase(row, "waiting")
         async with service.merge_section:
             nodes, _ = graph()  # the graph as it stands now
             verdicts = await service.merge.audit(
@@ -129,7 +126,7 @@ async def _run_job(
 
 
 def record_usage(
-    service: ExtractionService,
+    service: RunHost,
     row: JobRow,
     usage: RunUsage,
     failed_calls: int,
@@ -158,7 +155,7 @@ def record_usage(
         )
     except OSError:
         log.exception("recording usage of %s failed", row.id)  # a side channel: contained
-    service._changed()
+    service.feed_changed()
 
 
 def offline_window() -> Window:

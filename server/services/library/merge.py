@@ -52,7 +52,7 @@ class MergeSection:
             retirement, before `graph-changed`.
         events: the browser's bus (`graph-changed` after every committed write).
         clock: ISO timestamp source (`server.core.clock`).
-        phase: sets an activity row's phase and tells the feed (`ExtractionService._phase`).
+        phase: sets an activity row's phase and tells the feed (`ExtractionService.set_phase`).
 
     Attributes:
         lock: the section itself (`ExtractionService.merge_section`, which `MergeGate` shares with

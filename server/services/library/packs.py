@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from pydantic_ai.usage import RunUsage
 
@@ -21,9 +20,7 @@ from server.core.tokens import estimate_tokens
 from server.services.library.feed import honest
 from server.services.library.jobs import record_usage, run_source
 from server.services.library.merge import row_stats
-
-if TYPE_CHECKING:
-    from server.services.library.extraction import ExtractionService, _Run
+from server.services.library.runs import Run, RunHost
 
 log = logging.getLogger("lh.extraction")
 
@@ -33,7 +30,7 @@ class Pack:
     """Small notes' runs sharing one extractor call (decision 0023): each keeps its own row, job
     id, provenance, coverage, run line, version swap and fingerprint."""
 
-    runs: list[_Run]
+    runs: list[Run]
     pending: list[bool]
     aborted: set[str] = field(default_factory=set)
     """Members aborted while the pack runs: they merge nothing and re-run nothing."""
@@ -45,7 +42,7 @@ class _Unpacked(Exception):
     """A pack that is not to run as one (its notes run alone)."""
 
 
-async def run_pack(service: ExtractionService, pack: Pack) -> None:
+async def run_pack(service: RunHost, pack: Pack) -> None:
     """A pack of small notes (decision 0023): one extractor call reads them all, each in its
     own `<note id>` section; one audit judges their propositions together; then each note
     merges on its own, in order (its job id, provenance, coverage, run line and, when it
@@ -75,12 +72,12 @@ async def run_pack(service: ExtractionService, pack: Pack) -> None:
         async with service.permits:
             for _, row, _, _ in members:
                 row.started_at = service.clock()
-                service._phase(row, "extracting")
+                service.set_phase(row, "extracting")
             packed = await run_pack_extractor(extractor, pack_prompt(notes), usage)
         split = split_pack(packed, [n.source for n in notes])
         for run, row, _, _ in members:
             if run.source not in pack.aborted:
-                service._phase(row, "waiting")
+                service.set_phase(row, "waiting")
         async with service.merge_section:
             live = [m for m in members if m[0].source not in pack.aborted]
             nodes = service.graph.nodes()
@@ -143,7 +140,7 @@ async def run_pack(service: ExtractionService, pack: Pack) -> None:
             continue
         # only what failed re-runs: this note alone, as if it had never been packed
         row.phase, row.error, row.started_at, row.ended_at = "queued", None, None, None
-        service._changed()
+        service.feed_changed()
         alone = asyncio.ensure_future(
             run_source(service, run.source, run.kind, [(row, spec)], run.on_complete, run.version, pending)
         )
@@ -152,7 +149,7 @@ async def run_pack(service: ExtractionService, pack: Pack) -> None:
 
 
 def _charge(
-    service: ExtractionService,
+    service: RunHost,
     pack: Pack,
     usage: RunUsage,
     failed_calls: int,
@@ -176,7 +173,7 @@ def _charge(
             record_usage(service, row, part, 0, resolved)
 
 
-def _complete(run: _Run, merged: bool) -> None:
+def _complete(run: Run, merged: bool) -> None:
     """A run's `on_complete(merged)` (a notes file's fingerprint stamp), contained."""
     if run.on_complete is None:
         return
