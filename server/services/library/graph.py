@@ -1,5 +1,7 @@
 """The graph's read channel and its few sanctioned writes: the view, clusters, positions,
-render settings, and deletion (seed §6, §7)."""
+render settings, and deletion (seed §6, §7). Slightly past 400 lines: `GraphService` is the
+one reader of the view and its only learner-driven writer, and its cache is already `view_cache`.
+"""
 
 from __future__ import annotations
 
