@@ -7,6 +7,7 @@ files `probe_done`), folding the reply -> persist the reply and usage (also when
 -> release liveness (always last). A model that fails before any content answers 503.
 `TurnService` composes it; the input checks and the record's writes are `turn_record`, a role's
 agent run and the prober's handoff `role_runs`, the chunks' way to the browser `turn_stream`.
+Slightly past 400 lines: the turn's stages above share one claimed record and its liveness slot.
 """
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
 """The notes front door's per-file work (seed §6, notes import): each file read, decoded,
 prepared and chunked into the plan of its run (`Plan`; off the event loop, in pages), the plans
 written to the accepted queue before any run starts (issue 26), then launched; and the retirement
-of files a folder import found gone. `ImportResult` and `ImportOutcome` are what an import answers."""
+of files a folder import found gone. `ImportResult` and `ImportOutcome` are what an import answers.
+Slightly past 400 lines: one use case, a file's way from bytes to an accepted run, whose steps
+share the import's tally and the queue's write.
+"""
 
 from __future__ import annotations
 
