@@ -8,6 +8,7 @@ import orjson
 
 from server.core.contracts.chat import ChatRecord, ChatSummary, summarize
 from server.core.contracts.models import KeyedProvider, Settings
+from tests.fakes.intake import FakeIntakeStore as FakeIntakeStore
 
 
 class FakeChatStore:
