@@ -49,7 +49,7 @@ from server.services.library.graph import GraphService, MergeGate
 from server.services.library.library import LibraryService
 from server.store.ledger import read_ledger
 from server.store.library.graph import FileGraphStore
-from tests.fakes import FakeChatStore, FakeSettingsStore
+from tests.fakes import FakeChatStore, FakeIntakeStore, FakeSettingsStore
 from tests.flows.classroom.test_lesson_extraction import PROBE_DONE
 
 
@@ -149,8 +149,15 @@ class Pipeline:
         graph_settings = {"graph": {"extractionChunkTokens": chunk_tokens}}
         settings = FakeSettingsStore(Settings.model_validate(graph_settings))
         self.chats = FakeChatStore()
+        self.intake = FakeIntakeStore()
+        """The accepted queue (its file is not what these flows are about)."""
         self.library = LibraryService(
-            self.graph, self.extraction, settings, chats=self.chats, events=self.extraction.events
+            self.graph,
+            self.extraction,
+            settings,
+            chats=self.chats,
+            intake=self.intake,
+            events=self.extraction.events,
         )
         gate = MergeGate(self.extraction.merge_section, self.extraction.running)
         self.service = GraphService(self.graph, self.chats, gate, events=self.extraction.events, clock=clock)

@@ -98,7 +98,7 @@ class NotesImport:
     Args:
         graph: the ledgers (source lines are recorded here; merges go through `extraction`).
         extraction: the job runner (runs, and the imports' summary rows).
-        intake: the accepted queue; None: nothing survives a crash (unit tests).
+        intake: the accepted queue.
         clock: ISO timestamp source (`server.core.clock`).
         new_id: mints accepted-queue keys (`ik_` + 16 hex digits).
         budget: the chunk budget now (estimated tokens; `LibraryService.budget`).
@@ -108,7 +108,7 @@ class NotesImport:
         self,
         graph: LibraryGraph,
         extraction: ExtractionService,
-        intake: IntakeStore | None,
+        intake: IntakeStore,
         clock: Clock,
         new_id: NewId,
         budget: Callable[[], int],
@@ -162,9 +162,9 @@ class NotesImport:
             prepared += await asyncio.to_thread(self._prepare_page, page, budget, sources)
             await asyncio.sleep(0)
         prepared = self._admit(prepared)
-        if self.intake is not None:  # the entries are made in the thread too (~20 ms per 1,200)
-            label = self.extraction.import_label(import_id) if import_id is not None else None
-            await asyncio.to_thread(self._accept, prepared, import_id, label)
+        # the entries are made in the thread too (~20 ms per 1,200)
+        label = self.extraction.import_label(import_id) if import_id is not None else None
+        await asyncio.to_thread(self._accept, prepared, import_id, label)
         # no run of these sources started meanwhile: only this request's own awaits were between
         return [self.launch(item, import_id, recorded=True) for item in prepared]
 
@@ -216,8 +216,6 @@ class NotesImport:
         """Write the plans' entries to the accepted queue (fsynced, on the calling thread: a
         worker thread for `import_many`). `label`: the import's, when not read here. Raises
         OSError: nothing was accepted."""
-        if self.intake is None:
-            return
         if label is None and import_id is not None:
             label = self.extraction.import_label(import_id)
         entries = self._entries(prepared, import_id, label)
@@ -227,7 +225,7 @@ class NotesImport:
     def settle(self, key: str) -> None:
         """An accepted entry's run ended: settle it, unless the server is stopping (a run a
         shutdown cancelled resumes at the next start)."""
-        if self.intake is None or not key or self.extraction.stopping:
+        if not key or self.extraction.stopping:
             return
         self.intake.settle([key])
 
@@ -383,7 +381,7 @@ class NotesImport:
             )
             for line in gone
         ]
-        if entries and self.intake is not None:
+        if entries:
             self.intake.accept(entries)  # rare (files went away): fsynced on the calling thread
         results = []
         for line, entry in zip(gone, entries, strict=True):

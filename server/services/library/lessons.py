@@ -58,9 +58,9 @@ class LessonTrigger:
     Args:
         graph: the ledgers (coverage read; a lesson's source line recorded).
         extraction: the job runner.
-        chats: the lesson records (an idle or explicit flush re-reads the lesson); None: none.
+        chats: the lesson records (an idle or explicit flush re-reads the lesson).
         turn_running: whether a lesson has a turn running (a flush then waits for it to settle).
-        intake: the accepted queue (a trigger that fires is written to it); None: not kept.
+        intake: the accepted queue (a trigger that fires is written to it).
         events: the browser's bus (`activity-changed` when a lesson's pending flush comes or goes).
         clock: ISO timestamp source (`server.core.clock`).
         new_id: mints accepted-queue keys (`ik_` + 16 hex digits).
@@ -75,9 +75,9 @@ class LessonTrigger:
         graph: LibraryGraph,
         extraction: ExtractionService,
         *,
-        chats: ChatStore | None,
+        chats: ChatStore,
         turn_running: Callable[[str], bool],
-        intake: IntakeStore | None,
+        intake: IntakeStore,
         events: EventBus,
         clock: Clock,
         new_id: NewId,
@@ -136,7 +136,7 @@ class LessonTrigger:
         """Extract a lesson's uncovered teacher prose now, whatever its size (the learner left
         the lesson, asked for it, or the lesson went idle). While a turn runs, the flush happens
         when it settles; while the lesson's extraction runs, when that run has merged."""
-        record = self.chats.get(chat_id) if self.chats is not None else None
+        record = self.chats.get(chat_id)
         if record is None:
             self._lesson_done(chat_id)
             return FlushOutcome("missing", "no such lesson")
@@ -167,7 +167,7 @@ class LessonTrigger:
     def coverage(self, chat_id: str) -> dict[str, Any]:
         """The session header's coverage: covered / uncovered teacher prose, the lesson's running
         jobs, and when (or after what) its uncovered prose is extracted."""
-        record = self.chats.get(chat_id) if self.chats is not None else None
+        record = self.chats.get(chat_id)
         views = message_views(record.messages, self._view_memo(record.id)) if record is not None else []
         summary = summarize(views, self._covered(chat_id, views))
         jobs = [
@@ -204,8 +204,6 @@ class LessonTrigger:
         """At startup: idle timers live in memory, so re-arm one for every lesson with uncovered
         teacher prose, due `graph.lessonIdleSeconds` after the lesson's last update (at once when
         that has passed). Returns how many were armed."""
-        if self.chats is None:
-            return 0
         armed = 0
         for record in self.chats.list():
             if (
@@ -327,7 +325,7 @@ class LessonTrigger:
         """The lesson's extraction trigger fired: unless it has one open already, its accepted
         entry is written (at once; fsynced in the background: a turn's settlement is on the event
         loop), so a restart extracts it (`resume_accepted`)."""
-        if self.intake is None or chat_id in self._lesson_keys:
+        if chat_id in self._lesson_keys:
             return
         entry = IntakeEntry(
             key=self.new_id("ik_"),

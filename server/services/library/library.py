@@ -40,7 +40,6 @@ class LibraryService:
     intake: the accepted queue (issue 26): an import's runs are written to it before they start
         (and before the request is answered), a lesson's extraction trigger when it fires; each
         entry settles when its run ends, and `resume_accepted` starts the open ones at start.
-        None: nothing survives a crash (unit tests).
     events: the browser's bus (`activity-changed` when a lesson's pending flush comes or goes; a
         private one when omitted).
     new_id: mints accepted-queue keys (`ik_` + 16 hex digits).
@@ -53,12 +52,12 @@ class LibraryService:
         settings: SettingsStore,
         clock: Clock = utc_now,
         *,
-        chats: ChatStore | None = None,
+        chats: ChatStore,
         turn_running: Callable[[str], bool] = lambda _chat_id: False,
         idle_delay_s: float | None = None,
         wall_clock: Callable[[], float] = time.time,
         context_window: Callable[[], tuple[int, float] | None] = lambda: None,
-        intake: IntakeStore | None = None,
+        intake: IntakeStore,
         events: EventBus | None = None,
         new_id: NewId = new_id,
     ) -> None:

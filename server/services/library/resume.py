@@ -17,7 +17,7 @@ log = logging.getLogger("lh.library")
 
 
 def resume_accepted(
-    intake: IntakeStore | None, graph: LibraryGraph, notes: NotesImport, lessons: LessonTrigger
+    intake: IntakeStore, graph: LibraryGraph, notes: NotesImport, lessons: LessonTrigger
 ) -> dict[str, int]:
     """At start, before any request: every accepted-queue entry a crash left open starts
     again. A notes file's run re-runs only its jobs whose (key, fingerprint) coverage pairs
@@ -31,8 +31,6 @@ def resume_accepted(
     Raises:
         OSError: the accepted queue could not be read or rewritten (nothing started)."""
     counts = dict.fromkeys(("notes", "retire", "lesson", "settled"), 0)
-    if intake is None:
-        return counts
     entries = intake.compact()
     newest = {e.source: e.key for e in entries}
     stale = [e.key for e in entries if newest[e.source] != e.key]

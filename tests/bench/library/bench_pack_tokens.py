@@ -32,7 +32,7 @@ from server.services.library.extraction import ExtractionService
 from server.services.library.library import LibraryService
 from server.store.library.graph import FileGraphStore
 from tests.bench.library.bench_vault import write_vault
-from tests.fakes import FakeSettingsStore
+from tests.fakes import FakeChatStore, FakeIntakeStore, FakeSettingsStore
 from tests.scripts.library import PLAIN
 from tests.scripts.serving import ask_of_messages
 
@@ -82,7 +82,9 @@ async def run(notes: int, pack_budget: int | None) -> None:
         extraction = ExtractionService(graph, model_for, fanout=FanOut({}))
         if pack_budget is not None:
             extraction.pack_budget = pack_budget
-        library = LibraryService(graph, extraction, FakeSettingsStore(Settings()))
+        library = LibraryService(
+            graph, extraction, FakeSettingsStore(Settings()), chats=FakeChatStore(), intake=FakeIntakeStore()
+        )
         items = [(str(p.relative_to(vault)), p.read_bytes()) for p in sorted(vault.rglob("*.md"))]
         start = time.perf_counter()
         library.import_files(items)

@@ -22,7 +22,7 @@ from server.core.tokens import estimate_tokens
 from server.services.library.jobs import OFFLINE_MAX_TOKENS
 from server.services.library.library import LibraryService
 from server.services.machine_room.offline_model import CONTEXT_TOKENS, TOKENS_PER_ESTIMATE
-from tests.fakes import FakeSettingsStore
+from tests.fakes import FakeChatStore, FakeIntakeStore, FakeSettingsStore
 from tests.shared import NOTES
 
 
@@ -69,13 +69,21 @@ def test_the_overhead_is_the_instructions_and_the_submit_schema_by_the_estimate(
 
 def test_the_library_budget_follows_the_extraction_model() -> None:
     settings = FakeSettingsStore(Settings())
-    keyed = LibraryService(None, None, settings)  # type: ignore[arg-type]
+    keyed = LibraryService(
+        None,  # type: ignore[arg-type]
+        None,  # type: ignore[arg-type]
+        settings,
+        chats=FakeChatStore(),
+        intake=FakeIntakeStore(),
+    )
     assert keyed.budget() == DEFAULT_CHUNK_TOKENS
     offline = LibraryService(
         None,  # type: ignore[arg-type]
         None,  # type: ignore[arg-type]
         settings,
+        chats=FakeChatStore(),
         context_window=lambda: (CONTEXT_TOKENS, TOKENS_PER_ESTIMATE),
+        intake=FakeIntakeStore(),
     )
     budget = offline.budget()
     assert TOKEN_FLOOR < budget < DEFAULT_CHUNK_TOKENS

@@ -21,7 +21,7 @@ from server.core.library.graph import plan_merge
 from server.core.ports import GraphReader
 from server.services.library.library import LibraryService
 from server.store.library.graph import FileGraphStore
-from tests.fakes import FakeSettingsStore
+from tests.fakes import FakeChatStore, FakeIntakeStore, FakeSettingsStore
 from tests.fakes.graph import FakeGraphReader
 
 SESSIONS = {  # source id -> (title, kind, proposition names); the larger session first
@@ -49,7 +49,13 @@ def reader(request: pytest.FixtureRequest, tmp_path: Path) -> GraphReader:
             )  # fmt: skip
             graph.commit_merge(plan, [], run)
             graph.record_source(SourceLine(id=sid, kind=kind, title=title, at="t"))
-        return LibraryService(graph, None, FakeSettingsStore(Settings()))  # type: ignore[arg-type]
+        return LibraryService(
+            graph,
+            None,  # type: ignore[arg-type]
+            FakeSettingsStore(Settings()),
+            chats=FakeChatStore(),
+            intake=FakeIntakeStore(),
+        )
     fake = FakeGraphReader()
     for sid, (title, kind, names) in SESSIONS.items():
         fake.add(sid, title, kind, [(f"n_{sid}_{x}", x, f"{x}.") for x in names])

@@ -15,7 +15,7 @@ from server.core.contracts.models import Settings
 from server.core.library.coverage import message_views, uncovered
 from server.core.library.graph import covered_by, version_jobs
 from server.services.library.library import LibraryService
-from tests.fakes import FakeSettingsStore
+from tests.fakes import FakeChatStore, FakeIntakeStore, FakeSettingsStore
 from tests.unit.library.test_coverage_and_notes import PROBE_DONE
 
 
@@ -28,6 +28,17 @@ class Graph:
 
     def coverage(self, source: str) -> list[CoverageLine]:
         return self.lines
+
+
+def library_of(graph: Graph) -> LibraryService:
+    """A Library over `graph` alone (no extraction runs here; the lessons are handed in)."""
+    return LibraryService(
+        graph,  # type: ignore[arg-type]
+        None,  # type: ignore[arg-type]
+        FakeSettingsStore(Settings()),
+        chats=FakeChatStore(),
+        intake=FakeIntakeStore(),
+    )
 
 
 def fresh(messages: list[dict[str, Any]], lines: list[CoverageLine]) -> list[Any]:
@@ -72,7 +83,7 @@ STEPS = st.lists(
 @example([("add", 1), ("merge", 1), ("cut", 1), ("readd", 0)])  # a covered message back again
 def test_the_incremental_check_equals_a_fresh_diff(steps: list[tuple[str, int]]) -> None:
     graph = Graph()
-    library = LibraryService(graph, None, FakeSettingsStore(Settings()))  # type: ignore[arg-type]
+    library = library_of(graph)
     messages: list[dict[str, Any]] = [
         {"id": "u0", "role": "user", "parts": [{"type": "text", "text": "Teach me heaps"}]},
         {"id": "a0", "role": "assistant", "parts": [PROBE_DONE]},
@@ -116,7 +127,7 @@ def test_the_incremental_check_equals_a_fresh_diff(steps: list[tuple[str, int]])
 
 
 def test_a_turn_that_adds_a_message_diffs_only_the_new_view(monkeypatch: Any) -> None:
-    library = LibraryService(Graph(), None, FakeSettingsStore(Settings()))  # type: ignore[arg-type]
+    library = library_of(Graph())
     messages = [
         {"id": "u0", "role": "user", "parts": [{"type": "text", "text": "Hi"}]},
         {"id": "a0", "role": "assistant", "parts": [PROBE_DONE]},
