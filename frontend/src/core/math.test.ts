@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeMathDelimiters } from './math';
+import { mapFormulas, normalizeMathDelimiters, unescapeBrackets } from './math';
 
 describe('normalizeMathDelimiters', () => {
   it('leaves dollar math and plain text alone', () => {
@@ -99,5 +99,43 @@ describe('plainMath (canvas labels)', () => {
     }
     expect(plainMath('It costs $5')).toBe('It costs $5'); // a price is not a delimiter
     expect(plainMath('no math here')).toBe('no math here');
+  });
+});
+
+// Issue 28, item 9: notes converted by tools that escape brackets write `\[`/`\]` inside formulas.
+describe('escaped brackets inside a formula', () => {
+  it('stay part of a $$ display formula (no display delimiter, no KaTeX error)', () => {
+    const note = 'The interval\n\n$$\nf\\colon \\[0,1\\] \\to \\mathbb{R}\n$$\n\nis closed.';
+    expect(normalizeMathDelimiters(note)).toBe('The interval\n\n$$\nf\\colon [0,1] \\to \\mathbb{R}\n$$\n\nis closed.');
+  });
+
+  it('stay part of a one-line $$ formula and of an inline $ formula', () => {
+    expect(normalizeMathDelimiters('so\n\n$$ x \\in \\[a, b\\] $$\n\nok')).toBe('so\n\n$$\nx \\in [a, b]\n$$\n\nok');
+    expect(normalizeMathDelimiters('take $x \\in \\[0,1\\]$ here')).toBe('take $x \\in [0,1]$ here');
+  });
+
+  it('leave a row break with its spacing alone, and \\[ \\] outside formulas still display', () => {
+    const aligned = '$$\n\\begin{aligned} a &= b \\\\[2pt] c &= d \\end{aligned}\n$$';
+    expect(normalizeMathDelimiters(aligned)).toBe(aligned);
+    expect(normalizeMathDelimiters('a $y$ and \\[ x^2 \\] b')).toBe('a $y$ and \n$$\nx^2\n$$\n b');
+  });
+
+  it('do not break one-line labels (healMath, splitMath, plainMath)', () => {
+    expect(healMath('Interval $$x \\in \\[0,1\\]$$ closed')).toBe('Interval $$x \\in [0,1]$$ closed');
+    expect(splitMath('On $\\[a,b\\]$ it is continuous')).toEqual([
+      { kind: 'text', text: 'On ' },
+      { kind: 'math', tex: '[a,b]', display: false },
+      { kind: 'text', text: ' it is continuous' },
+    ]);
+    expect(plainMath('On $\\[a,b\\]$ it holds')).toBe('On [a,b] it holds');
+    // outside a formula \[..\] is still display math
+    expect(healMath('see \\[x^2\\]')).toBe('see $$x^2$$');
+  });
+
+  it('map formulas and text apart, a lone or escaped dollar being text', () => {
+    const pieces: string[] = [];
+    mapFormulas('a $x$ b $$y$$ c \\$ d $ e', (t) => (pieces.push(`T:${t}`), t), (m) => (pieces.push(`M:${m}`), m));
+    expect(pieces).toEqual(['T:a ', 'M:x', 'T: b ', 'M:y', 'T: c \\$ d $ e']);
+    expect(unescapeBrackets('\\[a\\] \\{b\\} \\\\[3pt]')).toBe('[a] \\{b\\} \\\\[3pt]');
   });
 });

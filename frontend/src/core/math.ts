@@ -8,10 +8,80 @@
 const CODE = /(```[\s\S]*?(?:```|$)|~~~[\s\S]*?(?:~~~|$)|`[^`\n]+`)/g;
 
 function rewriteText(text: string): string {
+  const blocks = text.replace(/^([ \t]*)\$\$([^\n$][^\n]*?)\$\$[ \t]*$/gm, (_m, indent: string, body: string) => `${indent}$$\n${indent}${body.trim()}\n${indent}$$`);
+  return mapFormulas(blocks, rewriteDelimiters, unescapeBrackets);
+}
+
+/** `\[..\]` and `\(..\)` as display / inline dollars (text outside formulas only: `mapFormulas`). */
+function rewriteDelimiters(text: string): string {
   return text
     .replace(/\\\[([\s\S]+?)\\\]/g, (_m, body: string) => `\n$$\n${body.trim()}\n$$\n`)
-    .replace(/\\\(([\s\S]+?)\\\)/g, (_m, body: string) => `$${body.trim()}$`)
-    .replace(/^([ \t]*)\$\$([^\n$][^\n]*?)\$\$[ \t]*$/gm, (_m, indent: string, body: string) => `${indent}$$\n${indent}${body.trim()}\n${indent}$$`);
+    .replace(/\\\(([\s\S]+?)\\\)/g, (_m, body: string) => `$${body.trim()}$`);
+}
+
+/**
+ * Escaped square brackets inside a formula as the brackets they stand for: tools that escape
+ * `[`/`]` for Markdown write `$$x \in \[0,1\]$$`, and KaTeX has no `\[` command (a red error).
+ * Every other escape stays, `\\[2pt]` (a row break with its spacing) too. Issue 28, item 9.
+ */
+export function unescapeBrackets(tex: string): string {
+  if (!tex.includes('\\[') && !tex.includes('\\]')) return tex;
+  let out = '';
+  for (let i = 0; i < tex.length; i++) {
+    const c = tex[i];
+    if (c === '\\' && i + 1 < tex.length) {
+      const next = tex[i + 1];
+      out += next === '[' || next === ']' ? next : c + next;
+      i++;
+    } else out += c;
+  }
+  return out;
+}
+
+/**
+ * `text` cut into formulas and the text between them, each piece mapped: `inside(tex)` for the
+ * body of a `$$..$$` (which may span lines) or of a `$..$` (within one line), `outside(text)`
+ * for the rest, so a `\[` inside a formula is never taken for a display delimiter. A `\$` is a
+ * literal dollar; a delimiter that is never closed is text.
+ */
+export function mapFormulas(text: string, outside: (text: string) => string, inside: (tex: string) => string): string {
+  if (!text.includes('$')) return outside(text);
+  let out = '';
+  let from = 0;
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i];
+    if (c === '\\') {
+      i += 2;
+      continue;
+    }
+    if (c !== '$') {
+      i++;
+      continue;
+    }
+    const display = text[i + 1] === '$';
+    const width = display ? 2 : 1;
+    let end = -1;
+    for (let j = i + width; j < text.length; j++) {
+      const d = text[j];
+      if (d === '\\') {
+        j++;
+        continue;
+      }
+      if (!display && d === '\n') break;
+      if (d === '$' && (display ? text[j + 1] === '$' : text[j + 1] !== '$')) {
+        end = j;
+        break;
+      }
+    }
+    if (end < 0) {
+      i += width;
+      continue;
+    }
+    out += outside(text.slice(from, i)) + text.slice(i, i + width) + inside(text.slice(i + width, end)) + text.slice(end, end + width);
+    i = from = end + width;
+  }
+  return out + outside(text.slice(from));
 }
 
 export function normalizeMathDelimiters(markdown: string): string {
@@ -51,12 +121,18 @@ function dollarPositions(text: string): number[] {
  * (or by a letter) is closed at the end of the text; any other lone `$` (a
  * price, "$5") becomes a
  * literal `\$`. Balanced text (and text without `$`) is returned unchanged;
- * `\(..\)` and `\[..\]` become `$..$` / `$$..$$` first.
+ * `\(..\)` and `\[..\]` outside formulas become `$..$` / `$$..$$` first, and an escaped bracket
+ * inside one is a bracket (`unescapeBrackets`).
  */
 export function healMath(text: string): string {
-  let t = text
-    .replace(/\\\[([\s\S]+?)\\\]/g, (_m, body: string) => `$$${body.trim()}$$`)
-    .replace(/\\\(([\s\S]+?)\\\)/g, (_m, body: string) => `$${body.trim()}$`);
+  let t = mapFormulas(
+    text,
+    (plain) =>
+      plain
+        .replace(/\\\[([\s\S]+?)\\\]/g, (_m, body: string) => `$$${body.trim()}$$`)
+        .replace(/\\\(([\s\S]+?)\\\)/g, (_m, body: string) => `$${body.trim()}$`),
+    unescapeBrackets,
+  );
   if (!t.includes('$')) return t;
   // Pair the delimiters left to right: `$$` opens/closes display math, `$` inline.
   const positions = dollarPositions(t);
