@@ -1,33 +1,62 @@
 """Candidate existing nodes for each extracted proposition, for the auditor to judge (seed §6).
 
-Three signals, fused (issue 16):
+Three signals, fused (issue 16), read from indexes kept up to date as the graph changes (issue
+28, item 2: `server.core.library.candidate_index`; no scan of every node per finding):
 
-- exact: a finding whose *normalized statement* (`statement_key`: Unicode NFKC, case-folded,
-  whitespace collapsed, trailing sentence punctuation dropped) equals an existing node's, or an
-  earlier finding's of the same batch, is linked deterministically, without the model. Numbers,
-  signs, words and word order all survive the normalization, so a changed number, direction or
-  qualifier never links.
-- lexical: exact and alias name matches first (case-insensitive), then rapidfuzz's
-  token_set_ratio over name + statement, case-folded, punctuation dropped (>= `CANDIDATE_CUTOFF`).
+- exact: a finding whose *normalized statement* (`statement_key`: Unicode NFKC, whitespace
+  collapsed, trailing sentence punctuation dropped; case kept, issue 28 item 8) equals an
+  existing node's, or an earlier finding's of the same batch, is linked deterministically,
+  without the model. Numbers, signs, case, words and word order all survive the normalization,
+  so a changed number, direction, qualifier or letter case never links (a case-only twin is a
+  candidate, for the auditor to judge).
+- lexical: exact and alias name matches first (case-insensitive), then the BM25 index's best
+  `LEXICAL_POOL` documents re-ranked by rapidfuzz's token_set_ratio over name + statement,
+  case-folded, punctuation dropped (>= `CANDIDATE_CUTOFF`).
 - semantic: cosine similarity of sentence embeddings (rows L2-normalised, computed by the
   `Embedder` port's adapter; this module only receives the vectors), >= `EMBED_FLOOR`.
 
 The name matches lead; the fuzzy and the embedding ranks are then merged by reciprocal rank
 fusion (`RRF_K`), at most `limit` candidates per finding. Findings of one batch are candidates
-for each other too (`batch`): a later finding may be the same proposition as an earlier one.
-Without vectors the ranking is the lexical one alone.
+for each other too (`batch`): a later finding may be the same proposition as an earlier one;
+the batch's own lexical index grows finding by finding (no finding is compared with every
+earlier one). Without vectors the ranking is the lexical one alone.
+
+Cost of one job of F findings over N nodes: `CandidateIndex.sync` (identity checks over the
+mapping, O(N) pointer comparisons, real work only for changed nodes), then per finding a bounded
+number of postings (`candidate_index.CHAMPIONS` per query word) and one re-rank of
+`LEXICAL_POOL` texts; the semantic search is one (N x d) @ (d x F) product.
 """
 
 from __future__ import annotations
 
-import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from rapidfuzz import fuzz, process, utils
 
 from server.core.contracts.graph import FindingProposition, Proposition
+from server.core.library.candidate_index import (
+    CandidateIndex,
+    LexicalIndex,
+    VectorIndex,
+    lexical_text,
+    name_key,
+    statement_key,
+    words,
+)
+
+__all__ = [
+    "AuditCandidates",
+    "CandidateIndex",
+    "VectorIndex",
+    "audit_candidates",
+    "candidates",
+    "fuse",
+    "search",
+    "statement_key",
+    "text_of",
+]
 
 FUZZY_CUTOFF = 60.0
 """`search`'s floor (halved there), on WRatio."""
@@ -43,23 +72,13 @@ BATCH_EMBED_FLOOR = 0.7
 loose ones would make every finding a candidate for every other (and cost an auditor call)."""
 RRF_K = 60
 """Reciprocal rank fusion's constant: a rank r in one list scores 1 / (RRF_K + r)."""
-
-_TRAILING = ".!;:。！；：…"
-
-
-def _key(text: str) -> str:
-    return " ".join(text.casefold().split())
-
-
-def statement_key(text: str) -> str:
-    """The deterministic identity of a statement: NFKC, case-folded, whitespace collapsed, trailing
-    sentence punctuation and spaces dropped. "" for a statement of punctuation alone (never linked)."""
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split()).rstrip(_TRAILING + " ")
+LEXICAL_POOL = 32
+"""How many of BM25's best documents the token_set_ratio re-rank reads per finding."""
 
 
 def text_of(prop: FindingProposition | Proposition) -> str:
     """What is embedded and fuzzy-matched for a proposition: "name. statement"."""
-    return f"{prop.name}. {prop.statement}"
+    return lexical_text(prop.name, prop.statement)
 
 
 @dataclass
@@ -104,27 +123,64 @@ def fuse(*rankings: Sequence[str], k: int = RRF_K) -> list[str]:
     return sorted(score, key=lambda item: (-score[item], order[item]))
 
 
-def _semantic(
-    query: np.ndarray | None,
-    matrix: np.ndarray | None,
-    ids: Sequence[str],
+def _fuzzy(
+    query: str,
+    lexical: LexicalIndex,
+    text: Mapping[str, str],
     n: int,
-    floor: float = EMBED_FLOOR,
+    cutoff: float,
 ) -> list[str]:
-    if query is None or matrix is None or not len(ids):
+    """BM25's best `LEXICAL_POOL` documents for `query`, re-ranked by token_set_ratio (>= cutoff),
+    at most `n`; ties keep BM25's order."""
+    pool = lexical.query(words(query), LEXICAL_POOL)
+    if not pool:
         return []
-    sims = matrix @ query
-    top = np.argsort(-sims, kind="stable")[:n]
-    return [ids[i] for i in top if sims[i] >= floor]
-
-
-def _fuzzy(query: str, choices: Mapping[str, str], n: int, cutoff: float = CANDIDATE_CUTOFF) -> list[str]:
-    if not choices:
-        return []
+    choices = {doc: text[doc] for doc, _ in pool}
     hits = process.extract(
         query, choices, scorer=fuzz.token_set_ratio, processor=utils.default_process, limit=n
     )
     return [key for _, score, key in hits if score >= cutoff]
+
+
+class _Texts(Mapping[str, str]):
+    """The indexed nodes' "name. statement", computed when read (only for a query's pool)."""
+
+    def __init__(self, index: CandidateIndex) -> None:
+        self.index = index
+
+    def __getitem__(self, key: str) -> str:
+        return self.index.lexical_text(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.index.nodes)
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+
+def _node_vectors(
+    node_vectors: np.ndarray | None, ids: list[str], vectors: VectorIndex | None
+) -> VectorIndex | None:
+    if vectors is not None:
+        return vectors
+    matrix = _as_matrix(node_vectors, len(ids), "node vectors")
+    if matrix is None:
+        return None
+    index = VectorIndex(matrix.shape[1])
+    for row, node_id in enumerate(ids):
+        index.add(node_id, matrix[row])
+    return index
+
+
+def _batch_semantic(fv: np.ndarray | None, open_rows: list[int], i: int, n: int) -> list[int]:
+    """Rows among `open_rows` (earlier, undecided findings) most similar to finding `i`, >= the
+    batch floor, best first, ties by row."""
+    if fv is None or not open_rows:
+        return []
+    rows = np.asarray(open_rows, dtype=np.intp)
+    sims = fv[rows] @ fv[i]
+    picked = sorted((-float(sims[k]), int(rows[k])) for k in np.nonzero(sims >= BATCH_EMBED_FLOOR)[0])
+    return [row for _, row in picked[:n]]
 
 
 def audit_candidates(
@@ -133,6 +189,9 @@ def audit_candidates(
     limit: int = 5,
     finding_vectors: np.ndarray | None = None,
     node_vectors: np.ndarray | None = None,
+    *,
+    index: CandidateIndex | None = None,
+    vectors: VectorIndex | None = None,
 ) -> AuditCandidates:
     """Exact links, then fused candidates among the graph's nodes and the batch's earlier findings.
 
@@ -141,63 +200,68 @@ def audit_candidates(
         nodes: the merged graph's nodes.
         limit: at most this many candidates per finding, for each of `existing` and `batch`.
         finding_vectors: shape (len(findings), d), L2-normalised rows, or None (lexical only).
-        node_vectors: shape (len(nodes), d), rows in `nodes`' iteration order, or None.
+        node_vectors: shape (len(nodes), d), rows in `nodes`' iteration order, or None; ignored
+            when `vectors` is given.
+        index: an index kept across jobs: synced to `nodes` here (only what changed is indexed
+            again). None: one is built for this call.
+        vectors: the nodes' vectors kept across jobs, holding every id of `nodes`.
 
     Raises:
-        ValueError: vectors whose row count does not match.
+        ValueError: vectors whose row count or length does not match.
     """
-    node_ids = list(nodes)
     fv = _as_matrix(finding_vectors, len(findings), "finding vectors")
-    nv = _as_matrix(node_vectors, len(node_ids), "node vectors")
+    nv = _node_vectors(node_vectors, list(nodes), vectors) if fv is not None else None
     if fv is None or nv is None:
-        fv = nv = None
-    by_statement: dict[str, str] = {}
-    for node in sorted(nodes.values(), key=lambda n: (n.created_at, n.id)):  # the oldest wins
-        by_statement.setdefault(statement_key(node.statement), node.id)
-    by_statement.pop("", None)
-    by_name: dict[str, list[str]] = {}
-    for node in nodes.values():
-        for name in [node.name, *node.aliases]:
-            by_name.setdefault(_key(name), []).append(node.id)
-    choices = {node.id: text_of(node) for node in nodes.values()}
+        fv, nv = None, None
+    if index is None:
+        index = CandidateIndex(nodes)
+    else:
+        index.sync(nodes)
+    texts = _Texts(index)
+    semantic = nv.search(fv, limit * 2, EMBED_FLOOR) if nv is not None and fv is not None else None
     out = AuditCandidates()
     seen_statements: dict[str, str] = {}  # statement key -> the batch's first finding with it
+    batch_lexical = LexicalIndex()
+    batch_text: dict[str, str] = {}
+    batch_names: dict[str, list[str]] = {}
+    open_rows: list[int] = []  # rows of earlier findings not linked exactly
     for i, finding in enumerate(findings):
         key = statement_key(finding.statement)
-        if key and key in by_statement:
-            out.exact[finding.id] = by_statement[key]
-            continue
-        if key and key in seen_statements:
-            out.exact[finding.id] = seen_statements[key]
+        target = index.exact(key) if key else None
+        if target is None and key:
+            target = seen_statements.get(key)
+        if target is not None:
+            out.exact[finding.id] = target
             continue
         if key:
             seen_statements[key] = finding.id
         query = text_of(finding)
-        qv = fv[i] if fv is not None else None
-        named: list[str] = []
-        for name in [finding.name, *finding.aliases]:
-            for node_id in by_name.get(_key(name), []):
-                if node_id not in named:
-                    named.append(node_id)
-        found = list(named[:limit])
-        if len(found) < limit and nodes:
-            fused = fuse(_fuzzy(query, choices, limit * 2), _semantic(qv, nv, node_ids, limit * 2))
+        names = list(dict.fromkeys([finding.name, *finding.aliases]))
+        found = index.named(names)[:limit]
+        if len(found) < limit and len(index):
+            lexical = _fuzzy(query, index.lexical, texts, limit * 2, CANDIDATE_CUTOFF)
+            fused = fuse(lexical, semantic[i] if semantic is not None else [])
             found += [n for n in fused if n not in found][: limit - len(found)]
         out.existing[finding.id] = found
-        earlier = [f for f in findings[:i] if f.id not in out.exact]
-        if earlier:
-            idx = [j for j, f in enumerate(findings[:i]) if f.id not in out.exact]
-            batch_ids = [findings[j].id for j in idx]
-            bm = fv[idx] if fv is not None else None
-            names = {_key(n) for n in [finding.name, *finding.aliases]}
-            named_b = [f.id for f in earlier if names & {_key(n) for n in [f.name, *f.aliases]}]
+        if open_rows:
+            named_b: dict[str, None] = {}
+            for name in names:
+                for fid in batch_names.get(name_key(name), []):
+                    named_b.setdefault(fid, None)
             fused_b = fuse(
-                _fuzzy(query, {f.id: text_of(f) for f in earlier}, limit * 2, BATCH_FUZZY_CUTOFF),
-                _semantic(qv, bm, batch_ids, limit * 2, BATCH_EMBED_FLOOR),
+                _fuzzy(query, batch_lexical, batch_text, limit * 2, BATCH_FUZZY_CUTOFF),
+                [findings[r].id for r in _batch_semantic(fv, open_rows, i, limit * 2)],
             )
-            out.batch[finding.id] = (named_b + [b for b in fused_b if b not in named_b])[:limit]
+            out.batch[finding.id] = ([*named_b] + [b for b in fused_b if b not in named_b])[:limit]
         else:
             out.batch[finding.id] = []
+        open_rows.append(i)
+        batch_text[finding.id] = query
+        batch_lexical.add(finding.id, words(query))
+        for name in names:
+            held = batch_names.setdefault(name_key(name), [])
+            if finding.id not in held:
+                held.append(finding.id)
     return out
 
 

@@ -1,5 +1,6 @@
-"""Vectors for the auditor's candidates (issue 16): the `Embedder` port behind a cache of the
-graph's node vectors, so one job embeds its own findings and only the nodes not seen before."""
+"""Vectors for the auditor's candidates (issue 16): the `Embedder` port behind an index of the
+graph's node vectors kept across jobs (issue 28), so one job embeds its own findings and only the
+nodes not seen before."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from server.core.contracts.graph import FindingProposition, Proposition
+from server.core.library.candidate_index import VectorIndex
 from server.core.library.candidates import text_of
 from server.core.ports import Embedder, EmbedderUnavailable
 
@@ -22,25 +24,31 @@ def _digest(text: str) -> bytes:
 
 
 class CandidateVectors:
-    """Embeds findings and nodes for `server.core.library.candidates.audit_candidates`.
+    """Embeds findings, and keeps the graph's node vectors in a `VectorIndex` for
+    `server.core.library.candidates.audit_candidates` (issue 28, item 2: no matrix of every node
+    is assembled per job).
 
-    Node vectors are kept as float16 by node id with the digest of the embedded text (a node whose
-    name or statement changed is embedded again; ids no longer in the graph are dropped on the
-    next call): about 0.8 KB a node. An embedder that fails is not asked again: every later call
-    returns None and candidates stay lexical (logged once).
+    Each call syncs the index with the nodes it is given: a node object seen before is taken as
+    unchanged (identity check); another object is embedded again only when the digest of its
+    embedded text changed; ids no longer in the graph are removed. Float32 rows: 1.5 KB a node
+    (77 MB at 50,000 nodes of all-MiniLM-L6-v2's 384 dimensions). An embedder that fails is not
+    asked again: every later call returns None and candidates stay lexical (logged once).
     """
 
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
-        self._cache: dict[str, tuple[bytes, np.ndarray]] = {}
+        self.index = VectorIndex()
+        self._held: dict[str, tuple[Proposition, bytes]] = {}
+        """node id -> (the object last synced, the digest of its embedded text)."""
         self._lock = threading.Lock()
         self.failure: str | None = None
 
     def vectors(
         self, findings: list[FindingProposition], nodes: Mapping[str, Proposition]
-    ) -> tuple[np.ndarray, np.ndarray] | None:
-        """(finding vectors, node vectors in `nodes`' order), float32 unit rows, or None when the
-        embedder is unavailable. Blocking CPU work: run it off the event loop."""
+    ) -> tuple[np.ndarray, VectorIndex] | None:
+        """(finding vectors, float32 unit rows; the node index, synced to exactly `nodes`), or None
+        when the embedder is unavailable. Blocking CPU work: run it off the event loop, one call
+        at a time per index (the merge section serialises them)."""
         if self.failure is not None:
             return None
         try:
@@ -53,17 +61,24 @@ class CandidateVectors:
 
     def _vectors(
         self, findings: list[FindingProposition], nodes: Mapping[str, Proposition]
-    ) -> tuple[np.ndarray, np.ndarray]:
-        texts = {node_id: text_of(node) for node_id, node in nodes.items()}
-        digests = {node_id: _digest(text) for node_id, text in texts.items()}
-        for gone in [k for k in self._cache if k not in nodes]:
-            del self._cache[gone]
-        stale = [k for k in nodes if k not in self._cache or self._cache[k][0] != digests[k]]
-        fresh = self.embedder.embed([text_of(f) for f in findings] + [texts[k] for k in stale])
-        for row, node_id in enumerate(stale, start=len(findings)):
-            self._cache[node_id] = (digests[node_id], fresh[row].astype(np.float16))
-        dim = fresh.shape[1]
-        node_matrix = np.empty((len(nodes), dim), dtype=np.float32)
-        for row, node_id in enumerate(nodes):
-            node_matrix[row] = self._cache[node_id][1]
-        return fresh[: len(findings)].astype(np.float32), node_matrix
+    ) -> tuple[np.ndarray, VectorIndex]:
+        held = self._held
+        for gone in [k for k in held if k not in nodes]:
+            del held[gone]
+            self.index.remove(gone)
+        stale: list[tuple[str, Proposition, bytes, str]] = []
+        for node_id, node in nodes.items():
+            was = held.get(node_id)
+            if was is not None and was[0] is node:
+                continue
+            text = text_of(node)
+            digest = _digest(text)
+            if was is not None and was[1] == digest:
+                held[node_id] = (node, digest)
+                continue
+            stale.append((node_id, node, digest, text))
+        fresh = self.embedder.embed([text_of(f) for f in findings] + [t for _, _, _, t in stale])
+        for row, (node_id, node, digest, _) in enumerate(stale, start=len(findings)):
+            self.index.add(node_id, fresh[row])
+            held[node_id] = (node, digest)
+        return np.asarray(fresh[: len(findings)], dtype=np.float32), self.index

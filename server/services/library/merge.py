@@ -29,7 +29,7 @@ from server.core.contracts.graph import (
 )
 from server.core.events import EventBus
 from server.core.fanout import FanOut, MergeLanded
-from server.core.library.candidates import AuditCandidates, audit_candidates
+from server.core.library.candidates import AuditCandidates, CandidateIndex, audit_candidates
 from server.core.library.graph import MergePlan, completion, plan_merge, version_jobs
 from server.core.library.simplify import restorable, simplify
 from server.core.ports import ExtractionGraph
@@ -72,6 +72,8 @@ class MergeSection:
         phase: Callable[[JobRow, Phase], None],
     ) -> None:
         self.lock = asyncio.Lock()
+        self.index = CandidateIndex()
+        """The graph's nodes indexed for the auditor's candidates, synced before each ranking."""
         self.graph = graph
         self.permits = permits
         self.offline_lane = offline_lane
@@ -135,16 +137,18 @@ class MergeSection:
 
     async def _candidates(self, findings: Findings, nodes: dict[str, Proposition]) -> AuditCandidates:
         """Exact links and fused candidates (`audit_candidates`), computed in a worker thread with
-        the embedding (both are O(graph) per job: the fuzzy ranking alone held the loop 10-50 ms
-        per job late in a vault import, issue 16). The caller holds the merge section, so the
-        graph read is the one merged into. An embedder that fails leaves the candidates lexical
-        (`CandidateVectors`)."""
-        vectors = self.vectors
+        the embedding (issue 16: the ranking held the loop 10-50 ms per job late in a vault
+        import). The indexes (`self.index`, `CandidateVectors.index`) are kept across jobs and
+        synced here to the graph as this job sees it (issue 28: only changed nodes are indexed
+        again, no node is scanned per finding). The caller holds the merge section, so the graph
+        read is the one merged into and one ranking runs at a time. An embedder that fails leaves
+        the candidates lexical (`CandidateVectors`)."""
+        vectors, index = self.vectors, self.index
 
         def rank() -> AuditCandidates:
             pair = vectors.vectors(findings.propositions, nodes) if vectors is not None else None
             fv, nv = pair if pair is not None else (None, None)
-            return audit_candidates(findings.propositions, nodes, finding_vectors=fv, node_vectors=nv)
+            return audit_candidates(findings.propositions, nodes, finding_vectors=fv, vectors=nv, index=index)
 
         return await run_background(rank)  # behind the event loop (issue 16)
 

@@ -39,7 +39,9 @@ def finding(fid: str, name: str, statement: str) -> FindingProposition:
     return FindingProposition(id=fid, name=name, statement=statement)
 
 
-def vectors(embedder: FakeEmbedder, findings: list[FindingProposition], nodes: dict[str, Proposition]):
+def vectors(
+    embedder: FakeEmbedder, findings: list[FindingProposition], nodes: dict[str, Proposition]
+) -> tuple[np.ndarray, np.ndarray]:
     return embedder.embed([text_of(f) for f in findings]), embedder.embed(
         [text_of(n) for n in nodes.values()]
     )
@@ -80,9 +82,12 @@ def test_vectors_of_the_wrong_shape_are_refused() -> None:
 
 
 # -- deterministic exact links -------------------------------------------------------------------
-def test_statement_key_keeps_numbers_words_and_order() -> None:
-    assert statement_key("  The  Root is at INDEX 0. ") == statement_key("the root is at index 0")
-    assert statement_key("Ｆｕｌｌ-width ＡＢＣ!") == statement_key("full-width abc")
+def test_statement_key_keeps_numbers_words_order_and_case() -> None:
+    assert statement_key("  The  Root is at INDEX 0. ") == statement_key("The Root is at INDEX 0")
+    assert statement_key("Ｆｕｌｌ-width ＡＢＣ!") == statement_key("Full-width ABC")
+    # issue 28 item 8: in mathematics and code case is meaning
+    assert statement_key("$F(x)$ is non-decreasing.") != statement_key("$f(x)$ is non-decreasing.")
+    assert statement_key("int N = 3;") != statement_key("int n = 3;")
     assert statement_key("x is at most 3.") != statement_key("x is at most 4.")
     assert statement_key("A precedes B.") != statement_key("B precedes A.")
     assert statement_key("...") == ""
@@ -100,12 +105,14 @@ def test_exact_statement_links_without_the_model_and_never_on_a_changed_number()
             "n_four", "Four nines", "99.99% availability allows 52min 35.7s of downtime per year."
         ),
     }
-    same = finding("p1", "Three nines", "99.9%  Availability allows 8H 45min 57s of downtime per year!")
+    same = finding("p1", "Three nines", "99.9%  availability allows 8h 45min 57s of downtime per year!")
     changed = finding("p2", "Three nines", "99.9% availability allows 8h 45min 58s of downtime per year.")
-    found = audit_candidates([same, changed], nodes)
+    cased = finding("p3", "Three nines", "99.9% Availability allows 8H 45min 57s of downtime per year.")
+    found = audit_candidates([same, changed, cased], nodes)
     assert found.exact == {"p1": "n_old"}  # the oldest of the equal statements
     assert "p1" not in found.existing and "p2" not in found.exact
     assert "n_old" in found.existing["p2"]  # still a candidate for the auditor to judge
+    assert found.existing["p3"][:2] == ["n_old", "n_new"]  # a case-only twin: judged, not linked
     assert candidates([same], nodes)["p1"] == ["n_old"]
 
 
@@ -120,7 +127,8 @@ def test_in_batch_duplicates_exact_and_candidate() -> None:
     batch = [
         finding("p1", "Heap root", "The root node of a heap has no parent."),
         finding("p2", "Dijkstra", "Dijkstra's algorithm finds shortest paths from one source."),
-        finding("p3", "Heap root", "the root node of a heap has no parent"),
+        finding("p3", "Heap root", "The root node  of a heap has no parent"),
+        finding("p5", "Heap root", "The root node of a Heap has no parent."),
         finding("p4", "Root of a heap", "A heap's root node is the one node without a parent."),
     ]
     fake = FakeEmbedder()
@@ -129,6 +137,7 @@ def test_in_batch_duplicates_exact_and_candidate() -> None:
     assert found.exact == {"p3": "p1"}
     assert found.batch["p1"] == [] and "p2" not in found.batch["p4"]
     assert found.batch["p4"][0] == "p1"  # only earlier, undecided findings; never p3
+    assert "p5" not in found.exact and found.batch["p5"][0] == "p1"  # case differs: judged
     assert found.undecided()
     assert not audit_candidates(batch[:2], {}).undecided()
 
@@ -172,13 +181,15 @@ def test_node_vectors_are_cached_and_refreshed_when_a_node_changes() -> None:
     nodes = {"n_a": node("n_a", "A", "a holds."), "n_b": node("n_b", "B", "b holds.")}
     one = [finding("p1", "A", "a holds")]
     pair = cache.vectors(one, nodes)
-    assert pair is not None and pair[0].shape == (1, 64) and pair[1].shape == (2, 64)
-    cache.vectors(one, nodes)
-    assert fake.calls[-1] == [text_of(one[0])]  # the nodes came from the cache
+    assert pair is not None and pair[0].shape == (1, 64) and len(pair[1]) == 2
+    cache.vectors(one, {k: v.model_copy() for k, v in nodes.items()})  # same text, new objects
+    assert fake.calls[-1] == [text_of(one[0])]  # the nodes came from the index
     nodes["n_b"] = node("n_b", "B", "b changed.")
     del nodes["n_a"]
-    cache.vectors(one, nodes)
+    pair = cache.vectors(one, nodes)
     assert fake.calls[-1] == [text_of(one[0]), "B. b changed."]
+    assert pair is not None and "n_a" not in pair[1] and len(pair[1]) == 1
+    assert pair[1].search(fake.embed(["B. b changed."]), 5, 0.99) == [["n_b"]]
 
 
 def test_a_failing_embedder_leaves_candidates_lexical_and_is_not_asked_again() -> None:
@@ -276,3 +287,6 @@ def test_the_labelled_pairs_are_well_formed_and_no_hard_negative_links_exactly()
             assert found.exact == {"p1": "n_a"}, statement
         else:
             assert found.exact == {}, statement
+        if kind == "case":  # equal but for letter case: a candidate, never a link (issue 28 item 8)
+            assert found.existing["p1"] == ["n_a"], statement
+    assert ("distinct", "case") in kinds and ("paraphrase", "case") in kinds

@@ -1,0 +1,337 @@
+"""Incremental indexes of the graph's nodes for the auditor's candidates (issue 28, item 2).
+
+Kept up to date as the graph changes instead of scanning every node per finding (issue 16's
+`_fuzzy` scored every node with `token_set_ratio` for every finding: ~76 % of a vault import's
+server CPU at 5,500 nodes). Three structures, each a pure function of the set of indexed nodes
+(the answer never depends on the order of adds and removes; `tests/unit/library/
+test_candidate_index.py` checks it against an index built from scratch):
+
+- `LexicalIndex`: BM25 (Robertson/Sparck Jones idf ``log(1 + (N - df + 0.5) / (df + 0.5))``,
+  ``k1 = 1.2``, ``b = 0.75``) over case-folded words, in an inverted index whose postings are kept
+  sorted by the term's weight in the document (tf / length, then id). A query reads at most
+  `CHAMPIONS` postings of each of its terms (champion lists, Manning, Raghavan & Schütze,
+  *Introduction to Information Retrieval* §7.1.3): its cost is bounded by its own length, not by
+  the graph's size; a common word's postings beyond the first `CHAMPIONS` are skipped (a rare
+  word, which decides a match, has fewer). The best documents of that union are then scored
+  exactly. Adds and removes are O(terms × log N) (`sortedcontainers.SortedList`).
+- `VectorIndex`: unit rows in one float32 matrix with add / remove (a freed row is reused); a
+  search multiplies the matrix by a job's query rows at once (BLAS), O(N × F × d) flops, and
+  takes each query's top rows with `argpartition`. Exact, not approximate (no ANN library is a
+  dependency): at 50,000 nodes and 480 findings a pack's search is ~10 GFLOP, well under its
+  embedding's cost.
+- `CandidateIndex`: the nodes' statement keys (exact links), names and aliases (case-folded), and
+  the lexical index, brought up to date by `sync` with the graph as the caller reads it: a pass
+  of identity checks over the mapping (a node object the fold did not replace is unchanged), and
+  real work only for the nodes added, changed (their aliases grew) or gone. Merges, version swaps,
+  deletions and lesson extraction all change the graph through the store's folds, so one `sync`
+  before each job's ranking sees every kind of change, whatever wrote it.
+
+Pure: no I/O. Not thread-safe: the merge section serialises its users.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+from sortedcontainers import SortedList
+
+from server.core.contracts.graph import Proposition
+
+CHAMPIONS = 64
+"""Postings read per query term (the highest weighted first)."""
+RESCORE = 4
+"""A query's union of champion postings is scored exactly for its best `RESCORE * n` documents
+(by the partial score the champion postings gave)."""
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+_WORD = re.compile(r"\w+")
+_TRAILING = ".!;:。！；：…"
+
+
+def words(text: str) -> list[str]:
+    """The lexical index's tokens: NFKC, case-folded runs of word characters (letters, digits,
+    underscore, any script). Case is folded here (a ranking), never in `statement_key` (an
+    identity)."""
+    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def statement_key(text: str) -> str:
+    """The deterministic identity of a statement: NFKC, whitespace collapsed, trailing sentence
+    punctuation and spaces dropped; case is kept (in mathematics and code case is meaning:
+    `F(x)` is not `f(x)`, issue 28 item 8). "" for a statement of punctuation alone (never
+    linked)."""
+    return " ".join(unicodedata.normalize("NFKC", text).split()).rstrip(_TRAILING + " ")
+
+
+def name_key(name: str) -> str:
+    """A name's key for name matches (candidates, never links): case-folded, whitespace collapsed."""
+    return " ".join(name.casefold().split())
+
+
+def lexical_text(name: str, statement: str) -> str:
+    """What is embedded, indexed and fuzzy-matched for a proposition: "name. statement"."""
+    return f"{name}. {statement}"
+
+
+class LexicalIndex:
+    """BM25 over documents given as token lists, with add / remove (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._docs: dict[str, dict[str, int]] = {}
+        """doc id -> term -> count."""
+        self._length: dict[str, int] = {}
+        self._postings: dict[str, SortedList] = {}
+        """term -> SortedList of (-tf / length, doc id): the highest weighted first."""
+        self._total = 0
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    def __contains__(self, doc: object) -> bool:
+        return doc in self._docs
+
+    def add(self, doc: str, tokens: Sequence[str]) -> None:
+        """Index `doc` (replacing what it held)."""
+        if doc in self._docs:
+            self.remove(doc)
+        counts: dict[str, int] = {}
+        for token in tokens:
+            counts[token] = counts.get(token, 0) + 1
+        length = max(1, len(tokens))
+        self._docs[doc] = counts
+        self._length[doc] = length
+        self._total += length
+        for term, tf in counts.items():
+            posting = self._postings.get(term)
+            if posting is None:
+                posting = self._postings[term] = SortedList()
+            posting.add((-tf / length, doc))
+
+    def remove(self, doc: str) -> None:
+        """Forget `doc`; a doc not indexed is ignored."""
+        counts = self._docs.pop(doc, None)
+        if counts is None:
+            return
+        length = self._length.pop(doc)
+        self._total -= length
+        for term, tf in counts.items():
+            posting = self._postings[term]
+            posting.remove((-tf / length, doc))
+            if not posting:
+                del self._postings[term]
+
+    def query(self, tokens: Sequence[str], n: int) -> list[tuple[str, float]]:
+        """The `n` best (doc id, BM25 score), best first, ties by id; only documents sharing a
+        term. Reads at most `CHAMPIONS` postings per distinct query term."""
+        docs = len(self._docs)
+        if not docs or n <= 0:
+            return []
+        terms = [t for t in dict.fromkeys(tokens) if t in self._postings]
+        if not terms:
+            return []
+        avg = self._total / docs
+        idf = {}
+        partial: dict[str, float] = {}
+        for term in terms:
+            posting = self._postings[term]
+            df = len(posting)
+            idf[term] = math.log(1.0 + (docs - df + 0.5) / (df + 0.5))
+            for _, doc in posting.islice(0, CHAMPIONS):
+                partial[doc] = partial.get(doc, 0.0) + self._weight(doc, term, idf[term], avg)
+        best = heapq.nsmallest(RESCORE * n, partial, key=lambda d: (-partial[d], d))
+        exact = {doc: sum(self._weight(doc, term, idf[term], avg) for term in terms) for doc in best}
+        ranked = heapq.nsmallest(n, exact, key=lambda d: (-exact[d], d))
+        return [(doc, exact[doc]) for doc in ranked]
+
+    def _weight(self, doc: str, term: str, idf: float, avg: float) -> float:
+        tf = self._docs[doc].get(term, 0)
+        if not tf:
+            return 0.0
+        norm = BM25_K1 * (1.0 - BM25_B + BM25_B * self._length[doc] / avg)
+        return idf * tf * (BM25_K1 + 1.0) / (tf + norm)
+
+
+class VectorIndex:
+    """Unit vectors by id in one float32 matrix, with add / remove / search (module docstring).
+
+    Args:
+        dim: the vectors' length; taken from the first vector added when None.
+    """
+
+    def __init__(self, dim: int | None = None) -> None:
+        self.dim = dim
+        self._matrix = np.zeros((0, dim or 0), dtype=np.float32)
+        self._ids: list[str | None] = []
+        self._slot: dict[str, int] = {}
+        self._free: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self._slot)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._slot
+
+    def add(self, key: str, vector: np.ndarray) -> None:
+        """Store `vector` (shape (dim,)) under `key`, replacing what it held.
+
+        Raises:
+            ValueError: a vector of another length than the index's.
+        """
+        row = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if self.dim is None:
+            self.dim = row.shape[0]
+            self._matrix = np.zeros((0, self.dim), dtype=np.float32)
+        if row.shape[0] != self.dim:
+            raise ValueError(f"vector of length {row.shape[0]}; this index holds length {self.dim}")
+        slot = self._slot.get(key)
+        if slot is None:
+            if self._free:
+                slot = heapq.heappop(self._free)
+            else:
+                slot = len(self._ids)
+                self._ids.append(None)
+                if slot >= self._matrix.shape[0]:
+                    grown = np.zeros((max(16, 2 * self._matrix.shape[0]), self.dim), dtype=np.float32)
+                    grown[: self._matrix.shape[0]] = self._matrix
+                    self._matrix = grown
+            self._slot[key] = slot
+            self._ids[slot] = key
+        self._matrix[slot] = row
+
+    def remove(self, key: str) -> None:
+        """Forget `key`; an id not held is ignored."""
+        slot = self._slot.pop(key, None)
+        if slot is None:
+            return
+        self._ids[slot] = None
+        self._matrix[slot] = 0.0
+        heapq.heappush(self._free, slot)
+
+    def search(self, queries: np.ndarray, n: int, floor: float) -> list[list[str]]:
+        """For each query row (shape (F, dim)), the ids of the at most `n` rows of highest dot
+        product >= `floor`, best first, ties by id."""
+        q = np.asarray(queries, dtype=np.float32)
+        if not len(self._slot) or q.shape[0] == 0 or n <= 0:
+            return [[] for _ in range(q.shape[0])]
+        if q.ndim != 2 or q.shape[1] != self.dim:
+            raise ValueError(f"queries of shape {q.shape}; this index holds length {self.dim}")
+        used = len(self._ids)
+        sims = self._matrix[:used] @ q.T  # (rows, F)
+        if self._free:
+            sims[np.asarray(self._free, dtype=np.intp)] = -np.inf
+        k = min(n, len(self._slot))
+        out: list[list[str]] = []
+        for column in sims.T:
+            if k < used:  # every row tied with the k-th best too: the answer never hangs on slots
+                kth = column[np.argpartition(-column, k - 1)[k - 1]]
+                top = np.nonzero(column >= max(kth, floor))[0]
+            else:
+                top = np.nonzero(column >= floor)[0]
+            picked = sorted((-float(column[i]), self._ids[i] or "") for i in top)
+            out.append([key for _, key in picked[:k]])
+        return out
+
+
+def _signature(node: Proposition) -> tuple[str, str, tuple[str, ...], str]:
+    return (node.name, node.statement, tuple(node.aliases), node.created_at)
+
+
+class CandidateIndex:
+    """The graph's nodes indexed for exact links, name matches and lexical ranking.
+
+    Attributes:
+        nodes: the indexed nodes by id (the objects last synced).
+    """
+
+    def __init__(self, nodes: Mapping[str, Proposition] | None = None) -> None:
+        self.nodes: dict[str, Proposition] = {}
+        self._signatures: dict[str, tuple[str, str, tuple[str, ...], str]] = {}
+        self._statements: dict[str, dict[str, tuple[str, str]]] = {}
+        """statement key -> node id -> (created_at, id)."""
+        self._names: dict[str, dict[str, tuple[str, str]]] = {}
+        """name key -> node id -> (created_at, id)."""
+        self.lexical = LexicalIndex()
+        if nodes:
+            self.sync(nodes)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def sync(self, nodes: Mapping[str, Proposition]) -> tuple[list[str], list[str]]:
+        """Bring the index to exactly `nodes`. Returns (ids added or changed, ids removed).
+
+        A pass of identity checks over `nodes` (and over the indexed ids): a node object that is
+        the one last synced is taken as unchanged (the graph's folds copy a proposition they
+        touch, never mutate a shared one); another object with the same name, statement, aliases
+        and creation time only replaces the reference."""
+        gone = [node_id for node_id in self.nodes if node_id not in nodes]
+        for node_id in gone:
+            self.remove(node_id)
+        changed: list[str] = []
+        known = self.nodes
+        for node_id, node in nodes.items():
+            held = known.get(node_id)
+            if held is node:
+                continue
+            if held is not None and self._signatures[node_id] == _signature(node):
+                known[node_id] = node
+                continue
+            self.add(node)
+            changed.append(node_id)
+        return changed, gone
+
+    def add(self, node: Proposition) -> None:
+        """Index `node` (replacing what its id held)."""
+        if node.id in self.nodes:
+            self.remove(node.id)
+        self.nodes[node.id] = node
+        self._signatures[node.id] = _signature(node)
+        order = (node.created_at, node.id)
+        key = statement_key(node.statement)
+        if key:
+            self._statements.setdefault(key, {})[node.id] = order
+        for name in dict.fromkeys([node.name, *node.aliases]):
+            self._names.setdefault(name_key(name), {})[node.id] = order
+        self.lexical.add(node.id, words(lexical_text(node.name, node.statement)))
+
+    def remove(self, node_id: str) -> None:
+        """Forget a node; an id not indexed is ignored."""
+        node = self.nodes.pop(node_id, None)
+        if node is None:
+            return
+        name, statement, aliases, _ = self._signatures.pop(node_id)
+        for table, keys in (
+            (self._statements, [statement_key(statement)]),
+            (self._names, [name_key(n) for n in [name, *aliases]]),
+        ):
+            for key in keys:
+                held = table.get(key)
+                if held is not None:
+                    held.pop(node_id, None)
+                    if not held:
+                        del table[key]
+        self.lexical.remove(node_id)
+
+    def exact(self, key: str) -> str | None:
+        """The oldest node (by creation time, then id) whose statement key is `key`, or None."""
+        held = self._statements.get(key) if key else None
+        return min(held.values())[1] if held else None
+
+    def named(self, names: Iterable[str]) -> list[str]:
+        """Nodes whose name or an alias equals one of `names` (case-folded), oldest first per name,
+        in the order of `names`, each once."""
+        out: dict[str, None] = {}
+        for name in names:
+            for _, node_id in sorted(self._names.get(name_key(name), {}).values()):
+                out.setdefault(node_id, None)
+        return list(out)
+
+    def lexical_text(self, node_id: str) -> str:
+        node = self.nodes[node_id]
+        return lexical_text(node.name, node.statement)
