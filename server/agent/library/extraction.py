@@ -3,7 +3,8 @@
 - The extractor sees only the source (teacher prose or a notes chunk) and, from a source's
   second stretch on, THE GRAPH SO FAR for that source (ids verbatim) so it builds on it. It
   submits propositions and chains; a submit that breaks the chain laws goes back to it with the
-  reasons (at most 4 turns in all).
+  reasons (at most 4 turns in all); a retry resends only the last refused submit and its
+  reasons, bounded (`agent.library.retries`).
 - The auditor (`agent.library.auditor`) never sees the source; a windowed model's requests are
   fitted by `agent.library.window`.
 """
@@ -22,6 +23,7 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RunUsage
 
 from server.agent.library.agent_cache import cached_agent
+from server.agent.library.retries import BoundRetries
 from server.agent.library.window import FitWindow, Window, bounded_digest
 from server.agent.prompts import load_prompt
 from server.core.contracts.graph import Chain, Findings, PackedFindings, Proposition, SourceKind
@@ -73,7 +75,7 @@ def _extractor_agent(
         output_type=ToolOutput(Findings, name="submit", description=SUBMIT_DESCRIPTION),
         retries={"tools": EXTRACTOR_TURNS - 1, "output": EXTRACTOR_TURNS - 1},
         model_settings=ModelSettings(max_tokens=max_tokens) if max_tokens else None,
-        capabilities=[FitWindow(window)] if window is not None else None,
+        capabilities=[FitWindow(window) if window is not None else BoundRetries()],
     )
 
     @agent.output_validator
@@ -153,6 +155,7 @@ def _pack_agent(model: Model, max_tokens: int | None) -> Agent[PackDeps, PackedF
         ),
         retries={"tools": EXTRACTOR_TURNS - 1, "output": EXTRACTOR_TURNS - 1},
         model_settings=ModelSettings(max_tokens=max_tokens) if max_tokens else None,
+        capabilities=[BoundRetries()],  # a refused pack's retry resent 1.27 MB (issue 28 item 7)
     )
 
     @agent.output_validator

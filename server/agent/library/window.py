@@ -90,11 +90,13 @@ def _cut_part(part: Any, tokens: int) -> Any:
     if isinstance(part, RetryPromptPart) and _part_tokens(part) > tokens:
         return replace(part, content=_cut_text(part.model_response(), tokens))
     if isinstance(part, ToolReturnPart) and _part_tokens(part) > tokens:
-        return replace(part, content=_cut_text(part.model_response_str(), max(0, tokens - 4)))
+        # a text return is cut as it is (its response form would wrap it again: {"error": ...})
+        text = part.content if isinstance(part.content, str) else part.model_response_str()
+        return replace(part, content=_cut_text(text, max(0, tokens - 8)))
     return part
 
 
-def _cut_message(message: ModelMessage, tokens: int) -> ModelMessage:
+def cut_message(message: ModelMessage, tokens: int) -> ModelMessage:
     """`message` with its parts cut to about `tokens` estimated tokens in all (shared evenly)."""
     sized = [p for p in message.parts if _part_tokens(p)]
     if not sized or messages_tokens([message]) <= tokens:
@@ -121,8 +123,8 @@ def fit_retry_history(messages: list[ModelMessage], window: Window) -> list[Mode
     retry_tokens = messages_tokens([retry])
     retry_room = max(room // 2, room - messages_tokens([answer]))
     if retry_tokens > retry_room:
-        retry = _cut_message(retry, retry_room)
-    answer = _cut_message(answer, max(0, room - messages_tokens([retry])))
+        retry = cut_message(retry, retry_room)
+    answer = cut_message(answer, max(0, room - messages_tokens([retry])))
     return [first, answer, retry]
 
 

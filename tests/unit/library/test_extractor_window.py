@@ -4,7 +4,8 @@ The offline SmolLM2 reads 4,096 tokens. pydantic-ai re-sends the whole run on a 
 small model's refused submits run to a thousand tokens each, so a chunk's third or fourth
 request outgrew the window. With a known window the extractor keeps the first request, only the
 last failed answer (cut) and its retry prompt, and lowers the answer cap to what is left; THE
-GRAPH SO FAR is cut to what the first request leaves. Keyed models keep today's requests.
+GRAPH SO FAR is cut to what the first request leaves. Keyed models keep their answer caps; their
+retries carry only the last refused answer too (issue 28, `agent.library.retries`).
 """
 
 from __future__ import annotations
@@ -89,13 +90,16 @@ async def test_windowed_retries_carry_one_failed_answer_and_fit_the_window() -> 
     assert all(m is not None and m >= RETRY_ANSWER_TOKENS for _, m in sent[1:])
 
 
-async def test_keyed_retries_resend_the_whole_run_as_before() -> None:
+async def test_keyed_retries_resend_only_the_last_refused_answer() -> None:
+    """Issue 28 item 7: a keyed model's retry carries the last refused answer and its refusal,
+    not every earlier one (`agent.library.retries`); its answer cap is left alone."""
     chunk = extractor_prompt(_chunk(760), "")
     sent: list[tuple[int, int | None]] = []
     await _run(None, sent, chunk)
     sizes = [s for s, _ in sent]
     print("keyed request sizes (estimated tokens of messages):", sent)
-    assert sizes[2] - sizes[0] >= 2 * estimate_tokens(BAD_ANSWER)
+    assert sizes[1] - sizes[0] >= estimate_tokens(BAD_ANSWER)  # short enough to go back whole
+    assert sizes[2] <= sizes[1] + 50  # one refused answer, not two
     assert all(m is None for _, m in sent)
 
 
