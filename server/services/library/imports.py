@@ -1,18 +1,20 @@
 """The notes front door's per-file work (seed §6, notes import): each file read, decoded,
 prepared and chunked into the plan of its run (`Plan`; off the event loop, in pages), the plans
-written to the accepted queue before any run starts (issue 26), then launched; and the retirement
-of files a folder import found gone. `ImportResult` and `ImportOutcome` are what an import answers.
-Slightly past 400 lines: one use case, a file's way from bytes to an accepted run, whose steps
-share the import's tally and the queue's write.
+written to the accepted queue before any run starts (issue 26), then launched; a single file whose
+name matches a note with other content asked about (`NameChoice`, issue 28 item 5); and the
+retirement of notes gone from a folder (a desktop folder import's, or the ones a browser re-pick
+lists and the learner confirms, issue 28 item 4). `ImportResult` and `ImportOutcome` are what an
+import answers. Past 400 lines: one use case, a file's way from bytes to an accepted run or a
+retirement, whose steps share the import's tally, the source lines read and the queue's write.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from server.core.clock import Clock, NewId
 from server.core.contracts.graph import SourceLine
@@ -34,12 +36,16 @@ Loader = Callable[[], bytes]
 @dataclass
 class ImportResult:
     """One file's outcome: queued (its jobs started), unchanged (a true no-op), refused (why),
-    removed (a folder re-import found it gone: its knowledge is retired).
+    removed (its knowledge is retired: a folder re-import found it gone, or the learner confirmed
+    the removal of a note gone from a picked folder), running (an import of it runs already),
+    ask (a single file whose name matches a note in the graph with other content: nothing was
+    done; the learner says whether it replaces that note or is a new one, `NameChoice`).
 
-    `replaces`: for a file given by its bare name (a single file picked in the browser) whose
-    source already holds other content, the sentence saying this import replaces it ("replaces
-    what the earlier notes.md said"): two unrelated files of one name are one source. Empty
-    otherwise."""
+    `replaces`: the sentence saying this import replaces what a note said before ("replaces
+    what the earlier notes.md said" for a single file the learner chose to replace a note with,
+    "replaces what the earlier version of heap.md said" for a changed file of a folder). Empty
+    for a first import or a new note.
+    `same_name`: for `ask`, the notes of that name it could replace (`same_name_view`)."""
 
     name: str
     source: str | None
@@ -47,6 +53,7 @@ class ImportResult:
     detail: str = ""
     chunks: int = 0
     replaces: str = ""
+    same_name: list[dict[str, str]] = field(default_factory=list)
 
     def view(self) -> dict[str, Any]:
         return {
@@ -56,7 +63,18 @@ class ImportResult:
             "detail": self.detail,
             "chunks": self.chunks,
             "replaces": self.replaces,
+            "sameName": self.same_name,
         }
+
+
+@dataclass(frozen=True)
+class NameChoice:
+    """The learner's answer for a single picked file whose name matches a note in the graph
+    with other content: `replace` that note (`source`, one of the result's `same_name`), or
+    import it as a `new` note (its own source, titled "notes.md (2)" and so on)."""
+
+    choice: Literal["replace", "new"]
+    source: str | None = None
 
 
 @dataclass
@@ -121,28 +139,40 @@ class NotesImport:
         self.budget = budget
 
     def import_files(
-        self, files: list[tuple[str, bytes]], import_id: str | None = None
+        self,
+        files: list[tuple[str, bytes]],
+        import_id: str | None = None,
+        choices: Mapping[str, NameChoice] | None = None,
     ) -> list[ImportResult]:
         """Import notes files given as (path or name, bytes), all at once on the calling thread
         (small imports and tests; `import_many` is the paged, off-loop form). Each file is a
         source with an id from its path; refused files write nothing; an unchanged file is a
-        no-op (no model call)."""
-        return self.import_loaded([(name, given(data)) for name, data in files], import_id)
+        no-op (no model call); a single file whose name matches a note with other content is
+        answered `ask` unless `choices` answers it (`NameChoice`)."""
+        return self.import_loaded([(name, given(data)) for name, data in files], import_id, choices)
 
     def import_loaded(
-        self, items: list[tuple[str, Loader]], import_id: str | None = None
+        self,
+        items: list[tuple[str, Loader]],
+        import_id: str | None = None,
+        choices: Mapping[str, NameChoice] | None = None,
     ) -> list[ImportResult]:
         """`import_files` for files read by their loaders (a folder's, `folders.folder_items`),
         all at once on the calling thread. Raises OSError: the accepted queue could not be
         written (no run was started)."""
         budget = self.budget()
         sources = self.graph.sources()
-        prepared = self._admit([self._prepare(name, load, budget, sources) for name, load in items])
+        prepared = self._admit(
+            [self._prepare(name, load, budget, sources, choices=choices) for name, load in items]
+        )
         self._accept(prepared, import_id)
         return [self.launch(item, import_id) for item in prepared]
 
     async def import_many(
-        self, items: list[tuple[str, Loader]], import_id: str | None = None
+        self,
+        items: list[tuple[str, Loader]],
+        import_id: str | None = None,
+        choices: Mapping[str, NameChoice] | None = None,
     ) -> list[ImportResult]:
         """Import any number of notes files: pages of `PREPARE_PAGE` files are read, prepared,
         chunked and recorded in a worker thread (a page's bytes are dropped once prepared: its
@@ -150,6 +180,7 @@ class NotesImport:
         run to start is written to the accepted queue with one fsynced write (in a worker thread),
         and only then queued, so the answer that follows is durable (issue 26). Returns one result
         per item, in order. `import_id`: the import whose summary row counts them (`begin_import`).
+        `choices`: the learner's answers for single files of a known name (`NameChoice`).
 
         Raises:
             OSError: the accepted queue could not be written: no run was started.
@@ -159,7 +190,7 @@ class NotesImport:
         prepared: list[ImportResult | Plan] = []
         for start in range(0, len(items), PREPARE_PAGE):
             page = items[start : start + PREPARE_PAGE]
-            prepared += await asyncio.to_thread(self._prepare_page, page, budget, sources)
+            prepared += await asyncio.to_thread(self._prepare_page, page, budget, sources, choices)
             await asyncio.sleep(0)
         prepared = self._admit(prepared)
         # the entries are made in the thread too (~20 ms per 1,200)
@@ -230,9 +261,15 @@ class NotesImport:
         self.intake.settle([key])
 
     def _prepare_page(
-        self, page: list[tuple[str, Loader]], budget: int, sources: dict[str, SourceLine]
+        self,
+        page: list[tuple[str, Loader]],
+        budget: int,
+        sources: dict[str, SourceLine],
+        choices: Mapping[str, NameChoice] | None,
     ) -> list[ImportResult | Plan]:
-        return [self._prepare(name, load, budget, sources, record=True) for name, load in page]
+        return [
+            self._prepare(name, load, budget, sources, record=True, choices=choices) for name, load in page
+        ]
 
     def begin_import(self, label: str, import_id: str | None = None) -> str:
         """The import a request's files belong to: `import_id` when it is still known (the later
@@ -258,10 +295,13 @@ class NotesImport:
         sources: dict[str, SourceLine],
         *,
         record: bool = False,
+        choices: Mapping[str, NameChoice] | None = None,
     ) -> ImportResult | Plan:
         """Read, decode, prepare and chunk one file (blocking). Returns its result when nothing is
-        to run (refused, unchanged), else the plan of its run. `record`: write its source line
-        here (off the loop) rather than when the run starts."""
+        to run (refused, unchanged, ask), else the plan of its run. `record`: write its source
+        line here (off the loop) rather than when the run starts. `choices`: the learner's
+        answers for single files of a known name (`NameChoice`, by file name); a single file
+        whose name matches a note with other content and has no valid answer is answered `ask`."""
         try:
             raw = decode_note(name, load())
             note = prepare_note(name, raw)
@@ -271,7 +311,15 @@ class NotesImport:
         del raw
         text = note.prose  # what the model reads: the fingerprint ignores a drawing's or blob's edits
         fingerprint = content_fingerprint(text)
-        src = source_id(name)
+        title = Path(name).name
+        replaces = ""
+        if _bare(name):
+            target = self._same_name(name, (fingerprint, raw_fingerprint), sources, choices or {})
+            if isinstance(target, ImportResult):
+                return target
+            src, title, replaces = target
+        else:
+            src = source_id(name)
         known = sources.get(src)
         if known is not None and known.fingerprint in (fingerprint, raw_fingerprint):
             return ImportResult(name, src, "unchanged", "already imported with this content")
@@ -279,6 +327,8 @@ class NotesImport:
             return ImportResult(name, src, "running", "an import of this file is already running")
         chunks = chunk_note(text, budget)
         covered = self.graph.covered(src) if known is not None else {}
+        if not _bare(name) and known is not None and (known.fingerprint or self.graph.contributors(src)):
+            replaces = f"replaces what the earlier version of {title} said"
         jobs = []
         version: dict[str, str] = {}  # the whole new content: it replaces the file's contribution
         for index, chunk in enumerate(chunks, start=1):
@@ -288,16 +338,63 @@ class NotesImport:
             if chunk_fp in covered.get(key, set()):
                 continue  # merged by an earlier, partly failed import of the same content
             jobs.append(JobSpec(text=chunk.text, coverage=[(key, chunk_fp)]))
-        title = Path(name).name
-        replaces = ""
-        if known is not None and _bare(name) and (known.fingerprint or self.graph.contributors(src)):
-            replaces = f"replaces what the earlier {title} said"
         if record:
             self.graph.record_source(
                 SourceLine(id=src, kind="notes", title=title, path=name, at=self.clock())
             )
         skipped = f"{name}: skipped {', '.join(note.dropped)}; its prose is imported" if note.dropped else ""
         return Plan(name, src, title, fingerprint, jobs, version, len(chunks), skipped, replaces)
+
+    def _same_name(
+        self,
+        name: str,
+        fingerprints: tuple[str, str],
+        sources: dict[str, SourceLine],
+        choices: Mapping[str, NameChoice],
+    ) -> ImportResult | tuple[str, str, str]:
+        """Where a single file (a bare `name`) goes: (source id, title, replaces sentence), or
+        its result when nothing is to run (`unchanged`: a note of that name holds this content;
+        `ask`: notes of that name hold other content and `choices` has no valid answer).
+
+        The notes of that name are the notes sources first imported under it (`path == name`),
+        holding knowledge (a stamped fingerprint or a merged job). None: the file's own source
+        (`source_id(name)`). A note partly merged from this very content is that note (a retry)."""
+        same = [
+            line
+            for line in sources.values()
+            if line.kind == "notes"
+            and line.path == name
+            and (line.fingerprint or self.graph.contributors(line.id))
+        ]
+        title = Path(name).name
+        if not same:
+            return source_id(name), title, ""
+        for line in same:
+            if line.fingerprint in fingerprints:
+                return ImportResult(name, line.id, "unchanged", "already imported with this content")
+        prefix = fingerprints[0][:16] + ":"
+        for line in same:
+            if any(key.startswith(prefix) for key in self.graph.covered(line.id)):
+                return line.id, line.title, ""  # an earlier, partly failed import of this content
+        choice = choices.get(name)
+        if choice is not None and choice.choice == "new":
+            n = 2
+            while source_id(f"{name}#{n}") in sources:
+                n += 1
+            return source_id(f"{name}#{n}"), f"{title} ({n})", ""
+        target = next((line for line in same if choice is not None and line.id == choice.source), None)
+        if target is not None:
+            return target.id, target.title, f"replaces what the earlier {target.title} said"
+        which = "a note" if len(same) == 1 else f"{len(same)} notes"
+        return ImportResult(
+            name,
+            None,
+            "ask",
+            f"{name}: {which} of this name {'is' if len(same) == 1 else 'are'} already in your graph "
+            "with other content; nothing was imported: say whether this file replaces "
+            f"{'it' if len(same) == 1 else 'one of them'} or is a new note",
+            same_name=[same_name_view(line) for line in same],
+        )
 
     def launch(
         self, item: ImportResult | Plan, import_id: str | None, *, recorded: bool = False
@@ -369,6 +466,76 @@ class NotesImport:
             if self.extraction.running(src):
                 continue  # its run ends first; the next folder import retires it
             gone.append(line)
+        return self._retire_all(gone, "no longer in the folder; what it said is taken out of your graph")
+
+    def gone_from(self, folders: list[str], present: list[str]) -> list[SourceLine]:
+        """The notes a folder picked in the browser held before and holds no more (web mode,
+        issue 28 item 4): notes sources first imported under a relative path inside one of
+        `folders` (the picked folders' names, as the upload names start: "vault/sub/a.md" is
+        inside "vault") that are not in `present` (every notes file the pick found, sent or
+        not) and still hold knowledge. A source whose run is going is left out (asked again at
+        the next pick). Nothing is changed: `remove` takes them out once the learner confirms.
+
+        Returns:
+            Their source lines, in the order the sources first appeared."""
+        prefixes = tuple(folder.strip("/") + "/" for folder in folders if folder.strip("/"))
+        if not prefixes:
+            return []
+        seen = set(present)
+        return [
+            line
+            for src, line in self.graph.sources().items()
+            if line.kind == "notes"
+            and line.path
+            and line.path.startswith(prefixes)
+            and line.path not in seen
+            and not self.extraction.running(src)
+            and self.graph.contributors(src)
+        ]
+
+    def remove(self, ids: list[str]) -> list[ImportResult]:
+        """Take out what the given notes said, on the learner's confirmation (the notes
+        `gone_from` listed): each one's contribution is retired (a run with no jobs, no model
+        call; accepted-queue entries first, so a crash resumes it) and its fingerprint cleared,
+        so the file coming back is read again.
+
+        Returns:
+            One result per distinct id, in order: `removed`; `refused` (not a notes file of the graph,
+            e.g. a lesson); `running` (an import of it runs: it is left as it is); `unchanged`
+            (nothing of it is left in the graph)."""
+        sources = self.graph.sources()
+        out: list[ImportResult | None] = []
+        gone: list[SourceLine] = []
+        for src in dict.fromkeys(ids):  # each once
+            line = sources.get(src)
+            if line is None or line.kind != "notes":
+                out.append(
+                    ImportResult(
+                        src, src, "refused", f"{src}: not a notes file in your graph; nothing removed"
+                    )
+                )
+            elif self.extraction.running(src):
+                out.append(
+                    ImportResult(
+                        line.path or src, src, "running", "an import of this file is running; nothing removed"
+                    )
+                )
+            elif not self.graph.contributors(src):
+                out.append(
+                    ImportResult(line.path or src, src, "unchanged", "nothing it said is in your graph")
+                )
+            else:
+                out.append(None)
+                gone.append(line)
+        removed = iter(
+            self._retire_all(gone, "removed as you confirmed; what it said is taken out of your graph")
+        )
+        return [item if item is not None else next(removed) for item in out]
+
+    def _retire_all(self, gone: list[SourceLine], why: str) -> list[ImportResult]:
+        """Retire each gone note (`retire`), its accepted-queue entries written first (fsynced
+        on the calling thread; removals are rare). Returns one `removed` result each, its
+        detail "<path>: <why>"."""
         entries = [
             IntakeEntry(
                 key=self.new_id("ik_"),
@@ -382,12 +549,13 @@ class NotesImport:
             for line in gone
         ]
         if entries:
-            self.intake.accept(entries)  # rare (files went away): fsynced on the calling thread
+            self.intake.accept(entries)
         results = []
         for line, entry in zip(gone, entries, strict=True):
             self.retire(line, entry.key)
-            detail = f"{line.path}: no longer in the folder; what it said is taken out of your graph"
-            results.append(ImportResult(line.path or line.id, line.id, "removed", detail))
+            results.append(
+                ImportResult(line.path or line.id, line.id, "removed", f"{line.path or line.title}: {why}")
+            )
         return results
 
     def retire(self, line: SourceLine, key: str) -> bool:
@@ -403,6 +571,12 @@ class NotesImport:
         if not started:
             self.settle(key)
         return started
+
+
+def same_name_view(line: SourceLine) -> dict[str, str]:
+    """A note an `ask` result could replace: `{"sourceId", "title", "at"}` (`at`: when its
+    line was last written, ISO 8601)."""
+    return {"sourceId": line.id, "title": line.title, "at": line.at}
 
 
 def _bare(name: str) -> bool:

@@ -18,7 +18,14 @@ from server.core.ports import ChatStore, IntakeStore, LibraryGraph, SettingsStor
 from server.services.library import folders
 from server.services.library.extraction import ExtractionService
 from server.services.library.folders import FolderWalk, import_roots
-from server.services.library.imports import ImportOutcome, ImportResult, Loader, NotesImport, given
+from server.services.library.imports import (
+    ImportOutcome,
+    ImportResult,
+    Loader,
+    NameChoice,
+    NotesImport,
+    given,
+)
 from server.services.library.jobs import OFFLINE_MAX_TOKENS
 from server.services.library.lessons import FlushOutcome, FlushTrigger, LessonTrigger
 from server.services.library.resume import resume_accepted
@@ -112,16 +119,22 @@ class LibraryService:
 
     # -- the notes front door -------------------------------------------------------------------
     def import_files(
-        self, files: list[tuple[str, bytes]], import_id: str | None = None
+        self,
+        files: list[tuple[str, bytes]],
+        import_id: str | None = None,
+        choices: dict[str, NameChoice] | None = None,
     ) -> list[ImportResult]:
         """`NotesImport.import_files`: all at once on the calling thread."""
-        return self.notes.import_files(files, import_id)
+        return self.notes.import_files(files, import_id, choices)
 
     async def import_many(
-        self, items: list[tuple[str, Loader]], import_id: str | None = None
+        self,
+        items: list[tuple[str, Loader]],
+        import_id: str | None = None,
+        choices: dict[str, NameChoice] | None = None,
     ) -> list[ImportResult]:
         """`NotesImport.import_many`: paged, off the event loop, durable before it answers."""
-        return await self.notes.import_many(items, import_id)
+        return await self.notes.import_many(items, import_id, choices)
 
     def begin_import(self, label: str, import_id: str | None = None) -> str:
         """`NotesImport.begin_import`: the import a request's files belong to."""
@@ -149,18 +162,52 @@ class LibraryService:
         return folders.folder_items(walk)
 
     async def import_picked(
-        self, files: list[tuple[str, bytes]], import_id: str | None = None
+        self,
+        files: list[tuple[str, bytes]],
+        import_id: str | None = None,
+        choices: dict[str, NameChoice] | None = None,
     ) -> ImportOutcome:
         """The learner's picked files (name or relative path, bytes as uploaded) imported as one
         import: the one named `import_id` when it is still known (a later page of one pick), else
         a new one labelled "Notes you picked" (`import_many`; refused files counted in its
-        summary).
+        summary). A single file whose name matches a note with other content is answered `ask`
+        (nothing done) unless `choices` (by file name) says whether it replaces one of them or
+        is a new note.
 
         Raises:
             OSError: the accepted queue could not be written: no run was started.
         """
         import_id = self.begin_import("Notes you picked", import_id)
-        results = await self.import_many([(name, given(data)) for name, data in files], import_id)
+        results = await self.import_many([(name, given(data)) for name, data in files], import_id, choices)
+        self.count(import_id, results)
+        return ImportOutcome(import_id, results)
+
+    def gone_notes(self, folders: list[str], present: list[str]) -> list[dict[str, Any]]:
+        """The notes gone from folders picked again in the browser (`NotesImport.gone_from`),
+        each as `{"sourceId", "path", "title", "propositions"}` (`propositions`: the graph's
+        propositions it is a source of, the ones its removal may take out). Changes nothing."""
+        gone = self.notes.gone_from(folders, present)
+        if not gone:
+            return []
+        counts = dict.fromkeys((line.id for line in gone), 0)
+        for node in self.graph.nodes().values():
+            for src in node.sources:
+                if src in counts:
+                    counts[src] += 1
+        return [
+            {"sourceId": line.id, "path": line.path, "title": line.title, "propositions": counts[line.id]}
+            for line in gone
+        ]
+
+    def remove_notes(self, ids: list[str], import_id: str | None = None) -> ImportOutcome:
+        """Take out what the given notes said, as the learner confirmed (`NotesImport.remove`),
+        counted as `removed` in the import `import_id` when it is still known (the pick that
+        found them gone), else in a new one labelled "Notes removed".
+
+        Raises:
+            OSError: the accepted queue could not be written: nothing was removed."""
+        import_id = self.begin_import("Notes removed", import_id)
+        results = self.notes.remove(ids)
         self.count(import_id, results)
         return ImportOutcome(import_id, results)
 

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from server.core.contracts.graph import ChainLine, NodeLine
-from server.core.library.notes import content_fingerprint
+from server.core.library.notes import content_fingerprint, source_id
 from server.core.refusals import Refused
+from server.services.library.imports import NameChoice
 from tests.flows.graph_pipeline import Pipeline, invariants, retired_jobs
 
 
@@ -214,24 +215,36 @@ def test_a_version_merged_by_earlier_runs_is_completed_by_a_reimport(tmp_path: P
 
 
 def test_a_bare_name_import_that_replaces_other_content_says_so(tmp_path: Path) -> None:
-    """Issue 11, item 5: single files picked in the browser carry only their name, so two
-    unrelated `notes.md` are one source and the second replaces the first; the import result
-    says so. A path import, an unchanged re-import and a first import say nothing of the kind."""
+    """Issue 11, item 5, and issue 28, items 5 and 9: a single file picked in the browser carries
+    only its name; one whose name matches a note with other content is asked about (`ask`,
+    nothing done), and replaces it only when the learner says so, the result saying so. An edit
+    of a known path says what it replaces too; an unchanged re-import and a first import say
+    nothing of the kind."""
     pipe = Pipeline(tmp_path / "graph")
 
-    async def one(name: str, text: str) -> tuple[str, str]:
-        [result] = pipe.library.import_files([(name, text.encode())])
-        assert result.source is not None
-        await pipe.extraction.wait(result.source)
+    async def one(name: str, text: str, choice: NameChoice | None = None) -> tuple[str, str]:
+        choices = {name: choice} if choice is not None else None
+        [result] = pipe.library.import_files([(name, text.encode())], choices=choices)
+        if result.source is not None:
+            await pipe.extraction.wait(result.source)
         return result.status, result.view()["replaces"]
 
     async def scenario() -> None:
         assert await one("notes.md", HEAP_V1) == ("queued", "")
         assert await one("notes.md", HEAP_V1) == ("unchanged", "")
-        assert await one("notes.md", HEAP_V2) == ("queued", "replaces what the earlier notes.md said")
+        assert await one("notes.md", HEAP_V2) == ("ask", "")
+        assert "Decrease key" in names(pipe)  # asked, not replaced
+        first = source_id("notes.md")
+        assert await one("notes.md", HEAP_V2, NameChoice("replace", first)) == (
+            "queued",
+            "replaces what the earlier notes.md said",
+        )
         assert "Decrease key" not in names(pipe)  # it did replace it
         assert await one("vault/notes.md", HEAP_V1) == ("queued", "")  # its own source
-        assert await one("vault/notes.md", HEAP_V2) == ("queued", "")  # an edit of a known path
+        assert await one("vault/notes.md", HEAP_V2) == (
+            "queued",
+            "replaces what the earlier version of notes.md said",
+        )  # an edit of a known path
 
     asyncio.run(scenario())
 

@@ -114,8 +114,17 @@ def test_same_named_files_from_different_folders_are_different_sources(gated: An
     while not (rows(client) and all(r["phase"] == "done" for r in rows(client))):
         assert time.monotonic() < deadline, rows(client)
         time.sleep(0.05)
-    # the same file imported again is still a no-op; an edited one replaces it (same source)
+    # the same file imported again is still a no-op; other content of that name is asked about
+    # (issue 28, item 5: replace that note, or keep both), and replaces it when told so
     again = upload(client, [("notes.md", first)])
     assert again[0]["status"] == "unchanged" and again[0]["sourceId"] == bare[0]["sourceId"]
-    edited = upload(client, [("notes.md", second)])
+    asked = upload(client, [("notes.md", second)])
+    assert asked[0]["status"] == "ask" and asked[0]["sameName"][0]["sourceId"] == bare[0]["sourceId"]
+    decision = [{"name": "notes.md", "choice": "replace", "sourceId": bare[0]["sourceId"]}]
+    answer = client.post(
+        "/api/graph/import",
+        files=[("files", ("notes.md", second, "text/markdown"))],
+        data={"decisions": json.dumps(decision)},
+    )
+    edited = answer.json()["files"]
     assert edited[0]["status"] == "queued" and edited[0]["sourceId"] == bare[0]["sourceId"]

@@ -3,19 +3,22 @@ its explicit flush, and the Library's settings (seed §6)."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, TypeAdapter, ValidationError, model_validator
 from starlette.datastructures import UploadFile
 
-from server.api.bodies import StrictRoute, inline_schema, json_body, request_body
+from server.api.bodies import BadBody, StrictRoute, inline_schema, json_body, request_body
 from server.api.deps import ServicesDep
 from server.api.errors import GUARDED, errors, refused
 from server.core.contracts.models import CHUNK_TOKENS_FLOOR, IDLE_SECONDS_FLOOR
 from server.core.library.notes import MAX_NOTE_BYTES, FolderRefused
+from server.services.library.folders import MAX_FOLDER_FILES
+from server.services.library.imports import NameChoice
 
 router = APIRouter(route_class=StrictRoute, responses=GUARDED)
 MAX_FILES = 200
@@ -36,14 +39,82 @@ class FolderImport(BaseModel):
     path: str = Field(min_length=1, max_length=4096, pattern=r"^[^\x00]*$")
 
 
+class NameDecision(BaseModel):
+    """The learner's answer for a single file the import answered `ask` (its name matches a note
+    of the graph with other content): `replace` the note `sourceId` (one of the answer's
+    `sameName`), or import it as a `new` note (no `sourceId`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=4096)
+    choice: Literal["replace", "new"]
+    sourceId: str | None = Field(default=None, pattern=r"^src_[0-9a-f]{16}$")
+
+    @model_validator(mode="after")
+    def _target(self) -> NameDecision:
+        if (self.choice == "replace") != (self.sourceId is not None):
+            raise ValueError("'replace' names the note it replaces (sourceId); 'new' names none")
+        return self
+
+
+NAME_DECISIONS = TypeAdapter(list[NameDecision])
+
+
 class FilesImport(BaseModel):
     """`POST /api/graph/import` multipart body: one or more `files` (.md/.markdown/.txt, ≤ 2 MB
     each, at most 200 per request: the UI sends a bigger pick in pages); each file's name (or
     relative path) names its source. `importId`: the answer's id from an earlier page of the same
-    pick, so the pages share one summary row in the feed (an unknown one starts a new import)."""
+    pick, so the pages share one summary row in the feed (an unknown one starts a new import).
+    `decisions`: JSON, a list of `NameDecision` (at most one per file, naming a file sent in this
+    request): the learner's answers for single files an earlier answer asked about."""
 
     files: list[bytes] = Field(min_length=1, max_length=MAX_FILES)
     importId: str | None = Field(default=None, pattern=r"^imp_[0-9a-f]{12}$")
+    decisions: str | None = Field(default=None, description="JSON list of NameDecision")
+
+
+class GoneQuery(BaseModel):
+    """`POST /api/graph/import/gone` body: after a folder is picked again in the browser, the
+    picked `folders` (their names, as the upload names start: "vault" for "vault/a.md") and
+    every notes file the pick found in them (`present`, upload names, sent or not: a file left
+    out for its size is still there)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    folders: list[str] = Field(min_length=1, max_length=100)
+    present: list[str] = Field(default_factory=list, max_length=MAX_FOLDER_FILES)
+
+    @model_validator(mode="after")
+    def _names(self) -> GoneQuery:
+        for folder in self.folders:
+            if not folder.strip("/") or "/" in folder.strip("/") or "\x00" in folder:
+                raise ValueError(f"{folder!r}: a folder is named as the upload names start, e.g. 'vault'")
+        return self
+
+
+class RemoveNotes(BaseModel):
+    """`POST /api/graph/import/remove` body: the learner's one confirmation to take out what the
+    listed notes said (`sources`: source ids, as `/api/graph/import/gone` listed them).
+    `importId`: the pick's import, so its summary row counts them as removed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sources: list[str] = Field(min_length=1, max_length=MAX_FOLDER_FILES)
+    importId: str | None = Field(default=None, pattern=r"^imp_[0-9a-f]{12}$")
+
+    @model_validator(mode="after")
+    def _ids(self) -> RemoveNotes:
+        bad = [s for s in self.sources if not SOURCE_ID.fullmatch(s)]
+        if bad:
+            raise ValueError(f"{bad[0]!r}: not a source id (src_ and 16 hex digits)")
+        return self
+
+
+SOURCE_ID = re.compile(r"src_[0-9a-f]{16}")
+MAX_GONE_BODY = 16_000_000
+"""Largest `/api/graph/import/gone` body: a vault's worth of upload names."""
+MAX_REMOVE_BODY = 4_000_000
+"""Largest `/api/graph/import/remove` body."""
 
 
 class AbortRequest(BaseModel):
@@ -66,10 +137,12 @@ async def import_notes(request: Request, services: ServicesDep) -> JSONResponse:
     """Import notes: multipart `files` (.md/.markdown/.txt; the filename, or its relative path,
     names the source), or JSON `{"path": "/abs/folder"}` (any number of notes files: the walk and
     the reads run in worker threads, page by page). 202 `{"files": [...], "importId"}` with each file's
-    status (queued / unchanged / refused + why; for a folder also `removed`: a file imported from
-    it before that is gone now, its knowledge retired); 400 when every file is refused or the request is
-    malformed; 403 `folder_not_allowed` for a folder outside the import roots or a system folder,
-    403 `folder_unreadable` for one that cannot be read."""
+    status (queued / unchanged / refused + why; `ask` + `sameName` for a single file whose name
+    matches a note with other content: nothing done until `decisions` answers it; for a folder
+    also `removed`: a file imported from it before that is gone now, its knowledge retired;
+    `replaces` says when a file replaces what an earlier version said); 400 when every file is
+    refused or the request is malformed; 403 `folder_not_allowed` for a folder outside the import
+    roots or a system folder, 403 `folder_unreadable` for one that cannot be read."""
     content_type = request.headers.get("content-type", "")
     if content_type.startswith("multipart/form-data"):
         form = await request.form(max_files=MAX_FILES)
@@ -80,8 +153,9 @@ async def import_notes(request: Request, services: ServicesDep) -> JSONResponse:
         files = [
             (upload.filename or "untitled.md", await upload.read(MAX_NOTE_BYTES + 1)) for upload in uploads
         ]
+        choices = _choices(form.get("decisions"), [name for name, _ in files])
         outcome = await services.library.import_picked(
-            files, given if isinstance(given, str) and IMPORT_ID.fullmatch(given) else None
+            files, given if isinstance(given, str) and IMPORT_ID.fullmatch(given) else None, choices
         )
     elif content_type.startswith("application/json"):
         body = FolderImport.model_validate(await json_body(request, MAX_FOLDER_BODY))
@@ -98,11 +172,54 @@ async def import_notes(request: Request, services: ServicesDep) -> JSONResponse:
     return JSONResponse({"files": views, "importId": outcome.import_id}, status_code=202)
 
 
+def _choices(raw: object, names: list[str]) -> dict[str, NameChoice]:
+    """The multipart field `decisions` (JSON list of `NameDecision`) as choices by file name.
+    Raises BadBody (400 bad_request, in plain words): not such a list, two answers for one file,
+    or an answer for a file this request does not send."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, str):
+        raise BadBody("'decisions' is a JSON text field, not a file")
+    try:
+        decisions = NAME_DECISIONS.validate_json(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise BadBody(f"'decisions' is not a list of answers ({where}: {first['msg']})") from None
+    choices: dict[str, NameChoice] = {}
+    for d in decisions:
+        if d.name in choices:
+            raise BadBody(f"'decisions' answers {d.name} twice; send one answer per file")
+        if d.name not in names:
+            raise BadBody(f"'decisions' answers {d.name}, which this request does not send")
+        choices[d.name] = NameChoice(d.choice, d.sourceId)
+    return choices
+
+
 def _refused(detail: str, files: list[dict[str, Any]], import_id: str | None = None) -> JSONResponse:
     body: dict[str, Any] = {"error": "refused", "detail": detail, "files": files}
     if import_id is not None:
         body["importId"] = import_id
     return JSONResponse(body, status_code=400)
+
+
+@router.post("/api/graph/import/gone", max_body_size=MAX_GONE_BODY, responses=errors(400, 413, 503))
+async def gone_notes(body: GoneQuery, services: ServicesDep) -> dict[str, Any]:
+    """After a folder is picked again in the browser: the notes imported from it before that it
+    holds no more (deleted, renamed or moved), `{"gone": [{"sourceId", "path", "title",
+    "propositions"}]}`; what they said is still in the graph. Changes nothing: the page lists
+    them and asks once (`POST /api/graph/import/remove`)."""
+    return {"gone": await asyncio.to_thread(services.library.gone_notes, body.folders, body.present)}
+
+
+@router.post("/api/graph/import/remove", max_body_size=MAX_REMOVE_BODY, responses=errors(400, 413, 503))
+async def remove_notes(body: RemoveNotes, services: ServicesDep) -> dict[str, Any]:
+    """Take out what the listed notes said, on the learner's confirmation: `{"files": [...],
+    "importId"}`, each `removed` (its knowledge is retired in the background, no model call),
+    `refused` (not a notes file of the graph), `running` (being imported: left as it is) or
+    `unchanged` (nothing of it was left)."""
+    outcome = services.library.remove_notes(body.sources, body.importId)
+    return {"files": [r.view() for r in outcome.results], "importId": outcome.import_id}
 
 
 @router.get("/api/activity", responses=errors(503))
