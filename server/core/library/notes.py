@@ -2,8 +2,9 @@
 
 A file is accepted when it is non-empty UTF-8 text of at most 2 MB; it is split at line
 boundaries into chunks of at most the token budget (a line longer than the budget is split
-too). Broken front matter is just text. Source ids are deterministic in the file's path as the
-import names it.
+too), never inside a fenced code block or a display formula that fits in one chunk. Broken
+front matter is just text. Source ids are deterministic in the file's path as the import names
+it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import PurePath, PurePosixPath, PureWindowsPath
 
 from server.core.library.coverage import check_budget
+from server.core.library.note_blocks import Block, note_blocks
 from server.core.refusals import Refused
 from server.core.tokens import estimate_tokens
 
@@ -83,33 +85,96 @@ class NoteChunk:
 
 
 def chunk_note(text: str, budget_tokens: int) -> list[NoteChunk]:
-    """Split at line boundaries into chunks of at most `budget_tokens` (estimated); a line longer
-    than the budget is split into budget-sized pieces. Whitespace-only chunks are dropped.
+    """Split at line boundaries into chunks of at most `budget_tokens` (estimated); whitespace-only
+    chunks are dropped.
+
+    A fenced code block and a display formula over several lines (`note_blocks`) are never cut
+    while they fit in one chunk: a chunk ends before such a block rather than inside it (issue 28,
+    item 9). A block longer than a whole chunk is split at line boundaries, and each piece is
+    closed and reopened with the block's own fence or formula delimiter (a piece of a
+    ```` ```python ```` block is still a ```` ```python ```` block; a piece of a `$$` formula is
+    still between `$$`), so no chunk starts with an orphan closing fence. A line longer than a
+    chunk is split into chunk-sized pieces (a long line of code into pieces each fenced again).
+    Line numbers are the note's (1-based); a reopening or closing line added to a piece carries
+    the number of the line beside it.
 
     Raises:
         ValueError: budget below the floor (500).
     """
     check_budget(budget_tokens)
-    max_chars = budget_tokens * 4
-    pieces: list[tuple[int, str]] = []
-    for number, line in enumerate(text.split("\n"), start=1):
-        if len(line) + 1 > max_chars:
-            pieces.extend((number, line[i : i + max_chars]) for i in range(0, len(line), max_chars))
+    max_chars = budget_tokens * 4  # a line costs its characters and its line end
+    lines = text.split("\n")
+    segments: list[list[tuple[int, str]]] = []
+    for block in note_blocks(lines):
+        numbered = [(n + 1, lines[n]) for n in range(block.start, block.end)]
+        if sum(len(line) + 1 for _, line in numbered) <= max_chars:
+            segments.append(numbered)
         else:
-            pieces.append((number, line))
+            segments.extend(_split_block(block, numbered, max_chars))
     chunks: list[NoteChunk] = []
     current: list[tuple[int, str]] = []
     size = 0
-    for number, piece in pieces:
-        cost = len(piece) + 1
+    for segment in segments:
+        cost = sum(len(line) + 1 for _, line in segment)
         if current and size + cost > max_chars:
             chunks.append(_chunk(current))
             current, size = [], 0
-        current.append((number, piece))
+        current.extend(segment)
         size += cost
     if current:
         chunks.append(_chunk(current))
     return [c for c in chunks if c.text.strip()]
+
+
+def _split_block(
+    block: Block, numbered: list[tuple[int, str]], max_chars: int
+) -> list[list[tuple[int, str]]]:
+    """A block longer than a chunk, in pieces of at most `max_chars` (line ends counted), each piece
+    of a code block or formula closed and reopened with the block's own delimiters. Lines are kept
+    whole while they fit; a line longer than a piece fills the piece it starts in and goes on in
+    the next ones. A closed block's own closing line ends its last piece (the room kept for an
+    added closing line is its room)."""
+    opener, closer = block.opener, block.closer
+    wrap = len(closer) + 1 if closer else 0
+    room = max_chars - (len(opener) + 1 if opener else 0) - wrap
+    pieces: list[list[tuple[int, str]]] = []
+    current: list[tuple[int, str]] = []
+    size = 0
+    last = len(numbered) - 1
+    for index, (number, line) in enumerate(numbered):
+        limit = room + wrap if (index == last and block.closed and closer) else room
+        if size + len(line) + 1 <= limit:
+            current.append((number, line))
+            size += len(line) + 1
+            continue
+        if len(line) + 1 <= room:  # a whole line that fits in the next piece
+            pieces.append(current)
+            current, size = [(number, line)], len(line) + 1
+            continue
+        rest = line
+        while rest:
+            space = room - size - 1
+            if space < min(len(rest), room // 4):  # too little left here for a useful piece
+                pieces.append(current)
+                current, size = [], 0
+                continue
+            current.append((number, rest[:space]))
+            size += len(rest[:space]) + 1
+            rest = rest[space:]
+    if current:
+        pieces.append(current)
+    pieces = [p for p in pieces if p]
+    if not opener:
+        return pieces
+    final = len(pieces) - 1
+    return [
+        [
+            *([(piece[0][0], opener)] if index else []),
+            *piece,
+            *([(piece[-1][0], closer)] if index < final else []),
+        ]
+        for index, piece in enumerate(pieces)
+    ]
 
 
 def _chunk(lines: list[tuple[int, str]]) -> NoteChunk:
