@@ -8,9 +8,13 @@
 - Obsidian syntax: `[[Page]]`, `[[Page|shown]]`, `[[Page#Heading]]` become plain words; embeds
   `![[Note]]` become the note's name, embedded files (`![[file.png]]`) are dropped; callouts
   `> [!note] Title` keep their title and body without the marker; `%% comments %%` are dropped.
-- Non-prose is dropped, each with a reason: Excalidraw drawings (a whole drawing refuses the
-  file), base64 blobs and data: URLs, large JSON code blocks; a file that is mostly JSON, or
-  holds nothing else, is refused (`NoteRefused`, the import's per-file refusal).
+- Non-prose is dropped, each with a reason: Excalidraw and tldraw drawings (a whole drawing
+  refuses the file), base64 blobs and data: URLs, large JSON code blocks, Obsidian plugin code
+  that is not the note's content (`dataview`, `dataviewjs`, `tikz`, ... blocks: `PLUGIN_CODE`;
+  issue 28, item 9); a file that is mostly JSON, or holds nothing else, is refused
+  (`NoteRefused`, the import's per-file refusal). Data is only what parses as JSON (a line, or a
+  run of lines); a line led by a wiki link or a Markdown link is prose (issue 28, item 1).
+- Admonition blocks (```` ```ad-note ````) are prose: their fences dropped, their title kept.
 - Padding whitespace (runs of spaces/tabs inside lines, line ends, table rule dashes) is
   collapsed and blank-line runs become one blank line, before tokens are counted.
 - `\\#` (an Obsidian way to write a `#` that is not a tag) reaches the model as `#`, so headings
@@ -21,10 +25,13 @@ Pure: no IO.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
 
+from server.core.library.note_blocks import FENCE, closes_fence
 from server.core.library.notes import NoteRefused
 
 JSON_BLOCK_CHARS = 2_000
@@ -34,7 +41,8 @@ BASE64_RUN = 200
 """A run of at least this many base64 characters (no spaces) is a blob, not prose."""
 
 MOSTLY_JSON = 0.6
-"""Share of a file's non-blank characters in JSON-looking lines above which it is refused."""
+"""Share of a file's non-blank characters (outside fenced blocks) that are JSON data (lines, or runs
+of lines, that parse as a JSON object or array) above which it is refused."""
 
 _ATTACHMENT = re.compile(
     r"\.(png|jpe?g|gif|webp|svg|bmp|tiff?|avif|heic|pdf|mp3|wav|ogg|m4a|flac|webm|mp4|mov|mkv|"
@@ -46,16 +54,9 @@ _CALLOUT = re.compile(r"^(\s*(?:>\s*)+)\[![^\]\n]+\][+-]?\s*(.*)$")
 _DATA_URL = re.compile(r"data:[\w.+-]+/[\w.+-]+(?:;[\w=.+-]+)*;base64,[A-Za-z0-9+/=]*", re.IGNORECASE)
 _BASE64 = re.compile(rf"[A-Za-z0-9+/]{{{BASE64_RUN},}}={{0,2}}")
 _EMPTY_IMAGE = re.compile(r"!\[[^\]\n]*\]\(\s*\)")
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*([\w+-]*)")
 _PADDING = re.compile(r"(?<=\S)[ \t]{2,}")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _RULE_DASHES = re.compile(r"-{4,}")
-_JSON_LINE = re.compile(
-    r'^\s*(?:"(?:[^"\\]|\\.)*"\s*:'  # "key":
-    r"|[{}\[\]]+,?\s*$"  # brackets alone
-    r'|\[\s*(?:["{\[\d-]|true|false|null)|\{\s*"'  # an array or object opening with a value
-    r'|(?:-?\d+(?:\.\d+)?|true|false|null|"(?:[^"\\]|\\.)*"),?\s*$)'  # a value alone
-)
 _ESCAPED_HASH = re.compile(r"\\#")
 _KEY = re.compile(r"^([A-Za-z_][\w .-]*?)\s*:(?:\s+(.*))?$")
 
@@ -86,10 +87,9 @@ def prepare_note(name: str, text: str) -> NoteText:
     """
     meta, body = split_front_matter(text)
     dropped: list[str] = []
-    if meta is not None and any(k.lower().startswith("excalidraw-plugin") for k in meta):
-        raise NoteRefused(f"{name}: an Excalidraw drawing, not a note; its drawing is not imported")
-    if re.search(r"^#{1,6} Excalidraw Data\s*$", body, re.MULTILINE) or ("Switch to EXCALIDRAW VIEW" in body):
-        raise NoteRefused(f"{name}: an Excalidraw drawing, not a note; its drawing is not imported")
+    drawing = _drawing(meta, body)
+    if drawing is not None:
+        raise NoteRefused(f"{name}: {drawing}, not a note; its drawing is not imported")
     if _whole_json(body):
         raise NoteRefused(f"{name}: a JSON file, not a note; only prose notes are imported")
     if _json_share(body) > MOSTLY_JSON:
@@ -106,6 +106,26 @@ def prepare_note(name: str, text: str) -> NoteText:
         tags=tuple(t.lstrip("#") for t in _items(meta.get("tags", meta.get("tag"))) if t.lstrip("#")),
         dropped=tuple(dict.fromkeys(dropped)),
     )
+
+
+def _drawing(meta: dict[str, str | list[str]] | None, body: str) -> str | None:
+    """What drawing the file is ("an Excalidraw drawing", "a tldraw drawing"), or None.
+
+    Excalidraw (obsidian-excalidraw-plugin): an `excalidraw-plugin` front matter key, an
+    `# Excalidraw Data` heading or the "Switch to EXCALIDRAW VIEW" banner. tldraw (the Obsidian
+    tldraw plugins): a `tldraw-...` front matter key or the "START OF TLDRAW DATA" marker of its
+    data block."""
+    keys = [k.lower() for k in meta] if meta is not None else []
+    if any(k.startswith("excalidraw-plugin") for k in keys):
+        return "an Excalidraw drawing"
+    if re.search(r"^#{1,6} Excalidraw Data\s*$", body, re.MULTILINE) or ("Switch to EXCALIDRAW VIEW" in body):
+        return "an Excalidraw drawing"
+    if any(k.startswith("tldraw") for k in keys) or _TLDRAW_DATA.search(body):
+        return "a tldraw drawing"
+    return None
+
+
+_TLDRAW_DATA = re.compile(r"START[ _]OF[ _]TLDRAW[ _]DATA", re.IGNORECASE)
 
 
 # -- front matter -----------------------------------------------------------------------------------
@@ -210,23 +230,93 @@ def _whole_json(body: str) -> bool:
 
 
 def _json_share(body: str) -> float:
-    """Share of non-blank characters outside fenced blocks (those are judged per block) in lines
-    that look like JSON."""
-    total = json_chars = 0
-    fence: str | None = None
-    for line in body.split("\n"):
-        if fence is not None:
-            fence = None if _closes(line, fence) else fence
-            continue
-        opened = _FENCE.match(line)
-        if opened:
-            fence = opened.group(1)
-            continue
+    """Share of the non-blank characters outside fenced blocks (those are judged per block) that are
+    data: in a line that parses as a JSON object or array by itself, or in a run of lines that
+    together parse as one (pretty-printed JSON, starting at a line that begins with `{` or `[`
+    and ending at a line end). Nothing else is data: a line led by a wiki link (`[[Group]] is ...`),
+    a Markdown link, a footnote mark or a table of links does not parse, so it is prose (issue 28,
+    item 1).
+
+    Linear in the body: a run that parses is skipped whole; the characters read by runs that fail
+    are capped (`_JSON_SCAN` times the body), after which only single lines are tried.
+    """
+    lines = body.split("\n")
+    inside = _in_fences(lines)
+    starts = list(itertools.accumulate((len(x) + 1 for x in lines[:-1]), initial=0))
+    total = data = 0
+    budget = _JSON_SCAN * len(body) + 10_000
+    i = 0
+    while i < len(lines):
+        line = lines[i]
         size = len(line.strip())
+        if inside[i] or not size:
+            i += 1
+            continue
         total += size
-        if size and _JSON_LINE.match(line):
-            json_chars += size
-    return json_chars / total if total else 0.0
+        stripped = line.lstrip()
+        if stripped[:1] not in ("{", "["):
+            i += 1
+            continue
+        end, spent = _json_run(body, starts, i, budget > 0)
+        budget -= spent
+        if end > i:
+            run = sum(len(x.strip()) for x in lines[i + 1 : end])
+            total += run
+            data += size + run
+            i = end
+            continue
+        i += 1
+    return data / total if total else 0.0
+
+
+_JSON_SCAN = 4
+"""How many times the body's length runs of lines that turn out not to be JSON may read in all."""
+
+_DECODER = json.JSONDecoder()
+
+
+def _json_run(body: str, starts: list[int], start: int, multiline: bool) -> tuple[int, int]:
+    """(one past the last line of the JSON object or array starting at line `start`, or `start`
+    when none; characters read). `starts`: each line's offset in `body`. `multiline`: whether a
+    value may run over the following lines (a fence line between never parses, so it ends one)."""
+    begin = starts[start]
+    end_of_line = starts[start + 1] - 1 if start + 1 < len(starts) else len(body)
+    line = body[begin:end_of_line].strip()
+    try:
+        value = json.loads(line[:-1] if line.endswith(",") else line)
+    except ValueError:
+        value = None
+    if isinstance(value, (dict, list)):
+        return start + 1, 0
+    if not multiline:
+        return start, 0
+    offset = begin + len(body[begin:end_of_line]) - len(body[begin:end_of_line].lstrip())
+    try:
+        value, end = _DECODER.raw_decode(body, offset)
+    except json.JSONDecodeError as exc:
+        return start, max(1, exc.pos - offset)
+    newline = body.find("\n", end)
+    tail = body[end:] if newline < 0 else body[end:newline]
+    if not isinstance(value, (dict, list)) or tail.strip() not in ("", ","):
+        return start, end - offset
+    return bisect.bisect_right(starts, end - 1), 0
+
+
+def _in_fences(lines: list[str]) -> list[bool]:
+    """For each line, whether it is part of a fenced code block (fence lines included)."""
+    inside = [False] * len(lines)
+    fence: str | None = None
+    for index, line in enumerate(lines):
+        if fence is not None:
+            inside[index] = True
+            if closes_fence(line, fence):
+                fence = None
+            continue
+        opened = FENCE.match(line)
+        if opened:
+            fence = opened.group(2)
+            inside[index] = True
+    return inside
 
 
 def _drop_blobs(line: str, dropped: list[str]) -> str:
@@ -293,7 +383,7 @@ def _prose(body: str, dropped: list[str]) -> str:
     for line in lines:
         if fence is not None:  # inside a fenced code block
             block.append(line.rstrip())
-            if _closes(line, fence):
+            if closes_fence(line, fence):
                 _close_block(fence_lang, block, out, dropped)
                 fence, block = None, []
             continue
@@ -303,33 +393,83 @@ def _prose(body: str, dropped: list[str]) -> str:
                 if out and out[-1]:
                     out.append("")
                 continue
-        opened = _FENCE.match(line)
+        opened = FENCE.match(line)
         if opened:
-            fence, fence_lang, block = opened.group(1), opened.group(2).lower(), [line.rstrip()]
+            fence, fence_lang, block = opened.group(2), opened.group(3).lower(), [line.rstrip()]
             continue
-        line = _drop_blobs(line, dropped)
-        kept = _obsidian(line)
-        if kept is None:
-            continue
-        out.append(_tidy(_ESCAPED_HASH.sub("#", kept)))
-    if fence is not None:  # an unclosed fence: keep what it held
-        _close_block(fence_lang, block, out, dropped)
+        kept = _prose_line(line, dropped)
+        if kept is not None:
+            out.append(kept)
+    if fence is not None:  # an unclosed fence: keep what it held, as code (nothing is lost)
+        _close_block(fence_lang, block, out, dropped, closed=False)
     return _blank_runs(out)
 
 
-def _closes(line: str, fence: str) -> bool:
-    """Whether the line closes a block opened by `fence` (the same character, at least as many)."""
-    stripped = line.strip()
-    return stripped.startswith(fence) and not stripped.strip(fence[0])
+def _prose_line(line: str, dropped: list[str]) -> str | None:
+    """An ordinary line as the model reads it (blobs dropped, Obsidian syntax resolved, padding
+    tidied, `\\#` unescaped); None drops it."""
+    kept = _obsidian(_drop_blobs(line, dropped))
+    return None if kept is None else _tidy(_ESCAPED_HASH.sub("#", kept))
 
 
-def _close_block(lang: str, block: list[str], out: list[str], dropped: list[str]) -> None:
+PLUGIN_CODE: dict[str, str] = {
+    "dataview": "Dataview queries",
+    "dataviewjs": "DataviewJS scripts",
+    "query": "search queries",
+    "tasks": "Tasks queries",
+    "tikz": "TikZ drawing code",
+    "tracker": "Tracker charts",
+    "chart": "chart definitions",
+    "button": "buttons",
+    "meta-bind": "Meta Bind fields",
+    "meta-bind-button": "Meta Bind buttons",
+    "meta-bind-js-view": "Meta Bind scripts",
+    "leaflet": "Leaflet maps",
+    "handwritten-ink": "handwritten drawings",
+    "handdrawn-ink": "handwritten drawings",
+    "compressed-json": "JSON data",
+    "excalidraw": "JSON data",
+}
+"""Fenced blocks whose language names an Obsidian plugin's code, which the plugin runs or draws
+and which is not the note's content (issue 28, item 9): skipped, each kind named in the import's
+answer ("skipped Dataview queries, TikZ drawing code; its prose is imported"). A `latex` block
+holding a `tikzpicture` is TikZ drawing code too. Other code blocks (`python`, `mermaid`, ...)
+are the note's content and reach the model as they are, fenced: marked as code."""
+
+_AD_KEYS = re.compile(r"^\s*(title|collapse|icon|color)\s*:\s*(.*)$", re.IGNORECASE)
+
+
+def _close_block(
+    lang: str, block: list[str], out: list[str], dropped: list[str], *, closed: bool = True
+) -> None:
+    """Add a fenced block (its fence lines included) to `out`, or name why it is skipped.
+
+    Skipped when closed: Obsidian plugin code (`PLUGIN_CODE`), a JSON block over
+    `JSON_BLOCK_CHARS`. An Admonition block (```` ```ad-note ````) is the note's prose: its body is
+    read as prose, its title kept, its fences and settings dropped. An unclosed block is kept as
+    code (nothing is lost)."""
     size = sum(len(b) + 1 for b in block)
-    if lang in ("compressed-json", "excalidraw") or (lang == "json" and size > JSON_BLOCK_CHARS):
-        dropped.append("JSON data")
-        return
-    kept = [_drop_blobs(b, dropped) for b in block]
-    out.extend(kept)
+    if closed:
+        reason = PLUGIN_CODE.get(lang)
+        if reason is None and lang in ("latex", "tex") and any("\\begin{tikzpicture}" in b for b in block):
+            reason = "TikZ drawing code"
+        if reason is None and lang == "json" and size > JSON_BLOCK_CHARS:
+            reason = "JSON data"
+        if reason is not None:
+            dropped.append(reason)
+            return
+        if lang.startswith("ad-") and len(block) >= 2:
+            for line in block[1:-1]:
+                setting = _AD_KEYS.match(line)
+                if setting:
+                    if setting.group(1).lower() == "title" and setting.group(2).strip():
+                        out.append(setting.group(2).strip())
+                    continue
+                kept = _prose_line(line, dropped)
+                if kept is not None:
+                    out.append(kept)
+            return
+    out.extend(_drop_blobs(b, dropped) for b in block)
 
 
 def _strip_comments(line: str, in_comment: bool) -> tuple[str, bool]:
