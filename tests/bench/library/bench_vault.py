@@ -1,7 +1,10 @@
 """Benchmark (issue 16): a synthetic vault of 1,200 notes imported in one call into a real
 `python -m server` process whose model is a scripted, instant OpenAI-compatible stub.
 
-Run: `.venv/bin/python -m tests.bench.library.bench_vault [notes]`. Figures go to docs/benchmarks.md.
+Run: `.venv/bin/python -m tests.bench.library.bench_vault [notes] [--every-line]`. Figures go to
+docs/benchmarks.md. `--every-line` (issue 28): the small notes have 12 prose lines each and the
+model makes every line a proposition (`bench_note_cost.every_line`); the server's CPU seconds
+during the import and the nodes merged are printed too.
 Prints: wall time (the POST until every row of the feed ended), the server's RSS when idle, its
 peak during the import (sampled every 50 ms from /proc, and the kernel's VmHWM) and after the
 jobs ended (at once and 5 s later), `/api/health` p50/p99/max while the import runs (polled every
@@ -24,12 +27,14 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from server.core.tokens import estimate_tokens
+from tests.bench.library import bench_note_cost as note_cost
 from tests.livehttp import serve
 from tests.procs import (
     ROOT,
@@ -39,6 +44,7 @@ from tests.procs import (
     write_settings,
 )
 from tests.scripts.library import graph_reply
+from tests.scripts.serving import over_http
 from tests.stub_openai import Reply, create_stub
 
 TOPICS = ["group", "ring", "field", "vector space", "metric space", "topology", "measure", "graph"]
@@ -125,16 +131,18 @@ def drawing() -> str:
     )
 
 
-def write_vault(root: Path, notes: int, seed: int = 16) -> tuple[int, int]:
-    """Write the vault; returns (files, source tokens of their text as read from disk)."""
+def write_vault(root: Path, notes: int, seed: int = 16, every_line: bool = False) -> tuple[int, int]:
+    """Write the vault; returns (files, source tokens of their text as read from disk).
+    `every_line`: the small notes are `bench_note_cost.note`'s (12 prose lines of a large
+    vocabulary, every line a proposition for `bench_note_cost.every_line`)."""
     rng = random.Random(seed)
+    vocab = note_cost.vocabulary(rng) if every_line else []
     texts: list[tuple[Path, str]] = []
     large, templates, drawings = 6, 12, 2
     small = notes - large - templates - drawings
     for i in range(small):
-        texts.append(
-            (root / f"Semester {i % 4 + 1}" / f"Week {i % 13:02d}" / f"Lemma {i}.md", small_note(rng, i))
-        )
+        text = note_cost.note(rng, vocab, i) if every_line else small_note(rng, i)
+        texts.append((root / f"Semester {i % 4 + 1}" / f"Week {i % 13:02d}" / f"Lemma {i}.md", text))
     for i in range(large):
         texts.append((root / "Lectures" / f"Lecture {i}.md", large_note(rng, i)))
     for i in range(templates):
@@ -152,7 +160,8 @@ def write_vault(root: Path, notes: int, seed: int = 16) -> tuple[int, int]:
 class Meter:
     """Counts what the model is sent and answers (tokens by the server's estimate)."""
 
-    def __init__(self) -> None:
+    def __init__(self, script: Callable[[dict[str, Any]], Reply] = graph_reply) -> None:
+        self.script = script
         self.requests = 0
         self.sent = 0
         self.answered = 0
@@ -162,7 +171,7 @@ class Meter:
         self.lock = threading.Lock()
 
     def reply(self, body: dict[str, Any]) -> Reply:
-        said = graph_reply(body)
+        said = self.script(body)
         sent = estimate_tokens(json.dumps(body.get("messages", []), ensure_ascii=False))
         sent += estimate_tokens(json.dumps(body.get("tools", []), ensure_ascii=False))
         answered = estimate_tokens(json.dumps(said.tool[1])) if said.tool else estimate_tokens(said.text)
@@ -219,17 +228,23 @@ def _pin_apart(pid: int) -> str:
     return f"pinned: bench, stub model and pollers on CPU 0; server on CPU(s) {sorted(cpus)}"
 
 
-def main(notes: int = 1_200) -> None:
+def cpu_s(pid: int) -> float:
+    """The CPU seconds (user + system, every thread) process `pid` has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def main(notes: int = 1_200, every_line: bool = False) -> None:
     pinned = bool(os.environ.get(PIN_ENV)) and (os.cpu_count() or 1) >= 2
     if pinned:
         os.sched_setaffinity(0, {0})  # before any thread or child: they inherit it
-    meter = Meter()
+    meter = Meter(over_http(note_cost.every_line) if every_line else graph_reply)
     stub = create_stub(meter.reply, delay_s=0.0)
     stub.state.requests = _Discard()  # the stub's own log of bodies is not kept (memory)
     with tempfile.TemporaryDirectory() as tmp, serve(stub) as stub_url:
         home = Path(tmp) / "home"
         vault = home / "Vault"
-        files, source_tokens = write_vault(vault, notes)
+        files, source_tokens = write_vault(vault, notes, every_line=every_line)
         data = Path(tmp) / "data"
         write_settings(data, scripted_slot(stub_url))
         server = _start(data, {"LH_IMPORT_ROOTS": str(home)})
@@ -287,7 +302,7 @@ def main(notes: int = 1_200) -> None:
                     text=True,
                 )
                 assert poller.stdout is not None and poller.stdout.readline().strip() == "ready"
-                start = time.perf_counter()
+                start, cpu_start = time.perf_counter(), cpu_s(pid)
                 answer = client.post("/api/graph/import", json={"path": str(vault)})
                 posted = time.perf_counter() - start
                 answer.raise_for_status()
@@ -301,7 +316,8 @@ def main(notes: int = 1_200) -> None:
                     if rows and all(r["phase"] in ("done", "error", "aborted") for r in rows):
                         break
                     time.sleep(0.5)
-                wall = time.perf_counter() - start
+                wall, server_cpu = time.perf_counter() - start, cpu_s(pid) - cpu_start
+                nodes_merged = len(client.get("/api/graph").json().get("nodes", []))
                 stop.set()
                 for t in threads:
                     t.join()
@@ -322,6 +338,10 @@ def main(notes: int = 1_200) -> None:
     print(f"vault: {files:,} files, {source_tokens:,} source tokens (chars / 4); answer: {statuses}")
     print(f"import call answered in {posted:.2f} s; wall time to the last row ended: {wall:.1f} s")
     print(f"summary counts: {summary['counts']}")
+    print(
+        f"server CPU during the import: {server_cpu:.0f} s ({server_cpu * 1e6 / source_tokens:,.0f} ms per "
+        f"1k source tokens); {nodes_merged:,} nodes in the graph at the end"
+    )
     print(
         f"RSS cold {cold:.0f} MB; idle (after a 1-note import) {idle:.0f} MB; "
         f"peak {max(samples):.0f} MB sampled, {hwm:.0f} MB VmHWM"
@@ -421,7 +441,12 @@ def poll(url: str) -> None:
     """`--poll URL`: GET /api/health every 50 ms until a line arrives on stdin; then print each
     poll's latency (ms), one a line."""
     stop = threading.Event()
-    threading.Thread(target=lambda: (sys.stdin.readline(), stop.set()), daemon=True).start()
+
+    def wait_for_stop() -> None:
+        sys.stdin.readline()
+        stop.set()
+
+    threading.Thread(target=wait_for_stop, daemon=True).start()
     took: list[tuple[float, float, float]] = []
     cpu = os.environ.get(POLLER_CPU_ENV)
     if cpu:
@@ -488,6 +513,7 @@ def split_health(polls: list[tuple[float, float, float]], server: list[tuple[flo
 if __name__ == "__main__" and sys.argv[1:2] == ["--poll"]:
     poll(sys.argv[2])
 elif __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1_200)
+    counts = [a for a in sys.argv[1:] if not a.startswith("--")]
+    main(int(counts[0]) if counts else 1_200, every_line="--every-line" in sys.argv)
     if os.environ.get(PROBE_ENV):
         print_probe(Path(os.environ[PROBE_ENV]))
