@@ -333,6 +333,7 @@ class ExtractionService:
             run.tally.waiting -= 1
             run.tally.running += 1
             run.rows = self._make_rows(run)
+            run.tally.live[run.source] = run.rows  # what its running files do (feed counts)
         # a new source (no contributors) reads no coverage: a launch costs one ledger read
         contributors = self.graph.contributors(run.source) if run.version is not None else set()
         return run.version is not None and bool(
@@ -364,6 +365,7 @@ class ExtractionService:
         if not run.specs:
             return
         tally.running = max(0, tally.running - 1) if run.rows else tally.running
+        tally.live.pop(run.source, None)
         phases = {row.phase for row in run.rows}
         if "error" in phases:
             outcome = "failed"

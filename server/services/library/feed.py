@@ -56,8 +56,16 @@ class JobRow:
     """When the job got a model-call permit and began extracting (None while queued)."""
     ended_at: str | None = None
     stats: dict[str, int] = field(default_factory=dict)
+    pack_notes: int = 0
+    """Notes that shared this job's extractor call (decision 0023); 0 when it ran alone. Its usage
+    is then its share of the pack's (by its tokens, `packs._charge`), not calls of its own."""
+    pack_requests: int = 0
+    """The pack's model calls (all of them, shared by `pack_notes` notes); 0 when it ran alone."""
 
     def view(self) -> dict[str, Any]:
+        """The row as `GET /api/activity` lists it. `pack`: `{"notes", "requests"}` of the pack
+        whose call read it (its usage is its share of that call's), or None when it ran alone."""
+        pack = {"notes": self.pack_notes, "requests": self.pack_requests} if self.pack_notes else None
         return {
             "id": self.id,
             "source": self.source,
@@ -75,6 +83,7 @@ class JobRow:
             "startedAt": self.started_at,
             "endedAt": self.ended_at,
             "stats": self.stats,
+            "pack": pack,
         }
 
 
@@ -89,7 +98,8 @@ class ImportTally:
     and stats of its folded rows summed (rows still shown carry their own), and each ended
     file's outcome (`done`, `failed`, `aborted`) by source id with the first error of each
     failed one, so the Library can show a file whose rows were folded. `waiting`: files whose
-    run is queued; `running`: files whose run executes."""
+    run is queued; `running`: files whose run executes (launched: it may still wait for a
+    model-call permit or for its turn to merge, `live` says which)."""
 
     id: str
     label: str
@@ -110,6 +120,25 @@ class ImportTally:
     ended_at: str | None = None
     shown: deque[JobRow] = field(default_factory=deque)
     """Its newest ended rows, still in the feed (at most `KEEP_ENDED_ROWS`)."""
+    live: dict[str, list[JobRow]] = field(default_factory=dict)
+    """The rows of its launched runs, by source (from launch until the run folds): what each
+    running file is doing now (`busy_counts`)."""
+
+    def busy_counts(self) -> dict[str, int]:
+        """Its unfinished files by what they are doing now (issue 28 item 7: a file is "reading"
+        only while a model call reads it): `reading` (a row's extractor call runs), `merging`
+        (checked against the graph or merged), `waiting` (queued, or launched and waiting for a
+        model-call permit or its turn to merge), and `running` (reading + merging). The four
+        sum with the outcomes to the import's files."""
+        reading = merging = 0
+        for rows in self.live.values():
+            phases = {row.phase for row in rows}
+            if "extracting" in phases:
+                reading += 1
+            elif phases & {"auditing", "merging"}:
+                merging += 1
+        waiting = self.waiting + max(0, self.running - reading - merging)
+        return {"waiting": waiting, "running": reading + merging, "reading": reading, "merging": merging}
 
     def ended_phase(self) -> str:
         """An ended import's phase, honestly (trial finding 4): `error` when files failed and none
@@ -165,7 +194,7 @@ class ImportTally:
             "endedAt": None if busy else self.ended_at or self.queued_at,
             "stats": self.stats,
             "importId": self.id,
-            "counts": {"waiting": self.waiting, "running": self.running, **self.counts},
+            "counts": {**self.busy_counts(), **self.counts},
             "outcomes": self.outcomes,
             "errors": self.errors,
             "refusals": self.refusals,

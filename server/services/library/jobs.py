@@ -131,11 +131,19 @@ def record_usage(
     usage: RunUsage,
     failed_calls: int,
     resolved: ResolvedModel | None,
+    pack: tuple[int, int] | None = None,
 ) -> None:
-    """An ended job's usage on its row and in `usage.jsonl` (a side channel: contained)."""
+    """An ended job's usage on its row and in `usage.jsonl` (a side channel: contained).
+
+    `pack`: (notes, model calls) of the pack whose call read this note (decision 0023); `usage` is
+    then the note's share of the pack's (`packs._charge`): its tokens are known whenever the pack
+    made a call, even when its share of the calls rounds to 0 (issue 28 item 7: a packed note
+    said "no model calls" beside its new propositions). None: the job ran alone."""
     row.ended_at = service.clock()
-    row.input_tokens = usage.input_tokens if usage.requests else None
-    row.output_tokens = usage.output_tokens if usage.requests else None
+    row.pack_notes, row.pack_requests = pack if pack is not None else (0, 0)
+    called = usage.requests or row.pack_requests
+    row.input_tokens = usage.input_tokens if called else None
+    row.output_tokens = usage.output_tokens if called else None
     row.requests = usage.requests + failed_calls
     row.cost_usd = usage_cost(usage, resolved) if resolved else None
     try:

@@ -70,7 +70,9 @@ async def run_pack(service: RunHost, pack: Pack) -> None:
             model, notes=[n.source for n in notes], existing=service.graph.nodes()
         )
         async with service.permits:
-            for _, row, _, _ in members:
+            for run, row, _, _ in members:
+                if run.source in pack.aborted:  # stopped while it waited: it is read by no call
+                    continue
                 row.started_at = service.clock()
                 service.set_phase(row, "extracting")
             packed = await run_pack_extractor(extractor, pack_prompt(notes), usage)
@@ -87,6 +89,9 @@ async def run_pack(service: RunHost, pack: Pack) -> None:
             verdicts = await service.merge.audit(
                 combined, nodes, model, None, usage, [m[1] for m in live], shared=True
             )
+            for _, row, _, _ in live:  # audited: each now waits for its own turn to merge
+                if row.phase == "auditing":
+                    service.set_phase(row, "waiting")
             owner = {p.id: m[0].source for m in live for p in split[m[0].source].propositions}
             landed: dict[str, str] = {}  # an earlier member's finding id -> its node id
             for run, row, spec, pending in live:
@@ -157,20 +162,24 @@ def _charge(
     failed: bool,
 ) -> None:
     """A pack's usage charged to its notes in proportion to their tokens: each note's row and
-    usage line (a failed pack's line says `error`; the note's own rerun adds its own)."""
+    usage line (a failed pack's line says `error`; the note's own rerun adds its own). Each row
+    says it was read by the pack's calls (`JobRow.pack_notes`, `pack_requests`) and shows its
+    share of their tokens and cost; the calls' shares (whole numbers) sum to the pack's."""
     weights = [estimate_tokens(run.specs[0].text) for run in pack.runs]
     inputs = shares(usage.input_tokens, weights)
     outputs = shares(usage.output_tokens, weights)
-    requests = shares(usage.requests + failed_calls, weights)
+    calls = usage.requests + failed_calls
+    requests = shares(calls, weights)
     for i, run in enumerate(pack.runs):
         row = run.rows[0]
         part = RunUsage(input_tokens=inputs[i], output_tokens=outputs[i], requests=requests[i])
+        share = (len(pack.runs), calls) if usage.requests else None  # no answer: tokens unknown
         if failed and row.phase not in ("done", "error", "aborted"):
             phase, row.phase = row.phase, "error"
-            record_usage(service, row, part, 0, resolved)
+            record_usage(service, row, part, 0, resolved, share)
             row.phase = phase
         else:
-            record_usage(service, row, part, 0, resolved)
+            record_usage(service, row, part, 0, resolved, share)
 
 
 def _complete(run: Run, merged: bool) -> None:
