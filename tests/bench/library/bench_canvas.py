@@ -28,6 +28,11 @@ positions, as a settle leaves them, then a refresh): the main thread's long task
 drawn, and whether a node on screen or the camera moved. `--server-root <tree>` serves another
 checkout (a `git archive` of an older commit with its frontend built): an A/B of bundles.
 
+`--math SHARE` (issue 28, item 6) gives that share of the propositions a name with LaTeX in it
+(`Kernel $F(x)=P(X ...)$ 17`: permutations, fractions, sums, roots, norms): the canvas labels
+typeset them (frontend/src/components/library/graph/mathLabels.ts); `math labels` is how many
+labels the last frame drew typeset.
+
 `--per-source` changes the sessions' size (issue 17's bad input): `--sizes 20000 --per-source 1`
 is 10,000 sessions of one node (their chains link neighbouring sessions), `--sizes 20000
 --per-source 10000` one giant session of 10,000 nodes (a disc as dense as a source of 100).
@@ -64,6 +69,17 @@ VIEWPORT = {"width": 1280, "height": 800}
 SHOTS = Path("/tmp/graph-shots")
 PER_SOURCE = 100
 GOLDEN = math.pi * (3 - math.sqrt(5))
+MATH_SHARE = 0.0
+FORMULAS = [
+    r"\sigma^{-1}(321)\sigma(123)=(r23)",
+    r"\frac{a+b}{2} \ge \sqrt{ab}",
+    r"\sum_{k=1}^{n} k = \frac{n(n+1)}{2}",
+    r"\lim_{h \to 0} \frac{f(x+h)-f(x)}{h}",
+    r"\int_0^1 x^2\,dx",
+    r"\mathbb{R}^n",
+    r"\|Ax\|_2 \le \|A\|\,\|x\|_2",
+    r"F(x)=P(X \le x)",
+]
 
 
 def write_graph(data_dir: Path, size: int, seed: int = 7) -> tuple[int, int]:
@@ -84,6 +100,9 @@ def write_graph(data_dir: Path, size: int, seed: int = 7) -> tuple[int, int]:
         s = i // PER_SOURCE
         nid = f"n_{i:016x}"
         name = " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 4))).capitalize() + f" {i}"
+        if MATH_SHARE and (i * 7919 % 1000) < MATH_SHARE * 1000:
+            head, _, tail = name.rpartition(" ")
+            name = f"{head} ${FORMULAS[i % len(FORMULAS)]}$ {tail}"
         nodes.append(
             NodeLine(
                 id=nid,
@@ -238,6 +257,8 @@ def drag(page: Any, seconds: float) -> dict[str, float]:
         "draws": stats["frames"] - frames_before,
         "onScreen": stats["onScreen"],
         "mode": stats["mode"],
+        "labels": stats["labels"],
+        "math": stats.get("mathLabels", 0),
     }
 
 
@@ -279,6 +300,8 @@ def pan(page: Any, seconds: float, zooming: bool = False) -> dict[str, float]:
         "draws": stats["frames"] - frames_before,
         "onScreen": stats["onScreen"],
         "mode": stats["mode"],
+        "labels": stats["labels"],
+        "math": stats.get("mathLabels", 0),
     }
 
 
@@ -452,15 +475,17 @@ def measure(
 
 
 def main() -> None:
-    global PER_SOURCE
+    global PER_SOURCE, MATH_SHARE
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,50000")
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--per-source", type=int, default=PER_SOURCE, help="propositions per source")
     parser.add_argument("--delta", action="store_true", help="refreshes and merges instead of pans")
     parser.add_argument("--server-root", type=Path, default=None, help="serve another checkout")
+    parser.add_argument("--math", type=float, default=0.0, help="share of names with LaTeX")
     args = parser.parse_args()
     PER_SOURCE = args.per_source
+    MATH_SHARE = args.math
     from playwright.sync_api import sync_playwright
 
     executable = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -498,12 +523,13 @@ def main() -> None:
     print()
     print(
         f"{'view nodes':>10}  {'what':<28} {'load s':>6} {'frame ms median':>15} {'p95':>7} "
-        f"{'fps':>6} {'draw ms':>8} {'draws':>6} {'on screen':>9}  mode"
+        f"{'fps':>6} {'draw ms':>8} {'draws':>6} {'on screen':>9} {'labels':>6} {'math':>5}  mode"
     )
     for size, view, r in results:
         print(
             f"{size:>10}  {view:<28} {r['load']:>6.1f} {r['median']:>15.1f} {r['p95']:>7.1f} "
-            f"{r['fps']:>6.1f} {r['draw']:>8.1f} {int(r['draws']):>6} {int(r['onScreen']):>9}  {r['mode']}"
+            f"{r['fps']:>6.1f} {r['draw']:>8.1f} {int(r['draws']):>6} {int(r['onScreen']):>9} "
+            f"{int(r['labels']):>6} {int(r['math']):>5}  {r['mode']}"
         )
 
 

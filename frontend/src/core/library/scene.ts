@@ -13,6 +13,9 @@ export interface RenderNode extends SimulationNodeDatum {
   /** Proposition name, or the chain line for an implication, as plain text (`plainMath`: a canvas
    * label cannot typeset TeX, so `$\lim_{h \to 0}$` draws as "lim_(h → 0)"). */
   name: string;
+  /** The name (or chain line) as written, when it holds TeX: the label typesets it (issue 28,
+   * item 6: components/library/graph/mathLabels.ts), `name` being its plain fallback. */
+  tex?: string;
   cluster: string | null;
   color: string;
   /** Where the node rests (server position or where it was dropped); null: free. */

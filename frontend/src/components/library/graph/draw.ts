@@ -9,6 +9,7 @@ import { dragHullPoints, type DragScene } from '../../../core/library/dragScene'
 import { clusterShown, orderHullSpots, type HullSpot } from '../../../core/library/folderLevels';
 import { LabelGrid, onViewport, type LabelRect } from '../../../core/library/labelCull';
 import { PointCloud, pointCloudSupported } from './pointCloud';
+import type { MathLabels } from './mathLabels';
 import type { RenderCluster, RenderLink, RenderNode } from '../../../core/library/scene';
 
 export interface DrawInput {
@@ -34,6 +35,8 @@ export interface DrawInput {
   /** The node being dragged, if any (dragScene.ts): the cached layer is drawn without it, its links
    * and its clusters' hulls, which are drawn over the layer each frame. */
   drag: DragScene | null;
+  /** Typeset labels for nodes whose name holds TeX (mathLabels.ts); absent: all labels plain. */
+  mathLabels?: MathLabels;
 }
 
 export interface DrawStats {
@@ -49,6 +52,8 @@ export interface DrawStats {
   mode: 'direct' | 'vector' | 'pixels';
   /** The screen boxes (CSS px) of every label drawn, cluster and node (none overlap). */
   labelBoxes: readonly LabelRect[];
+  /** How many of the node labels were drawn typeset (mathLabels.ts). */
+  mathLabels: number;
 }
 
 /** The canvas colours, from the theme's --graph-* custom properties (theme.css). */
@@ -231,13 +236,28 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
   ctx.textBaseline = 'middle';
   ctx.fillStyle = colors.text;
   let drawn = 0;
+  let typeset = 0;
   const drawLabel = (n: RenderNode): boolean => {
     const sx = n.x * k + tx;
     const sy = n.y * k + ty;
     if (!(sx >= -200 && sx <= width + 20 && sy >= -20 && sy <= height + 20)) return false;
-    const text = shorten(n.name, n.kind === 'implication' ? 90 : 36);
-    if (n.labelWidth < 0) n.labelWidth = ctx.measureText(text).width;
+    const max = n.kind === 'implication' ? 90 : 36;
     const x0 = sx + Math.max(input.radius(n), 1 / k) * k + 5;
+    // A label with TeX: its typeset bitmap once ready (mathLabels.ts), plain text until then.
+    // (a third more room: a formula reads shorter than its plain spelling, `x²` for `x^2`)
+    const math = n.tex && input.mathLabels ? input.mathLabels.get(n.tex, Math.round(max * 1.33), colors.text, colors.halo, dpr) : null;
+    if (math) {
+      const y0 = sy - math.height / 2;
+      if (!grid.place({ x0, y0, x1: x0 + math.width, y1: y0 + math.height })) return false;
+      const px = Math.round((x0 - math.pad) * dpr) / dpr;
+      const py = Math.round((y0 - math.pad) * dpr) / dpr;
+      ctx.drawImage(math.canvas, px, py, math.canvas.width / dpr, math.canvas.height / dpr);
+      drawn++;
+      typeset++;
+      return true;
+    }
+    const text = shorten(n.name, max);
+    if (n.labelWidth < 0) n.labelWidth = ctx.measureText(text).width;
     if (!grid.place({ x0, y0: sy - 7, x1: x0 + n.labelWidth, y1: sy + 7 })) return false;
     ctx.strokeText(text, x0, sy);
     ctx.fillText(text, x0, sy);
@@ -303,7 +323,8 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
     }
     ctx.globalAlpha = 1;
   }
-  return { hullLabels, folderLabels, fileLabels, folderBoxes, labels: drawn, onScreen, mode, labelBoxes: grid.taken };
+  input.mathLabels?.endFrame();
+  return { hullLabels, folderLabels, fileLabels, folderBoxes, labels: drawn, onScreen, mode, labelBoxes: grid.taken, mathLabels: typeset };
 }
 
 /** How much sooner labels may show when few propositions are on screen (1 from 150 on, up to 2.5). */

@@ -12,6 +12,8 @@ import { MAX_ZOOM, MIN_ZOOM, NO_CLUSTER_COLOR, fitBounds, fitCamera, hashString,
 import { plainMath } from '../../../core/math';
 import { onThemeChange } from '../../machine_room/theme';
 import { SceneLayer, drawScene, graphColorsFromCss, setGraphColors, type DrawStats } from './draw';
+import { MathLabels } from './mathLabels';
+import { byLabelPriority, insertSorted, median, round2, round4, sameMap } from './renderHelpers';
 import { dragScene, forgetCorners, type DragScene } from '../../../core/library/dragScene';
 import { folderOfCluster } from '../../../core/library/folderLevels';
 import type { RenderCluster, RenderLink, RenderNode } from '../../../core/library/scene';
@@ -43,7 +45,9 @@ export interface GraphStats {
   /** The folder labels among them, and the file-inside-a-folder labels (issue 17 item 2). */
   folderLabels: string[];
   fileLabels: string[];
+  /** Node labels drawn, and how many of them typeset (their math rendered: mathLabels.ts). */
   labels: number;
+  mathLabels: number;
   frames: number;
   /** Nodes on screen in the last frame, and how they were drawn (see draw.ts). */
   onScreen: number;
@@ -72,6 +76,7 @@ export class GraphRenderer {
   private readonly sim: Simulation<RenderNode, RenderLink>;
   private readonly resize: ResizeObserver;
   private readonly sceneLayer = new SceneLayer(() => this.markDirty());
+  private readonly mathLabels = new MathLabels(() => this.markDirty());
   private dataVersion = 0;
   /** The view last taken, and the cluster colours and labels it was drawn with. */
   private data: GraphData | null = null;
@@ -126,7 +131,7 @@ export class GraphRenderer {
   private drawTimes: number[] = [];
   private lastFrameAt = 0;
   private frames = 0;
-  private lastDraw: DrawStats = { hullLabels: [], folderLabels: [], fileLabels: [], folderBoxes: [], labels: 0, onScreen: 0, mode: 'direct', labelBoxes: [] };
+  private lastDraw: DrawStats = { hullLabels: [], folderLabels: [], fileLabels: [], folderBoxes: [], labels: 0, onScreen: 0, mode: 'direct', labelBoxes: [], mathLabels: 0 };
   private destroyed = false;
   private readonly stopThemeFollow: () => void;
 
@@ -219,10 +224,12 @@ export class GraphRenderer {
   private take(g: GraphNode, previous: Map<string, RenderNode>, colors: Map<string, string>, unplaced: RenderNode[]): RenderNode {
     let node = previous.get(g.id);
     const hasPos = g.x !== undefined && g.y !== undefined;
-    const name = plainMath(g.kind === 'implication' ? g.statement : g.name);
+    const raw = g.kind === 'implication' ? g.statement : g.name;
+    const name = plainMath(raw);
     if (node) {
       if (node.name !== name) node.labelWidth = -1;
       node.name = name;
+      node.tex = name === raw ? undefined : raw;
       node.kind = g.kind;
       node.cluster = g.cluster;
       // The server moved it (another tab dragged it): follow.
@@ -239,6 +246,7 @@ export class GraphRenderer {
         id: g.id,
         kind: g.kind,
         name,
+        tex: name === raw ? undefined : raw,
         cluster: g.cluster,
         color: NO_CLUSTER_COLOR,
         ax: hasPos ? g.x! : null,
@@ -738,6 +746,7 @@ export class GraphRenderer {
       sceneLayer: this.sceneLayer,
       sceneVersion: `${this.dataVersion}:${this.scenePos}:${this.dragScene?.node.id ?? ''}`,
       drag: this.dragScene,
+      mathLabels: this.mathLabels,
     });
   }
 
@@ -920,6 +929,7 @@ export class GraphRenderer {
       folderLabels: [...this.lastDraw.folderLabels],
       fileLabels: [...this.lastDraw.fileLabels],
       labels: this.lastDraw.labels,
+      mathLabels: this.lastDraw.mathLabels,
       frames: this.frames,
       onScreen: this.lastDraw.onScreen,
       mode: this.lastDraw.mode,
@@ -936,6 +946,7 @@ export class GraphRenderer {
     this.saveCamera();
     this.sim.stop();
     this.sceneLayer.dispose();
+    this.mathLabels.dispose();
     this.resize.disconnect();
     select(this.canvas).on('.zoom', null);
     window.removeEventListener('pagehide', this.onPageHide);
@@ -947,43 +958,4 @@ export class GraphRenderer {
     this.canvas.removeEventListener('click', this.onClick);
     this.canvas.removeEventListener('contextmenu', this.onContextMenu);
   }
-}
-
-/** Label priority: higher degree first, then by name. */
-function byLabelPriority(a: RenderNode, b: RenderNode): number {
-  return b.degree - a.degree || a.name.localeCompare(b.name);
-}
-
-/** Insert into a list sorted by `cmp`, after its equals (binary search). */
-function insertSorted<T>(list: T[], item: T, cmp: (a: T, b: T) => number): void {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (cmp(list[mid], item) <= 0) lo = mid + 1;
-    else hi = mid;
-  }
-  list.splice(lo, 0, item);
-}
-
-function sameMap(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
-  if (a === b) return true;
-  if (a.size !== b.size) return false;
-  for (const [k, v] of a) if (b.get(k) !== v) return false;
-  return true;
-}
-
-function median(values: readonly number[]): number | null {
-  if (!values.length) return null;
-  const s = [...values].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-
-function round2(v: number): number {
-  return Math.round(v * 100) / 100;
-}
-
-function round4(v: number): number {
-  return Math.round(v * 10000) / 10000;
 }
