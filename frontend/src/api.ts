@@ -16,7 +16,7 @@ import {
 } from './core/library/graph';
 import { normalizeCoverage, normalizeFlush, type FlushAnswer, type LessonCoverage } from './core/classroom/lessonGraph';
 import { normalizeLibrarySettings, type LibrarySettings } from './core/machine_room/librarySettings';
-import { normalizeImportFiles, normalizeSources, type GraphSource, type ImportFileResult } from './core/library/imports';
+import { normalizeGone, normalizeImportFiles, normalizeSources, type GoneNote, type GraphSource, type ImportFileResult, type NameDecision } from './core/library/imports';
 import { normalizeMessages } from './core/classroom/messages';
 import { normalizeResearchSettings, type ResearchSettings, type ResearchUpdate, type SearchProvider } from './core/machine_room/research';
 import { normalizeJobs, type JobRecord } from './core/workbench/workbench';
@@ -188,9 +188,14 @@ function importIdOf(raw: unknown): string | null {
  * POST /api/graph/import with up to 200 files (one page of a pick). `importId`: the answer's id
  * from an earlier page of the same pick, so every page counts in one summary row.
  */
-export async function importNotes(files: readonly { file: Blob; name: string }[], importId: string | null = null): Promise<ImportAnswer> {
+export async function importNotes(
+  files: readonly { file: Blob; name: string }[],
+  importId: string | null = null,
+  decisions: readonly NameDecision[] = [],
+): Promise<ImportAnswer> {
   const form = new FormData();
   if (importId) form.append('importId', importId);
+  if (decisions.length) form.append('decisions', JSON.stringify(decisions));
   for (const { file, name } of files) form.append('files', file, name);
   const res = await fetch('/api/graph/import', { method: 'POST', body: form, headers: { accept: 'application/json' } });
   const text = await res.text();
@@ -201,6 +206,26 @@ export async function importNotes(files: readonly { file: Blob; name: string }[]
     if (listed.length) return { files: listed, refusedAll: err.detail, importId: importIdOf(safeJson(text)) };
   }
   throw err;
+}
+
+/** POST /api/graph/import/gone: the notes a folder picked again holds no more (changes nothing). */
+export async function goneNotes(folders: readonly string[], present: readonly string[]): Promise<GoneNote[]> {
+  const raw = await json<unknown>('/api/graph/import/gone', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ folders, present }),
+  });
+  return normalizeGone(raw);
+}
+
+/** POST /api/graph/import/remove: take out what the listed notes said (the learner confirmed). */
+export async function removeNotes(sources: readonly string[], importId: string | null): Promise<{ files: ImportFileResult[]; importId: string | null }> {
+  const raw = await json<unknown>('/api/graph/import/remove', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(importId ? { sources, importId } : { sources }),
+  });
+  return { files: normalizeImportFiles(raw), importId: importIdOf(raw) };
 }
 
 function safeJson(text: string): unknown {

@@ -8,6 +8,7 @@ import { describeError } from '../../core/errors';
 import {
   MAX_NOTE_BYTES,
   NOTE_ACCEPT,
+  askWords,
   batchBySize,
   entryPath,
   fileProgress,
@@ -15,6 +16,9 @@ import {
   earlierImportBadge,
   formatBytes,
   formatSizeOver,
+  folderRoots,
+  goneWords,
+  importedOn,
   makeBaseline,
   mergePicks,
   plainDetail,
@@ -25,8 +29,10 @@ import {
   uploadName,
   type FileProgress,
   type FileState,
+  type GoneNote,
   type GraphSource,
   type ImportFileResult,
+  type NameDecision,
 } from '../../core/library/imports';
 import PhasePill from '../machine_room/PhasePill';
 
@@ -34,6 +40,19 @@ import PhasePill from '../machine_room/PhasePill';
 interface Chosen {
   file: File;
   path: string;
+}
+
+/** A single file the import asked about (its name matches a note with other content). */
+interface Asked {
+  pick: Chosen;
+  result: ImportFileResult;
+}
+
+/** Notes gone from the folders picked again, waiting for the learner's one confirmation. */
+interface Gone {
+  notes: GoneNote[];
+  roots: string[];
+  importId: string | null;
 }
 
 const BATCH_FILES = 50;
@@ -66,12 +85,18 @@ function ImportForm() {
   const [posting, setPosting] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [summary, setSummary] = useState<string | null>(null);
+  const [asks, setAsks] = useState<Asked[]>([]);
+  const [gone, setGone] = useState<Gone | null>(null);
+  // Every notes file of the folders picked (sent or not: a file too large is still there), to
+  // tell which notes imported from them before are gone (issue 28, item 4).
+  const [folderScan, setFolderScan] = useState<string[]>([]);
   const filesInput = useRef<HTMLInputElement>(null);
   const folderInput = useRef<HTMLInputElement>(null);
 
   const add = useCallback((single: Chosen[], fromFolders: Chosen[]) => {
     const { keep, skipped: left } = splitFolderFiles(fromFolders);
     const { keep: fits, tooLarge: over } = splitBySize([...single, ...keep]);
+    if (keep.length) setFolderScan((current) => [...new Set([...current, ...keep.map((p) => p.path)])]);
     setPicks((current) => mergePicks(current, fits));
     setSkipped(left.map((p) => p.path));
     setTooLarge(over);
@@ -162,15 +187,87 @@ function ImportForm() {
     }
     const fetchesAtPost = fetchCount();
     const stamp = Date.now();
-    addImports(answered.map((result, i) => ({ key: `${stamp}-${i}-${result.name}`, result, baseline, fetchesAtPost })));
+    const followed = answered.filter((r) => r.status !== 'ask');
+    addImports(followed.map((result, i) => ({ key: `${stamp}-${i}-${result.name}`, result, baseline, fetchesAtPost })));
+    const asked = answered.filter((r) => r.status === 'ask');
+    setAsks((current) => [
+      ...current.filter((a) => !asked.some((r) => r.name === a.result.name)),
+      ...asked.flatMap((result) => picks.filter((p) => p.path === result.name).map((pick) => ({ pick, result: { ...result, importId: result.importId ?? importId } }))),
+    ]);
     setPicks((current) => current.filter((p) => !sent.has(p.path)));
     if (answered.length) setSkipped([]);
+    if (answered.some((r) => r.status === 'queued' || r.status === 'running')) void refresh();
+    // A folder picked again: the notes it held before and holds no more are listed, never removed
+    // without the learner's one confirmation. Checked before the summary shows.
+    const roots = folderRoots(picks.filter((p) => sent.has(p.path)).map((p) => p.path));
+    if (!failure && roots.length) {
+      const present = folderScan.filter((path) => roots.some((root) => path.startsWith(`${root}/`)));
+      setFolderScan([]);
+      try {
+        const notes = await api.goneNotes(roots, present);
+        setGone(notes.length ? { notes, roots, importId } : null);
+      } catch (err) {
+        setError(`Could not check which notes are gone from ${roots.join(', ')}: ${describeError(err).detail}`);
+      }
+    }
     if (failure) {
       setError(answered.length ? `Some files were not sent: ${failure} They are still selected; try again.` : failure);
     }
     setSummary(answered.length ? summarize(answered) : null);
     setPosting(false);
-    if (answered.some((r) => r.status === 'queued' || r.status === 'running')) void refresh();
+  }
+
+  /** Carry out the learner's answer for a file the import asked about. */
+  async function answer(asked: Asked, decision: NameDecision | null) {
+    const rest = (current: Asked[]) => current.filter((a) => a.result.name !== asked.result.name);
+    if (!decision) {
+      setAsks(rest);
+      setSummary(`${asked.result.name} was not imported.`);
+      return;
+    }
+    setPosting(true);
+    setError(null);
+    const before = await refresh();
+    const baseline = before ? makeBaseline(before) : null;
+    try {
+      const reply = await api.importNotes([{ file: asked.pick.file, name: asked.pick.path }], asked.result.importId, [decision]);
+      const again = reply.files.filter((r) => r.status === 'ask');
+      const stamp = Date.now();
+      const fetchesAtPost = fetchCount();
+      addImports(
+        reply.files.filter((r) => r.status !== 'ask').map((result, i) => ({ key: `${stamp}-${i}-${result.name}`, result, baseline, fetchesAtPost })),
+      );
+      setAsks((current) => [...rest(current), ...again.map((result) => ({ pick: asked.pick, result: { ...result, importId: result.importId ?? asked.result.importId } }))]);
+      setSummary(reply.files.length ? summarize(reply.files) : null);
+      if (reply.files.some((r) => r.status === 'queued' || r.status === 'running')) void refresh();
+    } catch (err) {
+      setError(`${asked.result.name} was not imported: ${describeError(err).detail}`);
+    } finally {
+      setPosting(false);
+    }
+  }
+
+  /** The learner's one confirmation: take out what the gone notes said. */
+  async function removeGone(list: Gone) {
+    setPosting(true);
+    setError(null);
+    try {
+      const reply = await api.removeNotes(
+        list.notes.map((g) => g.sourceId),
+        list.importId,
+      );
+      const stamp = Date.now();
+      const fetchesAtPost = fetchCount();
+      addImports(reply.files.map((result, i) => ({ key: `${stamp}-gone-${i}-${result.name}`, result, baseline: null, fetchesAtPost })));
+      setGone(null);
+      const removed = reply.files.filter((r) => r.status === 'removed').length;
+      setSummary(`Removed what ${removed} note${removed === 1 ? '' : 's'} said from your graph.`);
+      void refresh();
+    } catch (err) {
+      setError(`Nothing was removed: ${describeError(err).detail}`);
+    } finally {
+      setPosting(false);
+    }
   }
 
   const totalBytes = picks.reduce((n, p) => n + p.file.size, 0);
@@ -252,7 +349,16 @@ function ImportForm() {
             <span>
               <strong>{picks.length}</strong> file{picks.length === 1 ? '' : 's'} selected · {formatBytes(totalBytes)}
             </span>
-            <button type="button" className="link-btn" data-testid="import-clear" onClick={() => setPicks([])} disabled={posting}>
+            <button
+              type="button"
+              className="link-btn"
+              data-testid="import-clear"
+              onClick={() => {
+                setPicks([]);
+                setFolderScan([]);
+              }}
+              disabled={posting}
+            >
               Clear
             </button>
           </div>
@@ -295,7 +401,70 @@ function ImportForm() {
           </span>
         )}
       </div>
+
+      {asks.map((asked) => (
+        <AskPanel key={asked.result.name} asked={asked} busy={posting} onAnswer={(decision) => void answer(asked, decision)} />
+      ))}
+      {gone && <GonePanel gone={gone} busy={posting} onRemove={() => void removeGone(gone)} onKeep={() => setGone(null)} />}
     </section>
+  );
+}
+
+/** A single file of a known name: replace that note, keep both, or leave it out (item 5). */
+function AskPanel({ asked, busy, onAnswer }: { asked: Asked; busy: boolean; onAnswer: (decision: NameDecision | null) => void }) {
+  const { result } = asked;
+  return (
+    <div className="banner import-ask" role="group" aria-label={`${result.name} has the name of a note in your graph`} data-testid="import-ask" data-name={result.name}>
+      <p>{askWords(result)}</p>
+      <div className="form-actions">
+        {result.sameName.map((note) => {
+          const when = importedOn(note.at);
+          return (
+            <button key={note.sourceId} type="button" className="btn" data-testid="import-ask-replace" data-source-id={note.sourceId} disabled={busy} onClick={() => onAnswer({ name: result.name, choice: 'replace', sourceId: note.sourceId })}>
+              Replace {note.title}
+              {when ? ` (${when})` : ''}
+            </button>
+          );
+        })}
+        <button type="button" className="btn" data-testid="import-ask-new" disabled={busy} onClick={() => onAnswer({ name: result.name, choice: 'new' })}>
+          Keep both: import it as a new note
+        </button>
+        <button type="button" className="link-btn" data-testid="import-ask-skip" disabled={busy} onClick={() => onAnswer(null)}>
+          Don’t import it
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/** Notes gone from a folder picked again: listed, removed only on one confirmation (item 4). */
+function GonePanel({ gone, busy, onRemove, onKeep }: { gone: Gone; busy: boolean; onRemove: () => void; onKeep: () => void }) {
+  const { notes } = gone;
+  return (
+    <div className="banner import-gone" role="group" aria-label="Notes gone from the folder" data-testid="import-gone">
+      <p>{goneWords(notes, gone.roots)}</p>
+      <ul className="pick-list" data-testid="import-gone-list">
+        {notes.slice(0, 50).map((g) => (
+          <li key={g.sourceId} data-testid="import-gone-note">
+            <span className="pick-name" title={g.path}>
+              {g.path}
+            </span>
+            <span className="muted small">
+              {g.propositions} proposition{g.propositions === 1 ? '' : 's'}
+            </span>
+          </li>
+        ))}
+        {notes.length > 50 && <li className="muted small">and {notes.length - 50} more</li>}
+      </ul>
+      <div className="form-actions">
+        <button type="button" className="btn btn-primary" data-testid="import-gone-remove" disabled={busy} onClick={onRemove}>
+          Remove what {notes.length === 1 ? 'it' : `these ${notes.length}`} said
+        </button>
+        <button type="button" className="link-btn" data-testid="import-gone-keep" disabled={busy} onClick={onKeep}>
+          Keep it in my graph
+        </button>
+      </div>
+    </div>
   );
 }
 
@@ -306,7 +475,9 @@ function summarize(results: readonly ImportFileResult[]): string {
   if (started) parts.push(`${started} accepted`);
   if (count('unchanged')) parts.push(`${count('unchanged')} unchanged`);
   if (count('refused')) parts.push(`${count('refused')} refused`);
-  if (!started && !count('unchanged')) return 'Nothing was imported: every file was refused (see below).';
+  if (count('ask')) parts.push(`${count('ask')} waiting for your answer`);
+  if (count('ask') && !started && !count('unchanged') && !count('refused')) return 'Nothing was imported yet: answer the question below.';
+  if (!started && !count('unchanged') && !count('ask')) return 'Nothing was imported: every file was refused (see below).';
   return `Sent ${results.length} file${results.length === 1 ? '' : 's'}: ${parts.join(', ')}.`;
 }
 
@@ -400,6 +571,8 @@ const STATE_LABEL: Record<FileState, string> = {
   failed: 'Failed',
   aborted: 'Aborted',
   lost: 'No progress',
+  removed: 'Removed',
+  ask: 'Asked',
 };
 
 function ImportResultView({ followed }: { followed: Followed }) {
@@ -409,7 +582,7 @@ function ImportResultView({ followed }: { followed: Followed }) {
   const { result } = entry;
   const sourceId = result.sourceId;
   const detail =
-    progress.state === 'refused' || progress.state === 'unchanged'
+    progress.state === 'refused' || progress.state === 'unchanged' || progress.state === 'removed'
       ? plainDetail(result.name, result.detail) || STATE_LABEL[progress.state]
       : progressWords(progress, phaseWords);
   const usage = formatUsageSum(progress.usage);

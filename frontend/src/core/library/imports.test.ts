@@ -14,6 +14,11 @@ import {
   normalizeSources,
   mergePicks,
   normalizeImportFiles,
+  askWords,
+  folderRoots,
+  goneWords,
+  importedOn,
+  normalizeGone,
   plainDetail,
   progressWords,
   runRows,
@@ -319,5 +324,56 @@ describe('an import summary keeps its refusals (trial finding 4)', () => {
       refusals: { 'empty.md': 'empty.md: holds no text', bad: 3 },
     });
     expect(row?.refusals).toEqual({ 'empty.md': 'empty.md: holds no text' });
+  });
+});
+
+describe('what an import asks (issue 28, items 4 and 5)', () => {
+  it('reads an ask answer with the notes of that name, and a removal', () => {
+    const files = normalizeImportFiles({
+      importId: 'imp_000000000001',
+      files: [
+        {
+          name: 'notes.md',
+          sourceId: null,
+          status: 'ask',
+          detail: 'notes.md: a note of this name is already in your graph',
+          sameName: [{ sourceId: 'src_a', title: 'notes.md', at: '2026-12-06T10:00:00Z' }, { title: 'no id' }, 'junk'],
+        },
+        { name: 'vault/b.md', sourceId: 'src_b', status: 'removed', detail: 'vault/b.md: removed as you confirmed' },
+      ],
+    });
+    expect(files.map((f) => f.status)).toEqual(['ask', 'removed']);
+    expect(files[0].sameName).toEqual([{ sourceId: 'src_a', title: 'notes.md', at: '2026-12-06T10:00:00Z' }]);
+    expect(files[1].sameName).toEqual([]);
+    expect(askWords(files[0])).toBe(
+      'A note named notes.md is already in your graph with other content. Does this file replace it, or is it a new note? Nothing is imported until you say.',
+    );
+    expect(askWords({ name: 'notes.md', sameName: [files[0].sameName[0], { sourceId: 'src_c', title: 'notes.md (2)', at: '' }] })).toContain(
+      '2 notes named notes.md are already in your graph',
+    );
+    expect(importedOn('2026-12-06T10:00:00Z')).toBe('imported 6 Dec 2026');
+    expect(importedOn('')).toBe('');
+    expect(importedOn('not a time')).toBe('');
+    const removed = fileProgress(files[1], [], 0);
+    expect([removed.state, removed.settled]).toEqual(['removed', true]);
+    expect(progressWords(removed, phaseWords)).toBe('Removed: what it said is taken out of your graph');
+  });
+
+  it('finds the folders of a pick and words the gone notes', () => {
+    expect(folderRoots(['vault/a.md', 'notes.md', 'vault/sub/b.md', 'other/c.md', '/abs.md'])).toEqual(['vault', 'other']);
+    const gone = normalizeGone({
+      gone: [
+        { sourceId: 'src_b', path: 'vault/b.md', title: 'b.md', propositions: 3 },
+        { sourceId: 'src_c', path: 'vault/sub/c.md', propositions: 'x' },
+        { path: 'no id' },
+      ],
+    });
+    expect(gone).toEqual([
+      { sourceId: 'src_b', path: 'vault/b.md', title: 'b.md', propositions: 3 },
+      { sourceId: 'src_c', path: 'vault/sub/c.md', title: 'vault/sub/c.md', propositions: 0 },
+    ]);
+    expect(goneWords(gone, ['vault'])).toBe('2 notes are no longer in vault: what they said (3 propositions) is still in your graph.');
+    expect(goneWords(gone.slice(1), ['vault', 'other'])).toBe('1 note is no longer in the folders you picked: what it said is still in your graph.');
+    expect(normalizeGone(null)).toEqual([]);
   });
 });

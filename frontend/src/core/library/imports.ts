@@ -9,7 +9,23 @@ export const NOTE_ACCEPT = NOTE_SUFFIXES.join(',');
 /** The server's per-file limit (server/core/library/notes.py MAX_NOTE_BYTES). */
 export const MAX_NOTE_BYTES = 2_000_000;
 
-export type ImportAnswerStatus = 'queued' | 'unchanged' | 'running' | 'refused';
+/**
+ * `ask`: a single file whose name matches a note of the graph with other content; nothing was
+ * done until the learner answers (`NameDecision`). `removed`: what a note said was taken out
+ * (a note gone from a picked folder, on the learner's confirmation).
+ */
+export type ImportAnswerStatus = 'queued' | 'unchanged' | 'running' | 'refused' | 'ask' | 'removed';
+
+/** A note an `ask` answer could replace. */
+export interface SameNameNote {
+  sourceId: string;
+  title: string;
+  /** When its source line was written (ISO 8601), '' when unknown. */
+  at: string;
+}
+
+/** The learner's answer for an `ask` file (multipart field `decisions` of POST /api/graph/import). */
+export type NameDecision = { name: string; choice: 'replace'; sourceId: string } | { name: string; choice: 'new' };
 
 /** One file of the import answer. */
 export interface ImportFileResult {
@@ -21,6 +37,8 @@ export interface ImportFileResult {
   /** Set when a file picked by its bare name replaced other content imported under that name
    * ("replaces what the earlier notes.md said"); empty otherwise. */
   replaces: string;
+  /** For `ask`: the notes of that name it could replace. */
+  sameName: SameNameNote[];
   /** The import the file belongs to (its summary row in the feed); null from an older server. */
   importId: string | null;
 }
@@ -29,7 +47,17 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-const ANSWER_STATUSES: readonly string[] = ['queued', 'unchanged', 'running', 'refused'];
+const ANSWER_STATUSES: readonly string[] = ['queued', 'unchanged', 'running', 'refused', 'ask', 'removed'];
+
+function normalizeSameName(raw: unknown): SameNameNote[] {
+  if (!Array.isArray(raw)) return [];
+  const out: SameNameNote[] = [];
+  for (const n of raw) {
+    if (!isRecord(n) || typeof n.sourceId !== 'string' || !n.sourceId) continue;
+    out.push({ sourceId: n.sourceId, title: typeof n.title === 'string' && n.title ? n.title : n.sourceId, at: typeof n.at === 'string' ? n.at : '' });
+  }
+  return out;
+}
 
 /** The `files` of an import answer (202, or the 400 "every file refused"), read defensively. */
 export function normalizeImportFiles(raw: unknown): ImportFileResult[] {
@@ -46,6 +74,7 @@ export function normalizeImportFiles(raw: unknown): ImportFileResult[] {
       detail: typeof f.detail === 'string' ? f.detail : '',
       chunks: typeof f.chunks === 'number' && Number.isFinite(f.chunks) ? f.chunks : 0,
       replaces: typeof f.replaces === 'string' ? f.replaces : '',
+      sameName: normalizeSameName(f.sameName),
       importId,
     });
   }
@@ -71,6 +100,72 @@ export function plainDetail(name: string, detail: string): string {
 
 function capitalize(text: string): string {
   return text ? text[0].toUpperCase() + text.slice(1) : text;
+}
+
+/** The question for an `ask` file, in plain words. */
+export function askWords(result: Pick<ImportFileResult, 'name' | 'sameName'>): string {
+  const n = result.sameName.length;
+  const which = n === 1 ? 'A note' : `${n} notes`;
+  return `${which} named ${result.name} ${n === 1 ? 'is' : 'are'} already in your graph with other content. Does this file replace ${n === 1 ? 'it' : 'one of them'}, or is it a new note? Nothing is imported until you say.`;
+}
+
+/** "imported 6 Dec 2026" for a same-named note (from its ISO time), or '' when unknown. */
+export function importedOn(at: string): string {
+  const when = at ? new Date(at) : null;
+  if (!when || Number.isNaN(when.getTime())) return '';
+  return `imported ${when.toLocaleDateString('en-GB', { day: 'numeric', month: 'short', year: 'numeric', timeZone: 'UTC' })}`;
+}
+
+// ---------------------------------------------------------------------------
+// Notes gone from a folder picked again (POST /api/graph/import/gone)
+
+/** A note imported from a picked folder that the folder holds no more. */
+export interface GoneNote {
+  sourceId: string;
+  path: string;
+  title: string;
+  /** Propositions of the graph it is a source of. */
+  propositions: number;
+}
+
+export function normalizeGone(raw: unknown): GoneNote[] {
+  const list = isRecord(raw) && Array.isArray(raw.gone) ? raw.gone : [];
+  const out: GoneNote[] = [];
+  for (const g of list) {
+    if (!isRecord(g) || typeof g.sourceId !== 'string' || !g.sourceId) continue;
+    const path = typeof g.path === 'string' ? g.path : '';
+    out.push({
+      sourceId: g.sourceId,
+      path: path || g.sourceId,
+      title: typeof g.title === 'string' && g.title ? g.title : path || g.sourceId,
+      propositions: typeof g.propositions === 'number' && Number.isFinite(g.propositions) ? g.propositions : 0,
+    });
+  }
+  return out;
+}
+
+/**
+ * The folders a pick's files came from: the first segment of each relative path
+ * ("vault/sub/a.md" is in "vault"), in order, each once. Bare names (single files) have none.
+ */
+export function folderRoots(paths: readonly string[]): string[] {
+  const roots: string[] = [];
+  for (const p of paths) {
+    const cut = p.indexOf('/');
+    if (cut <= 0) continue;
+    const root = p.slice(0, cut);
+    if (!roots.includes(root)) roots.push(root);
+  }
+  return roots;
+}
+
+/** The confirmation's words: "2 notes are no longer in vault: what they said (7 propositions) is still in your graph." */
+export function goneWords(gone: readonly GoneNote[], roots: readonly string[]): string {
+  const n = gone.length;
+  const props = gone.reduce((sum, g) => sum + g.propositions, 0);
+  const where = roots.length === 1 ? roots[0] : 'the folders you picked';
+  const said = props ? ` (${props} proposition${props === 1 ? '' : 's'})` : '';
+  return `${n} note${n === 1 ? ' is' : 's are'} no longer in ${where}: what ${n === 1 ? 'it' : 'they'} said${said} is still in your graph.`;
 }
 
 // ---------------------------------------------------------------------------
@@ -218,9 +313,11 @@ function sortByPart(rows: ActivityRow[]): ActivityRow[] {
  * - running: some part is being worked on;
  * - done: every part is done; failed: a part errored (others may still run);
  * - aborted: stopped before the end; lost: accepted but no activity was ever seen
- *   (e.g. the server restarted).
+ *   (e.g. the server restarted);
+ * - removed: what it said was taken out (a note gone from a folder, as the learner confirmed);
+ * - ask: waits for the learner's answer (a same-named file with other content).
  */
-export type FileState = 'refused' | 'unchanged' | 'queued' | 'running' | 'done' | 'failed' | 'aborted' | 'lost';
+export type FileState = 'refused' | 'unchanged' | 'queued' | 'running' | 'done' | 'failed' | 'aborted' | 'lost' | 'removed' | 'ask';
 
 export interface FileProgress {
   state: FileState;
@@ -290,7 +387,7 @@ export function fileProgress(
     usage: sumRowUsage(rows),
     stats: sumStats(rows),
   };
-  if (result.status === 'refused' || result.status === 'unchanged') {
+  if (result.status === 'refused' || result.status === 'unchanged' || result.status === 'removed' || result.status === 'ask') {
     return { ...base, state: result.status, settled: true };
   }
   if (rows.length === 0 && folded?.outcome) {
@@ -338,6 +435,10 @@ export function progressWords(p: FileProgress, phaseWords: (phase: ActivityPhase
       return 'Unchanged';
     case 'refused':
       return 'Refused';
+    case 'removed':
+      return 'Removed: what it said is taken out of your graph';
+    case 'ask':
+      return 'Waiting for your answer';
   }
 }
 
