@@ -14,8 +14,9 @@ test_candidate_index.py` checks it against an index built from scratch):
   the graph's size; a common word's postings beyond the first `CHAMPIONS` are skipped (a rare
   word, which decides a match, has fewer). The best documents of that union are then scored
   exactly. Adds and removes are O(terms × log N) (`sortedcontainers.SortedList`).
-- `VectorIndex`: unit rows in one float32 matrix with add / remove (a freed row is reused); a
-  search multiplies the matrix by a job's query rows at once (BLAS), O(N × F × d) flops, and
+- `VectorIndex`: unit rows in one float16 matrix with add / remove (a freed row is reused); a
+  search multiplies it, converted `SEARCH_ROWS` rows at a time, by a job's query rows (float32
+  BLAS), O(N × F × d) flops, and
   takes each query's top rows with `argpartition`. Exact, not approximate (no ANN library is a
   dependency): at 50,000 nodes and 480 findings a pack's search is ~10 GFLOP, well under its
   embedding's cost.
@@ -34,8 +35,10 @@ from __future__ import annotations
 import heapq
 import math
 import re
+import sys
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from sortedcontainers import SortedList
@@ -51,6 +54,9 @@ BM25_K1 = 1.2
 BM25_B = 0.75
 
 _WORD = re.compile(r"\w+")
+_intern = sys.intern
+SEARCH_ROWS = 8_192
+"""`VectorIndex.search` converts this many float16 rows to float32 at a time (3 MB at d = 384)."""
 _TRAILING = ".!;:。！；：…"
 
 
@@ -102,6 +108,7 @@ class LexicalIndex:
             self.remove(doc)
         counts: dict[str, int] = {}
         for token in tokens:
+            token = _intern(token)  # one string per term, not one per document
             counts[token] = counts.get(token, 0) + 1
         length = max(1, len(tokens))
         self._docs[doc] = counts
@@ -158,7 +165,7 @@ class LexicalIndex:
 
 
 class VectorIndex:
-    """Unit vectors by id in one float32 matrix, with add / remove / search (module docstring).
+    """Unit vectors by id in one float16 matrix, with add / remove / search (module docstring).
 
     Args:
         dim: the vectors' length; taken from the first vector added when None.
@@ -166,7 +173,7 @@ class VectorIndex:
 
     def __init__(self, dim: int | None = None) -> None:
         self.dim = dim
-        self._matrix = np.zeros((0, dim or 0), dtype=np.float32)
+        self._matrix = np.zeros((0, dim or 0), dtype=np.float16)
         self._ids: list[str | None] = []
         self._slot: dict[str, int] = {}
         self._free: list[int] = []
@@ -186,7 +193,7 @@ class VectorIndex:
         row = np.asarray(vector, dtype=np.float32).reshape(-1)
         if self.dim is None:
             self.dim = row.shape[0]
-            self._matrix = np.zeros((0, self.dim), dtype=np.float32)
+            self._matrix = np.zeros((0, self.dim), dtype=np.float16)
         if row.shape[0] != self.dim:
             raise ValueError(f"vector of length {row.shape[0]}; this index holds length {self.dim}")
         slot = self._slot.get(key)
@@ -197,7 +204,7 @@ class VectorIndex:
                 slot = len(self._ids)
                 self._ids.append(None)
                 if slot >= self._matrix.shape[0]:
-                    grown = np.zeros((max(16, 2 * self._matrix.shape[0]), self.dim), dtype=np.float32)
+                    grown = np.zeros((max(16, 2 * self._matrix.shape[0]), self.dim), dtype=np.float16)
                     grown[: self._matrix.shape[0]] = self._matrix
                     self._matrix = grown
             self._slot[key] = slot
@@ -222,7 +229,10 @@ class VectorIndex:
         if q.ndim != 2 or q.shape[1] != self.dim:
             raise ValueError(f"queries of shape {q.shape}; this index holds length {self.dim}")
         used = len(self._ids)
-        sims = self._matrix[:used] @ q.T  # (rows, F)
+        sims = np.empty((used, q.shape[0]), dtype=np.float32)
+        for at in range(0, used, SEARCH_ROWS):  # BLAS wants float32; the rows are kept as float16
+            end = min(used, at + SEARCH_ROWS)
+            sims[at:end] = self._matrix[at:end].astype(np.float32) @ q.T
         if self._free:
             sims[np.asarray(self._free, dtype=np.intp)] = -np.inf
         k = min(n, len(self._slot))
@@ -252,10 +262,11 @@ class CandidateIndex:
     def __init__(self, nodes: Mapping[str, Proposition] | None = None) -> None:
         self.nodes: dict[str, Proposition] = {}
         self._signatures: dict[str, tuple[str, str, tuple[str, ...], str]] = {}
-        self._statements: dict[str, dict[str, tuple[str, str]]] = {}
-        """statement key -> node id -> (created_at, id)."""
-        self._names: dict[str, dict[str, tuple[str, str]]] = {}
-        """name key -> node id -> (created_at, id)."""
+        self._statements: dict[int, dict[str, str]] = {}
+        """hash of a statement key -> node id -> created_at (a hash, not a second copy of every
+        statement; `exact` checks the key itself)."""
+        self._names: dict[str, dict[str, str]] = {}
+        """name key -> node id -> created_at."""
         self.lexical = LexicalIndex()
         if nodes:
             self.sync(nodes)
@@ -292,12 +303,11 @@ class CandidateIndex:
             self.remove(node.id)
         self.nodes[node.id] = node
         self._signatures[node.id] = _signature(node)
-        order = (node.created_at, node.id)
         key = statement_key(node.statement)
         if key:
-            self._statements.setdefault(key, {})[node.id] = order
+            self._statements.setdefault(hash(key), {})[node.id] = node.created_at
         for name in dict.fromkeys([node.name, *node.aliases]):
-            self._names.setdefault(name_key(name), {})[node.id] = order
+            self._names.setdefault(name_key(name), {})[node.id] = node.created_at
         self.lexical.add(node.id, words(lexical_text(node.name, node.statement)))
 
     def remove(self, node_id: str) -> None:
@@ -306,10 +316,11 @@ class CandidateIndex:
         if node is None:
             return
         name, statement, aliases, _ = self._signatures.pop(node_id)
-        for table, keys in (
-            (self._statements, [statement_key(statement)]),
+        tables: tuple[tuple[dict[Any, dict[str, str]], list[Any]], ...] = (
+            (self._statements, [hash(statement_key(statement))]),
             (self._names, [name_key(n) for n in [name, *aliases]]),
-        ):
+        )
+        for table, keys in tables:
             for key in keys:
                 held = table.get(key)
                 if held is not None:
@@ -320,15 +331,19 @@ class CandidateIndex:
 
     def exact(self, key: str) -> str | None:
         """The oldest node (by creation time, then id) whose statement key is `key`, or None."""
-        held = self._statements.get(key) if key else None
-        return min(held.values())[1] if held else None
+        held = self._statements.get(hash(key)) if key else None
+        if not held:
+            return None
+        equal = [(at, i) for i, at in held.items() if statement_key(self.nodes[i].statement) == key]
+        return min(equal)[1] if equal else None
 
     def named(self, names: Iterable[str]) -> list[str]:
         """Nodes whose name or an alias equals one of `names` (case-folded), oldest first per name,
         in the order of `names`, each once."""
         out: dict[str, None] = {}
         for name in names:
-            for _, node_id in sorted(self._names.get(name_key(name), {}).values()):
+            held = self._names.get(name_key(name), {})
+            for node_id in sorted(held, key=lambda i: (held[i], i)):
                 out.setdefault(node_id, None)
         return list(out)
 
