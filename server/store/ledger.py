@@ -27,7 +27,13 @@ def read_ledger(path: Path, model: type[M]) -> Iterator[M]:
         data = path.read_bytes()
     except FileNotFoundError:
         return
-    for number, raw in enumerate(data.split(b"\n"), start=1):
+    start, number = 0, 0  # one line at a time: no list of every line's bytes (issue 28 item 3)
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        number += 1
+        raw = data[start:end]
+        start = end + 1
         if not raw.strip():
             continue
         try:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -178,14 +178,18 @@ class FileGraphStore(GraphFiles):
 
         return self._cached("marks", load, *_MARKS[1:])
 
-    def _live(self, lines: list[Any], also: Collection[str] = ()) -> list[Any]:
+    def _live(self, lines: Iterable[Any], also: Collection[str] = ()) -> list[Any]:
         """The lines that count, plus those of the pending jobs in `also`."""
+        return list(self._counting(lines, also))
+
+    def _counting(self, lines: Iterable[T], also: Collection[str] = ()) -> Iterator[T]:
+        """`_live` as a stream: a fold of a whole ledger reads it one line at a time, so no list
+        of every line's model is held beside the fold (at 100k propositions that list was as
+        large as the fold, and what it freed stayed mapped between the fold's objects)."""
         committed, retired, deleted, _ = self._marks()
-        return [
-            line
-            for line in live_lines(lines, retired, deleted)
-            if line.provenance.job in committed or line.provenance.job in also
-        ]
+        for line in live_lines(lines, retired, deleted):  # type: ignore[type-var]
+            if line.provenance.job in committed or line.provenance.job in also:  # type: ignore[attr-defined]
+                yield line
 
     def node_lines(self) -> list[NodeLine]:
         """The node lines a read counts, in ledger order."""
@@ -196,13 +200,19 @@ class FileGraphStore(GraphFiles):
         return dict(self._node_fold())
 
     def _node_fold(self) -> dict[str, Proposition]:
-        return self._cached("nodes", lambda: fold_nodes(self.node_lines()), *_MARKS)
+        return self._cached(
+            "nodes", lambda: fold_nodes(self._counting(read_ledger(self._path("nodes"), NodeLine))), *_MARKS
+        )
 
     def chain_lines(self) -> list[ChainLine]:
         return list(read_ledger(self._path("chains"), ChainLine))
 
     def _chain_fold(self) -> dict[str, Chain]:
-        return self._cached("chains", lambda: fold_chains(self._live(self.chain_lines())), *_MARKS)
+        return self._cached(
+            "chains",
+            lambda: fold_chains(self._counting(read_ledger(self._path("chains"), ChainLine))),
+            *_MARKS,
+        )
 
     def chains(self) -> dict[str, Chain]:
         """Merged chains whose every member is a proposition (a new mapping; the result is kept

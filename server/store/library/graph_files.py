@@ -6,6 +6,7 @@ the snapshot half of `ViewCache`)."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ class GraphFiles:
         if not isinstance(data, dict):
             return {}
         out = {
-            k: (float(v[0]), float(v[1]))
+            sys.intern(k): (float(v[0]), float(v[1]))  # the folds' ids: one string each (issue 28)
             for k, v in data.items()
             if isinstance(v, list) and len(v) == 2 and all(_placeable(c) for c in v)
         }
