@@ -48,6 +48,19 @@ glibc kept mapped (the server's RSS 1.5 GB -> ~0.7 GB after the trim; issue 16 i
 `tests/bench/library/bench_graph_memory.py`). Below it the trim is not worth its walk of the heap."""
 
 
+FULL_KEPT_BELOW = 20_000
+"""The full view's form (its JSON and row memo) is kept in memory, and derived and patched by the
+settle after each merge, only for graphs of fewer propositions than this; at and above it the full
+form is derived when read and not kept (`_keep_full`), and the settle derives and snapshots the
+compact form alone (issue 28 item 3: at 100k propositions the full body and its memo were ~120 MB
+of the served RSS, and the page reads only the compact form; the full one is for scripts and
+tests). A full read of a large graph then derives it whole in a worker thread (seconds at 100k)
+unless the snapshot still matches the files."""
+FULL_KEPT_BYTES = 16_000_000
+"""`FULL_KEPT_BELOW` in bytes of the full view's JSON (~750 bytes a proposition with its chain
+and links), for a body read from the snapshot, whose graph was not folded."""
+
+
 def _then_trim(propositions: int, derive: Callable[..., T], *args: Any) -> T:
     """`derive(*args)`, then hand freed heap back to the OS when the graph is large (worker thread:
     ctypes drops the GIL during the trim)."""
@@ -197,8 +210,16 @@ class GraphService:
                     _then_trim, len(nodes), self._derive, nodes, chains, labels, paths
                 )
                 body = fresh
-            self._view_cache = (key, body)
+            self._keep_full(key, body)
             return body
+
+    def _keep_full(self, key: bytes, body: bytes) -> None:
+        """Keep the full view's body for `key` when it is small (`FULL_KEPT_BYTES`), else forget
+        it and its row memo: the next full read derives again (or reads the snapshot)."""
+        if len(body) < FULL_KEPT_BYTES:
+            self._view_cache = (key, body)
+        else:
+            self._view_cache, self._rows = None, None
 
     def _view_state(
         self,
@@ -210,7 +231,7 @@ class GraphService:
         body = self.graph.view_snapshot(key)
         if body is None:
             body = self._derive(self.graph.nodes(), self.graph.chains(), labels, paths)
-        self._view_cache = (key, body)
+        self._keep_full(key, body)
         return body
 
     def _compact_state(
@@ -261,8 +282,10 @@ class GraphService:
         labels: dict[str, tuple[str, str | None]],
         paths: dict[str, str | None] | None = None,
     ) -> bytes:
-        """The view's JSON bytes, patching the last derived rows (`view_bytes`)."""
-        body, self._rows = view_bytes(nodes, chains, self.graph.positions(), labels, self._rows, paths)
+        """The view's JSON bytes, patching the last derived rows (`view_bytes`); the rows are kept
+        for the next patch only below `FULL_KEPT_BELOW` propositions."""
+        body, rows = view_bytes(nodes, chains, self.graph.positions(), labels, self._rows, paths)
+        self._rows = rows if len(nodes) < FULL_KEPT_BELOW else None
         return body
 
     def _snapshot(
@@ -273,15 +296,21 @@ class GraphService:
         paths: dict[str, str | None] | None = None,
     ) -> None:
         """Derive the view from the graph as it stands and save it as the snapshot (worker thread,
-        after a settle): the next read, or the first after a restart, is served from it. The key
+        after a settle): the next read, or the first after a restart, is served from it. The full
+        form only below `FULL_KEPT_BELOW` propositions; the compact form always. The key
         is taken before the positions are read, so a drag landing meanwhile makes it stale, never
         wrong. A failed write is logged: the snapshot is derived data."""
         key = view_key(self.graph.rows_signature(), labels, paths)
-        body = self._derive(nodes, chains, labels, paths)
-        self._view_cache = (key, body)
+        body = None
+        if len(nodes) < FULL_KEPT_BELOW:  # above it the full form is derived only when read
+            body = self._derive(nodes, chains, labels, paths)
+            self._view_cache = (key, body)
+        else:
+            self._view_cache, self._rows = None, None
         compact = self._derive_compact(key, labels, paths, nodes, chains)
         try:
-            self.graph.save_view_snapshot(key, body)
+            if body is not None:
+                self.graph.save_view_snapshot(key, body)
             self.graph.save_view_snapshot(key, compact.body, "view-compact")
         except OSError:
             log.warning("the view snapshot could not be written; reads derive the view", exc_info=True)
