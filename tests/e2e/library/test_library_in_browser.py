@@ -1,6 +1,6 @@
 """The notes front door in real Chromium (issue 4): pick files, import, watch each file's progress
 to done, see a refusal with its reason, an unchanged re-import, and a same-named file that
-replaces what the first one said."""
+replaces what the first one said once the learner says so."""
 
 from __future__ import annotations
 
@@ -51,12 +51,15 @@ def test_import_notes_with_progress_refusal_and_no_op(page: Page, data_dir: Path
             expect(again.get_by_test_id("import-replaces")).to_have_count(0)
             assert (data_dir / "graph" / "nodes.jsonl").read_text().count("\n") > 0
 
-            # another file of the same name, picked on its own: one source, so it replaces the first
+            # another file of the same name, picked on its own: asked about (issue 28, item 5);
+            # "replace" replaces what the first one said
             other = (NOTES / "algorithms-math-bits.en.md").read_bytes()
             page.get_by_test_id("import-files").set_input_files(
                 {"name": "data-structures-heap.en.md", "mimeType": "text/markdown", "buffer": other}
             )
             page.get_by_test_id("import-submit").click()
+            page.get_by_test_id("import-ask").get_by_test_id("import-ask-replace").click()
+            expect(page.get_by_test_id("import-ask")).to_have_count(0)
             replaced = page.locator(
                 '[data-testid="import-result"][data-name="data-structures-heap.en.md"]'
             ).first

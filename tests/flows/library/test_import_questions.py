@@ -11,6 +11,8 @@ already holds, over HTTP with the scripted model on real ledgers.
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,20 @@ def answered(response: httpx.Response) -> list[dict[str, Any]]:
     return files
 
 
+def until(lib: Library, check: Callable[[], bool], what: str, timeout: float = 60) -> None:
+    """Wait for `check` (the graph catches up with a run), else fail showing the feed."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: {lib.client.get('/api/activity').json()['rows']}")
+        time.sleep(0.05)
+
+
+def stamped(lib: Library) -> dict[str, str]:
+    """Source id -> fingerprint, for the sources whose every part merged."""
+    return {k: v.fingerprint for k, v in lib.services.library.graph.sources().items() if v.fingerprint}
+
+
 def names(lib: Library, source: str) -> set[str]:
     return {p["name"] for p in lib.services.library.propositions(source)}
 
@@ -55,7 +71,7 @@ def test_a_same_named_single_file_is_asked_about_and_the_answer_is_carried_out(l
     [first] = answered(pick(library, [("notes.md", FIRST)]))
     assert first["status"] == "queued" and first["replaces"] == "" and first["sameName"] == []
     library.settle()
-    assert "Heaps of the first course" in names(library, first["sourceId"])
+    until(library, lambda: "Heaps of the first course" in names(library, first["sourceId"]), "first")
     [again] = answered(pick(library, [("notes.md", FIRST)]))
     assert again["status"] == "unchanged" and again["sourceId"] == first["sourceId"]
 
@@ -76,7 +92,7 @@ def test_a_same_named_single_file_is_asked_about_and_the_answer_is_carried_out(l
     assert new["status"] == "queued" and new["replaces"] == ""
     assert new["sourceId"] not in (None, first["sourceId"])
     library.settle()
-    assert "Graphs of the second course" in names(library, new["sourceId"])
+    until(library, lambda: "Graphs of the second course" in names(library, new["sourceId"]), "the new note")
     assert "Heaps of the first course" in names(library, first["sourceId"])
     titles = {s["id"]: s["title"] for s in library.client.get("/api/graph/sources").json()["sources"]}
     assert titles[first["sourceId"]] == "notes.md" and titles[new["sourceId"]] == "notes.md (2)"
@@ -95,7 +111,9 @@ def test_a_same_named_single_file_is_asked_about_and_the_answer_is_carried_out(l
     assert replaced["status"] == "queued" and replaced["sourceId"] == first["sourceId"]
     assert replaced["replaces"] == "replaces what the earlier notes.md said"
     library.settle()
-    assert "Tries of the third course" in names(library, first["sourceId"])
+    until(
+        library, lambda: "Tries of the third course" in names(library, first["sourceId"]), "the replacement"
+    )
     assert "Heaps of the first course" not in all_names(library)  # replaced, not kept twice
     assert "Graphs of the second course" in names(library, new["sourceId"])  # the other one kept
 
@@ -138,6 +156,7 @@ def test_a_folder_reimport_of_a_changed_note_says_what_it_replaces(
     def folder() -> dict[str, dict[str, Any]]:
         files = answered(library.client.post("/api/graph/import", json={"path": str(vault)}))
         library.settle()
+        until(library, lambda: all(stamped(library).get(f["sourceId"]) for f in files), "stamped")
         return {Path(f["name"]).name: f for f in files}
 
     assert {f["replaces"] for f in folder().values()} == {""}
@@ -149,6 +168,7 @@ def test_a_folder_reimport_of_a_changed_note_says_what_it_replaces(
     # the browser's folder pick (relative paths) says it too
     [web] = answered(pick(library, [("vault/heap.md", FIRST)]))
     library.settle()
+    until(library, lambda: web["sourceId"] in stamped(library), "the web pick stamped")
     [edited] = answered(pick(library, [("vault/heap.md", SECOND)]))
     assert (web["replaces"], edited["replaces"]) == ("", "replaces what the earlier version of heap.md said")
 
@@ -168,6 +188,7 @@ def test_notes_gone_from_a_repicked_folder_are_listed_and_removed_on_one_confirm
     )
     picked, import_id = answered(response), response.json()["importId"]
     library.settle()
+    until(library, lambda: len(all_names(library)) >= 10, "the five notes merged")
     src = {f["name"]: f["sourceId"] for f in picked}
     nodes = len(library.ledger("nodes"))
 
@@ -200,6 +221,7 @@ def test_notes_gone_from_a_repicked_folder_are_listed_and_removed_on_one_confirm
     library.settle()
     summary = next(r for r in library.client.get("/api/activity").json()["rows"] if r["id"] == import_id)
     assert summary["counts"]["removed"] == 2, summary
+    until(library, lambda: "Graphs of the second course" not in all_names(library), "the removal")
     left = all_names(library)
     assert "Graphs of the second course" not in left and "Tries of the third course" not in left
     assert {
@@ -212,7 +234,7 @@ def test_notes_gone_from_a_repicked_folder_are_listed_and_removed_on_one_confirm
     [back] = answered(pick(library, [("vault/b.md", SECOND)]))
     assert back["status"] == "queued" and back["sourceId"] == src["vault/b.md"]
     library.settle()
-    assert "Graphs of the second course" in all_names(library)
+    until(library, lambda: "Graphs of the second course" in all_names(library), "b.md read again")
 
 
 def test_removal_refuses_what_is_not_a_gone_note_and_bad_bodies(library: Library) -> None:  # noqa: F811

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
@@ -73,6 +73,11 @@ class FilesImport(BaseModel):
     decisions: str | None = Field(default=None, description="JSON list of NameDecision")
 
 
+FolderName = Annotated[str, Field(min_length=1, max_length=1024, pattern=r"^[^/\\\x00]+$")]
+"""A picked folder's name as the upload names start ("vault" for "vault/sub/a.md"): no slash."""
+SourceId = Annotated[str, Field(pattern=r"^src_[0-9a-f]{16}$")]
+
+
 class GoneQuery(BaseModel):
     """`POST /api/graph/import/gone` body: after a folder is picked again in the browser, the
     picked `folders` (their names, as the upload names start: "vault" for "vault/a.md") and
@@ -81,15 +86,8 @@ class GoneQuery(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    folders: list[str] = Field(min_length=1, max_length=100)
+    folders: list[FolderName] = Field(min_length=1, max_length=100)
     present: list[str] = Field(default_factory=list, max_length=MAX_FOLDER_FILES)
-
-    @model_validator(mode="after")
-    def _names(self) -> GoneQuery:
-        for folder in self.folders:
-            if not folder.strip("/") or "/" in folder.strip("/") or "\x00" in folder:
-                raise ValueError(f"{folder!r}: a folder is named as the upload names start, e.g. 'vault'")
-        return self
 
 
 class RemoveNotes(BaseModel):
@@ -99,18 +97,10 @@ class RemoveNotes(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    sources: list[str] = Field(min_length=1, max_length=MAX_FOLDER_FILES)
+    sources: list[SourceId] = Field(min_length=1, max_length=MAX_FOLDER_FILES)
     importId: str | None = Field(default=None, pattern=r"^imp_[0-9a-f]{12}$")
 
-    @model_validator(mode="after")
-    def _ids(self) -> RemoveNotes:
-        bad = [s for s in self.sources if not SOURCE_ID.fullmatch(s)]
-        if bad:
-            raise ValueError(f"{bad[0]!r}: not a source id (src_ and 16 hex digits)")
-        return self
 
-
-SOURCE_ID = re.compile(r"src_[0-9a-f]{16}")
 MAX_GONE_BODY = 16_000_000
 """Largest `/api/graph/import/gone` body: a vault's worth of upload names."""
 MAX_REMOVE_BODY = 4_000_000
