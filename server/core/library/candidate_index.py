@@ -16,7 +16,7 @@ test_candidate_index.py` checks it against an index built from scratch):
   exactly. Adds and removes are O(terms × log N) (`sortedcontainers.SortedList`).
 - `VectorIndex`: unit rows in one float16 matrix with add / remove (a freed row is reused); a
   search multiplies it, converted `SEARCH_ROWS` rows at a time, by a job's query rows (float32
-  BLAS), O(N × F × d) flops, and
+  BLAS), O(N × F × d) flops in (F × `SEARCH_ROWS`) blocks, and
   takes each query's top rows with `argpartition`. Exact, not approximate (no ANN library is a
   dependency): at 50,000 nodes and 480 findings a pack's search is ~10 GFLOP, well under its
   embedding's cost.
@@ -229,23 +229,24 @@ class VectorIndex:
         if q.ndim != 2 or q.shape[1] != self.dim:
             raise ValueError(f"queries of shape {q.shape}; this index holds length {self.dim}")
         used = len(self._ids)
-        sims = np.empty((used, q.shape[0]), dtype=np.float32)
-        for at in range(0, used, SEARCH_ROWS):  # BLAS wants float32; the rows are kept as float16
-            end = min(used, at + SEARCH_ROWS)
-            sims[at:end] = self._matrix[at:end].astype(np.float32) @ q.T
-        if self._free:
-            sims[np.asarray(self._free, dtype=np.intp)] = -np.inf
         k = min(n, len(self._slot))
-        out: list[list[str]] = []
-        for column in sims.T:
-            if k < used:  # every row tied with the k-th best too: the answer never hangs on slots
-                kth = column[np.argpartition(-column, k - 1)[k - 1]]
-                top = np.nonzero(column >= max(kth, floor))[0]
-            else:
-                top = np.nonzero(column >= floor)[0]
-            picked = sorted((-float(column[i]), self._ids[i] or "") for i in top)
-            out.append([key for _, key in picked[:k]])
-        return out
+        free = np.asarray(sorted(self._free), dtype=np.intp)
+        found: list[list[tuple[float, str]]] = [[] for _ in range(q.shape[0])]
+        for at in range(0, used, SEARCH_ROWS):  # bounded memory: (F x SEARCH_ROWS) at a time
+            end = min(used, at + SEARCH_ROWS)
+            block = q @ self._matrix[at:end].astype(np.float32).T  # BLAS wants float32 rows
+            gone = free[(free >= at) & (free < end)] - at
+            if len(gone):
+                block[:, gone] = -np.inf
+            rows = end - at
+            floor_ = np.full(q.shape[0], floor, dtype=np.float32)
+            if k < rows:  # each query's k best of this block, and every row tied with the k-th
+                floor_ = np.maximum(np.partition(block, rows - k, axis=1)[:, rows - k], floor_)
+            hits, cols = np.nonzero(block >= floor_[:, None])
+            for r, c in zip(hits.tolist(), cols.tolist(), strict=True):
+                found[r].append((-float(block[r, c]), self._ids[at + c] or ""))
+        # the k best overall are among each block's k best: best first, ties by id
+        return [[key for _, key in sorted(pairs)[:k]] for pairs in found]
 
 
 def _signature(node: Proposition) -> tuple[str, str, tuple[str, ...], str]:
