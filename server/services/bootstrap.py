@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from server.agent.library.embedder import OnnxEmbedder
+from server.agent.library.embedder import IDLE_RELEASE_S, OnnxEmbedder
 from server.agent.machine_room.subscription_clients import build_clients
 from server.agent.workbench.headless import ChromiumHeadless
 from server.config import SHELL_SECRET_ENV, TOKEN_ENV, DataPaths
@@ -31,6 +31,7 @@ from server.services.classroom.turn import TurnService
 from server.services.library.extraction import ExtractionService
 from server.services.library.graph import GraphService, MergeGate
 from server.services.library.library import LibraryService
+from server.services.library.memory import release_memory
 from server.services.liveness import TurnRegistry
 from server.services.machine_room.models import ModelFactory, ModelService
 from server.services.machine_room.offline_model import OfflineModelServer
@@ -197,7 +198,7 @@ def build_services(
         lambda: models.model_for_slot("cheap"),
         clock=utc_now,
         events=events,
-        embedder=OnnxEmbedder(),
+        embedder=OnnxEmbedder(idle_release_s=IDLE_RELEASE_S, released=release_memory),  # issue 28 item 3
         fanout=fanout,
         new_id=new_id,
     )
