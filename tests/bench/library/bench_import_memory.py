@@ -7,11 +7,12 @@ Run: `.venv/bin/python -m tests.bench.library.bench_import_memory [--notes 1200]
 Part 1, the import: `bench_vault`'s synthetic vault (`write_vault`: 1,180 small maths notes, 6
 lectures, 12 templates, 2 drawings) imported in one `POST /api/graph/import` into a server whose
 model is the scripted, instant OpenAI-compatible stub (`tests/scripts/library.graph_reply`).
-Printed, from `/proc/<pid>/status` (MB): RSS cold (ready, the routes warmed), idle (after a
-1-note import: the model client and the auditor's embedder are loaded by the first job and stay
-for the process's life), the peak during the import (sampled every 100 ms, and the kernel's
-`VmHWM`), and RSS at once when the last feed row ended, then every 10 s until `--settle` seconds
-after it (the issue's want: within idle + 50 MB a minute after the last job). `--notes 0` skips it.
+Printed, from `/proc/<pid>/status` (MB): RSS cold (ready, the routes warmed), after a 1-note
+import at once and `--rest` seconds later (idle: the server has worked once; the auditor's
+embedder, loaded by the first audit, is let go after `IDLE_RELEASE_S` unused), the peak during
+the import (sampled every 100 ms, and the kernel's `VmHWM`), and RSS at once when the last feed
+row ended, then every 10 s until `--settle` seconds after it (the issue's want: within idle +
+50 MB a minute after the last job). `--notes 0` skips it.
 
 Part 2, the 100k graph served: `bench_graph_memory.run` (RSS when ready, after the full and the
 compact read, after a drag and both reads again; `VmHWM`). `--graph 0` skips it.
@@ -44,7 +45,7 @@ def _rows_ended(client: httpx.Client) -> tuple[bool, list[dict[str, object]]]:
     return bool(rows) and all(r["phase"] in ("done", "error", "aborted") for r in rows), rows
 
 
-def import_memory(notes: int, settle: float) -> dict[str, float]:
+def import_memory(notes: int, settle: float, rest: float = 25) -> dict[str, float]:
     """Import the synthetic vault of `notes` files; returns the figures (MB, s) it printed."""
     meter = Meter()
     stub = create_stub(meter.reply, delay_s=0.0)
@@ -72,6 +73,8 @@ def import_memory(notes: int, settle: float) -> dict[str, float]:
                 while not _rows_ended(client)[0]:
                     time.sleep(0.2)
                 time.sleep(2)
+                out["worked"] = rss_mb(pid)[0]
+                time.sleep(max(0.0, rest - 2))
                 out["idle"] = rss_mb(pid)[0]
                 samples: list[float] = []
                 stop = threading.Event()
@@ -101,16 +104,23 @@ def import_memory(notes: int, settle: float) -> dict[str, float]:
                     f"{out['wall']:.0f} s"
                 )
                 print(
-                    f"RSS cold {out['cold']:.0f} MB; idle (after a 1-note import) {out['idle']:.0f} MB; "
+                    f"RSS cold {out['cold']:.0f} MB; after a 1-note import {out['worked']:.0f} MB at once, "
+                    f"{out['idle']:.0f} MB {rest:.0f} s later (idle); "
                     f"peak {out['peak_sampled']:.0f} MB sampled, {hwm:.0f} MB VmHWM"
                 )
-                print(f"RSS after the last job: {rss:.0f} MB at once (idle + {rss - out['idle']:.0f} MB)")
+                print(
+                    f"RSS after the last job: {rss:.0f} MB at once (idle + {rss - out['idle']:.0f} MB, "
+                    f"cold + {rss - out['cold']:.0f} MB)"
+                )
                 step = STEP_S
                 while step <= settle:
                     time.sleep(max(0.0, ended + step - time.monotonic()))
                     later = rss_mb(pid)[0]
                     out[f"after_{step}"] = later
-                    print(f"  {step:4d} s after: {later:.0f} MB (idle + {later - out['idle']:.0f} MB)")
+                    print(
+                        f"  {step:4d} s after: {later:.0f} MB (idle + {later - out['idle']:.0f} MB, "
+                        f"cold + {later - out['cold']:.0f} MB)"
+                    )
                     step += STEP_S
         finally:
             server.stop()
@@ -122,9 +132,12 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=1_200, help="vault files (0: skip the import)")
     parser.add_argument("--settle", type=float, default=60, help="seconds to follow RSS after the last job")
     parser.add_argument("--graph", type=int, default=100_000, help="propositions served (0: skip)")
+    parser.add_argument(
+        "--rest", type=float, default=25, help="seconds after the 1-note warm-up import before idle is read"
+    )
     args = parser.parse_args()
     if args.notes:
-        import_memory(args.notes, args.settle)
+        import_memory(args.notes, args.settle, args.rest)
     if args.graph:
         graph_memory(args.graph)
 
