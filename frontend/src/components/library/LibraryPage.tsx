@@ -414,7 +414,7 @@ function ImportForm() {
 function AskPanel({ asked, busy, onAnswer }: { asked: Asked; busy: boolean; onAnswer: (decision: NameDecision | null) => void }) {
   const { result } = asked;
   return (
-    <div className="banner import-ask" role="group" aria-label={`${result.name} has the name of a note in your graph`} data-testid="import-ask" data-name={result.name}>
+    <div className="banner banner-warn import-ask" role="group" aria-label={`${result.name} has the name of a note in your graph`} data-testid="import-ask" data-name={result.name}>
       <p>{askWords(result)}</p>
       <div className="form-actions">
         {result.sameName.map((note) => {
@@ -441,7 +441,7 @@ function AskPanel({ asked, busy, onAnswer }: { asked: Asked; busy: boolean; onAn
 function GonePanel({ gone, busy, onRemove, onKeep }: { gone: Gone; busy: boolean; onRemove: () => void; onKeep: () => void }) {
   const { notes } = gone;
   return (
-    <div className="banner import-gone" role="group" aria-label="Notes gone from the folder" data-testid="import-gone">
+    <div className="banner banner-warn import-gone" role="group" aria-label="Notes gone from the folder" data-testid="import-gone">
       <p>{goneWords(notes, gone.roots)}</p>
       <ul className="pick-list" data-testid="import-gone-list">
         {notes.slice(0, 50).map((g) => (
