@@ -1,8 +1,12 @@
 """Benchmark: the auditor's candidates on labelled proposition pairs (issue 16). Three rankings:
 `before` (as `server/core/library/candidates.py` was: name/alias matches, then rapidfuzz WRatio >= 60 on
 raw text), `lexical+exact` (exact normalized statements linked without the model; name matches,
-then token_set_ratio on case-folded words) and `fused` (the same, with the fuzzy and embedding
-ranks merged by reciprocal rank fusion; the packaged all-MiniLM-L6-v2 int8 ONNX model).
+then BM25's best re-ranked by token_set_ratio on case-folded words, from the indexes of
+`server/core/library/candidate_index.py`, issue 28) and `fused` (the same, with the fuzzy and
+embedding ranks merged by reciprocal rank fusion; the packaged all-MiniLM-L6-v2 int8 ONNX model).
+Since issue 28 the normalized statement keeps letter case: the `case` pairs (paraphrases equal but
+for case, and distinct pairs differing only by a letter's case, `$F$` / `$f$`) are candidates for
+the auditor, never links.
 
 Run: `.venv/bin/python -m tests.bench.library.bench_candidates` (not part of the test suite).
 
