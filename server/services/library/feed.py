@@ -95,7 +95,8 @@ MAX_REFUSALS = 50
 @dataclass
 class ImportTally:
     """One import's summary row (`GET /api/activity`): its files counted by outcome, the usage
-    and stats of its folded rows summed (rows still shown carry their own), and each ended
+    and stats of all its ended rows summed (folded ones and those still shown, which carry their
+    own too: the import's row never says "no model calls" beside its files' calls), and each ended
     file's outcome (`done`, `failed`, `aborted`) by source id with the first error of each
     failed one, so the Library can show a file whose rows were folded. `waiting`: files whose
     run is queued; `running`: files whose run executes (launched: it may still wait for a
@@ -173,9 +174,28 @@ class ImportTally:
         for key, value in row.stats.items():
             self.stats[key] = self.stats.get(key, 0) + value
 
+    def totals(self) -> ImportTally:
+        """A copy holding the usage and stats of its folded rows and of those still shown."""
+        total = ImportTally(self.id, self.label, self.queued_at)
+        total.absorb_totals(self)
+        for row in self.shown:
+            total.absorb(row)
+        return total
+
+    def absorb_totals(self, other: ImportTally) -> None:
+        """Add another tally's summed usage and stats."""
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.requests += other.requests
+        if other.cost_usd is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + other.cost_usd
+        for key, value in other.stats.items():
+            self.stats[key] = self.stats.get(key, 0) + value
+
     def view(self) -> dict[str, Any]:
         files = self.waiting + self.running + sum(self.counts.values())
         busy = self.waiting or self.running
+        total = self.totals()
         return {
             "id": self.id,
             "source": self.id,
@@ -184,15 +204,15 @@ class ImportTally:
             "phase": "running" if busy else self.ended_phase(),
             "error": None if busy else self.failures(files),
             "usage": {
-                "inputTokens": self.input_tokens if self.requests else None,
-                "outputTokens": self.output_tokens if self.requests else None,
-                "requests": self.requests,
-                "costUsd": self.cost_usd,
+                "inputTokens": total.input_tokens if total.requests else None,
+                "outputTokens": total.output_tokens if total.requests else None,
+                "requests": total.requests,
+                "costUsd": total.cost_usd,
             },
             "queuedAt": self.queued_at,
             "startedAt": self.queued_at,
             "endedAt": None if busy else self.ended_at or self.queued_at,
-            "stats": self.stats,
+            "stats": total.stats,
             "importId": self.id,
             "counts": {**self.busy_counts(), **self.counts},
             "outcomes": self.outcomes,

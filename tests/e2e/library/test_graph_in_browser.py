@@ -225,7 +225,7 @@ def test_graph_home_renders_drags_searches_and_deletes(page: Page, graph_server:
     assert stats["labels"] > 0
     assert_labels_apart(stats)
     assert inked_fraction(page) > 0.005
-    expect(page.get_by_test_id("graph-counts")).to_contain_text("9 propositions · 6 chains · 3 sessions")
+    expect(page.get_by_test_id("graph-counts")).to_contain_text("9 propositions · 6 chains · 3 notes")
     page.screenshot(path=str(SHOTS / "e2e-graph.png"))
 
     # click a proposition: its card with name, statement and birth session
@@ -280,7 +280,7 @@ def test_graph_home_renders_drags_searches_and_deletes(page: Page, graph_server:
     # one definition of a chain on both surfaces: lonely propositions are not counted as chains
     header = page.get_by_test_id("graph-counts").inner_text()
     expect(table.get_by_test_id("table-counts")).to_have_text(header)
-    expect(table.get_by_test_id("table-counts")).to_have_text("9 propositions · 6 chains · 3 sessions")
+    expect(table.get_by_test_id("table-counts")).to_have_text("9 propositions · 6 chains · 3 notes")
     expect(table.get_by_test_id("table-cluster")).to_have_count(len(NOTES))
     expect(table.get_by_test_id("table-chain")).to_have_count(0)
     # select one chain: the floating bar counts its nodes and the chains they make

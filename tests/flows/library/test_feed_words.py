@@ -91,6 +91,14 @@ def test_a_row_reads_only_while_its_model_call_runs_and_the_summary_says_so(tmp_
     ended = _summary(door)["counts"]
     assert isinstance(ended, dict)
     assert ended["done"] == len(files) and ended["waiting"] == ended["running"] == ended["reading"] == 0
+    # the import's row sums all its files' usage and stats, its rows still shown included
+    rows = [r for r in door.extraction.activity() if r["kind"] == "notes"]
+    summary = _summary(door)
+    usage, stats = summary["usage"], summary["stats"]
+    assert isinstance(usage, dict) and isinstance(stats, dict)
+    assert len(rows) == len(files) and usage["requests"] == sum(r["usage"]["requests"] for r in rows) > 0
+    assert usage["inputTokens"] == sum(r["usage"]["inputTokens"] for r in rows)
+    assert stats["addedNodes"] == sum(r["stats"]["addedNodes"] for r in rows) == 2 * len(files)
 
 
 def test_packed_rows_wait_for_their_turn_and_an_aborted_one_never_reads(

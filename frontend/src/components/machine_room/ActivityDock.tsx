@@ -11,6 +11,8 @@ import {
   jobKindWords,
   pendingWords,
   rowKey,
+  rowKindWords,
+  rowTarget,
   splitJobRows,
   type ActivityRow,
   type PendingLesson,
@@ -112,7 +114,7 @@ function ActivityRowView({ row }: { row: ActivityRow }) {
   const running = isRunningRow(row);
   const stats = row.phase === 'done' ? formatStats(row.stats) : '';
   const when = row.endedAt ?? row.startedAt ?? row.queuedAt;
-  const target = row.kind === 'chat' ? `/chat/${encodeURIComponent(row.source)}` : '/library';
+  const target = rowTarget(row);
 
   return (
     <li className={`activity-row phase-${row.phase}`} data-testid="activity-row" data-phase={row.phase} data-source={row.source}>
@@ -130,14 +132,16 @@ function ActivityRowView({ row }: { row: ActivityRow }) {
                 ? 'Stop reading this lesson (all its remaining parts)'
                 : row.kind === 'import'
                   ? 'Stop this import (every file not read yet)'
-                  : 'Stop importing this file (all its remaining parts)'
+                  : row.kind === 'practice'
+                    ? 'Stop this practice job'
+                    : 'Stop importing this file (all its remaining parts)'
             }
             onNotice={setNotice}
           />
         )}
       </div>
       <div className="activity-meta">
-        <span>{row.kind === 'chat' ? 'Lesson' : row.kind === 'import' ? 'Import' : 'Notes'}</span>
+        <span data-testid="activity-kind">{rowKindWords(row)}</span>
         {row.kind === 'import' && <span data-testid="import-counts">{importCountsWords(row.counts)}</span>}
         <span data-testid="activity-usage">{formatRowUsage(row)}</span>
         {when && <span title={formatFull(when)}>{formatRelative(when)}</span>}

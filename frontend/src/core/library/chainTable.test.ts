@@ -43,7 +43,7 @@ describe('buildTable', () => {
   it('counts stored chains as chains and lonely propositions as propositions, as the graph header does', () => {
     expect(model.chains).toHaveLength(4); // 2 stored chains + 2 lonely propositions as rows
     expect(model.counts).toEqual(graphCounts(data));
-    expect(model.counts).toEqual({ propositions: 5, chains: 2, sessions: 2 });
+    expect(model.counts).toEqual({ propositions: 5, chains: 2, lessons: 1, notes: 1 });
     const s1 = model.clusters.find((c) => c.key === 's1')!;
     expect(s1).toMatchObject({ storedChains: 1, props: 3 });
     expect(model.clusters.reduce((n, c) => n + c.storedChains, 0)).toBe(model.counts.chains);

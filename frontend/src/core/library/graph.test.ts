@@ -3,6 +3,7 @@ import {
   DEFAULT_RENDER,
   chainsOf,
   clusterLabel,
+  countsWords,
   deleteDialogWords,
   deletionPreview,
   graphCounts,
@@ -81,8 +82,13 @@ describe('chains and deletion', () => {
     expect(deletionPreview(g, ['arg_1'])).toEqual({ nodes: [], chains: ['arg_1'] });
   });
 
-  it('counts propositions, stored chains and sessions', () => {
-    expect(graphCounts(g)).toEqual({ propositions: 3, chains: 2, sessions: g.clusters.length });
+  it('counts propositions, stored chains, and sources as lessons and notes (never "sessions")', () => {
+    expect(graphCounts(g)).toEqual({ propositions: 3, chains: 2, lessons: 1, notes: 1 });
+    expect(countsWords(graphCounts(g))).toBe('3 propositions · 2 chains · 1 lesson · 1 note');
+    const notesOnly = { ...g, clusters: [g.clusters[0], { ...g.clusters[0], key: 's3' }, { ...g.clusters[0], key: 's4' }] };
+    expect(countsWords(graphCounts(notesOnly))).toBe('3 propositions · 2 chains · 3 notes');
+    expect(countsWords({ propositions: 0, chains: 0, lessons: 2, notes: 0 })).toBe('0 propositions · 0 chains · 2 lessons');
+    expect(countsWords(graphCounts(g))).not.toMatch(/session/);
   });
 
   it('counts a chain whose member is missing from the view as no chain', () => {

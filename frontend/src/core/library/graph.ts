@@ -659,8 +659,10 @@ export interface GraphCounts {
   propositions: number;
   /** Stored arguments: the view's implications whose members are all propositions (`chainsOf`). */
   chains: number;
-  /** Birth sessions the view lists. */
-  sessions: number;
+  /** The sources the view lists (its birth clusters), by kind: lessons and notes files. A notes
+   * file is never counted as a "session" (issue 28 item 7). */
+  lessons: number;
+  notes: number;
 }
 
 /**
@@ -671,7 +673,18 @@ export interface GraphCounts {
 export function graphCounts(data: GraphData, chains: readonly Chain[] = chainsOf(data)): GraphCounts {
   let propositions = 0;
   for (const n of data.nodes) if (n.kind === 'proposition') propositions++;
-  return { propositions, chains: chains.length, sessions: data.clusters.length };
+  let lessons = 0;
+  for (const c of data.clusters) if (c.kind === 'chat') lessons++;
+  return { propositions, chains: chains.length, lessons, notes: data.clusters.length - lessons };
+}
+
+/** "9 propositions · 6 chains · 1 lesson · 3 notes": the counts as the headers say them (a
+ * kind of source the graph has none of is left out). */
+export function countsWords(counts: GraphCounts): string {
+  const parts = [plural(counts.propositions, 'proposition'), plural(counts.chains, 'chain')];
+  if (counts.lessons) parts.push(plural(counts.lessons, 'lesson'));
+  if (counts.notes) parts.push(plural(counts.notes, 'note'));
+  return parts.join(' · ');
 }
 
 export function plural(n: number, one: string, many = `${one}s`): string {

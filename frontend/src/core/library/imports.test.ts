@@ -263,7 +263,10 @@ describe('a big import: rows folded into its summary row, or not made yet', () =
     expect(summary?.kind).toBe('import');
     expect(summary?.counts).toEqual({ waiting: 700, running: 4, done: 490, failed: 1, unchanged: 5, refused: 0 });
     expect(summary?.outcomes).toEqual({ src_done: 'done', src_bad: 'failed' });
-    expect(importCountsWords(summary?.counts)).toBe('490 done · 1 failed · 4 reading · 700 waiting · 5 unchanged');
+    // a summary that does not split its running files: never said as reading (issue 28 item 7)
+    expect(importCountsWords(summary?.counts)).toBe('490 done · 1 failed · 700 waiting · 5 unchanged · 4 working');
+    const split = { ...summary?.counts, reading: 3, merging: 1 };
+    expect(importCountsWords(split)).toBe('490 done · 1 failed · 3 reading · 1 merging · 700 waiting · 5 unchanged');
   });
 
   it('a folded file shows its outcome, a waiting one is queued (never lost)', () => {

@@ -7,12 +7,15 @@ import {
   formatRowUsage,
   formatStats,
   formatUsageSum,
+  importCountsWords,
   isRunningRow,
   normalizeActivity,
   normalizeActivityRow,
   partIndex,
   phaseWords,
   rowKey,
+  rowKindWords,
+  rowTarget,
   splitLabel,
   sumRowUsage,
   sumStats,
@@ -213,5 +216,75 @@ describe('background agent rows (kind job)', () => {
     expect(formatElapsed(row, t0 + 3_780_000)).toBe('1 h 03 min');
     expect(formatElapsed({ ...row, endedAt: '2026-01-01T00:00:30.000Z' }, t0 + 999_000)).toBe('30 s');
     expect(formatElapsed({ ...row, startedAt: null, queuedAt: '' }, t0)).toBe('');
+  });
+});
+
+describe('the feed words of issue 28 item 7', () => {
+  const packed = {
+    id: 'job_src_2_abc_1',
+    source: 'src_2',
+    kind: 'notes',
+    label: 'groups.md',
+    phase: 'done',
+    error: null,
+    usage: { inputTokens: 1200, outputTokens: 300, requests: 0, costUsd: 0.0021 },
+    queuedAt: 't0',
+    startedAt: 't1',
+    endedAt: 't2',
+    stats: { addedNodes: 3 },
+    pack: { notes: 40, requests: 2 },
+  };
+
+  it('a packed note shows its share of the pack, never "no model calls" beside its propositions', () => {
+    const row = normalizeActivityRow(packed)!;
+    expect(row.pack).toEqual({ notes: 40, requests: 2 });
+    expect(formatRowUsage(row)).toBe('1,200 in / 300 out tokens · $0.0021 · its share of 2 model calls for 40 notes');
+    expect(formatStats(row.stats)).toBe('3 new propositions');
+    // a file of one packed row, as the Library's import list sums it
+    const sum = sumRowUsage([row]);
+    expect(sum.pack).toEqual({ notes: 40, requests: 2 });
+    expect(formatUsageSum(sum)).toBe('1,200 in / 300 out tokens · $0.0021 · its share of 2 model calls for 40 notes');
+    expect(formatUsageSum(sum)).not.toContain('no model calls');
+  });
+
+  it('a row read alone, or a junk pack, says its own calls', () => {
+    expect(normalizeActivityRow({ ...packed, pack: null })!.pack).toBeUndefined();
+    expect(normalizeActivityRow({ ...packed, pack: { notes: 'x', requests: 1 } })!.pack).toBeUndefined();
+    const alone = normalizeActivityRow({ ...packed, pack: undefined, usage: { ...packed.usage, requests: 2 } })!;
+    expect(formatRowUsage(alone)).toBe('1,200 in / 300 out tokens · $0.0021 · 2 model calls');
+    expect(sumRowUsage([alone]).pack).toBeUndefined();
+    // a pack whose call failed before any answer: its tokens are unknown, its failed calls counted
+    const failed = normalizeActivityRow({
+      ...packed,
+      phase: 'error',
+      usage: { inputTokens: null, outputTokens: null, requests: 1, costUsd: null },
+      pack: null,
+    })!;
+    expect(formatRowUsage(failed)).toBe('unknown in / unknown out tokens · cost unknown · 1 model call');
+  });
+
+  it('practice jobs are practice, never notes; each kind links where it lives', () => {
+    const practice = normalizeActivityRow({ id: 'ps_1:gen:p1', source: 'ps_1:gen:p1', kind: 'practice', phase: 'generating', label: 'Problem 1/2' })!;
+    expect(rowKindWords(practice)).toBe('Practice');
+    expect(rowTarget(practice)).toBe('/practice');
+    expect(rowKindWords(row())).toBe('Notes');
+    expect(rowTarget(row())).toBe('/library');
+    expect(rowKindWords(row({ kind: 'chat', source: 'c 1' }))).toBe('Lesson');
+    expect(rowTarget(row({ kind: 'chat', source: 'c 1' }))).toBe('/chat/c%201');
+    expect(rowKindWords(row({ kind: 'import' }))).toBe('Import');
+    expect(rowKindWords(row({ kind: 'job', jobKind: 'research' }))).toBe('Research');
+  });
+
+  it('an import says reading only for files a model call reads; launched files that wait are waiting', () => {
+    const counts = { waiting: 7, running: 3, reading: 2, merging: 1, done: 4, failed: 0 };
+    expect(importCountsWords(counts)).toBe('4 done · 2 reading · 1 merging · 7 waiting');
+    expect(importCountsWords({ waiting: 2, running: 0, reading: 0, merging: 0 })).toBe('2 waiting');
+    expect(importCountsWords(undefined)).toBe('');
+  });
+
+  it('reading is the word for a running model call, waiting to merge for a row after it', () => {
+    expect(phaseWords('extracting')).toBe('reading');
+    expect(phaseWords('waiting')).toBe('waiting to merge');
+    expect(phaseWords('queued')).toBe('queued');
   });
 });

@@ -38,6 +38,13 @@ export interface ActivityStats {
   droppedChains: number;
 }
 
+/** A packed note's pack (decision 0023): the notes one extractor call read together, and the
+ * pack's model calls (its extractor call and its audit, shared by its notes). */
+export interface ActivityPack {
+  notes: number;
+  requests: number;
+}
+
 export const JOB_ROW_KINDS = ['research', 'demo', 'visual'] as const;
 export type JobRowKind = (typeof JOB_ROW_KINDS)[number];
 
@@ -70,6 +77,8 @@ export interface ActivityRow {
   errors?: Record<string, string>;
   /** An import summary's refused files: file name -> why it was refused (trial finding 4). */
   refusals?: Record<string, string>;
+  /** A notes row read in a pack: its usage is its share of the pack's (by its tokens). */
+  pack?: ActivityPack;
 }
 
 function numberRecord(value: unknown): Record<string, number> {
@@ -137,6 +146,12 @@ export function normalizeActivityRow(raw: unknown): ActivityRow | null {
           refusals: stringRecord(raw.refusals),
         }
       : {};
+  const packed: Pick<ActivityRow, 'pack'> = {};
+  if (isRecord(raw.pack)) {
+    const notes = numberOrNull(raw.pack.notes);
+    const requests = numberOrNull(raw.pack.requests);
+    if (notes !== null && notes > 0 && requests !== null) packed.pack = { notes, requests };
+  }
   const job: Pick<ActivityRow, 'jobKind' | 'chatId'> = {};
   if (kind === 'job') {
     if ((JOB_ROW_KINDS as readonly unknown[]).includes(raw.jobKind)) job.jobKind = raw.jobKind as JobRowKind;
@@ -161,13 +176,19 @@ export function normalizeActivityRow(raw: unknown): ActivityRow | null {
     endedAt: stringOr(raw.endedAt, null),
     stats,
     ...summary,
+    ...packed,
   };
 }
 
+/** An import summary's counts in the order said. A file is `reading` only while a model call
+ * reads it, `merging` while it is checked against the graph or merged, and `waiting` while it
+ * waits to start, for a model-call permit, or for its turn to merge (issue 28 item 7); the
+ * server's `running` (reading + merging) is not said beside them. */
 const COUNT_WORDS: readonly [string, string][] = [
   ['done', 'done'],
   ['failed', 'failed'],
-  ['running', 'reading'],
+  ['reading', 'reading'],
+  ['merging', 'merging'],
   ['waiting', 'waiting'],
   ['aborted', 'aborted'],
   ['unchanged', 'unchanged'],
@@ -177,8 +198,14 @@ const COUNT_WORDS: readonly [string, string][] = [
 
 /** An import summary's counts in words ("412 done · 3 failed · 780 waiting"); zeros left out. */
 export function importCountsWords(counts: Record<string, number> | undefined): string {
-  const parts = COUNT_WORDS.filter(([key]) => (counts?.[key] ?? 0) > 0).map(([key, word]) => `${formatCount(counts?.[key] ?? 0)} ${word}`);
-  return parts.join(' · ');
+  const c = counts ?? {};
+  // a summary that does not split its running files says them as working, never as reading
+  const unsplit = c.reading === undefined && c.merging === undefined;
+  const words: readonly (readonly [string, string])[] = unsplit ? [...COUNT_WORDS, ['running', 'working']] : COUNT_WORDS;
+  return words
+    .filter(([key]) => (c[key] ?? 0) > 0)
+    .map(([key, word]) => `${formatCount(c[key] ?? 0)} ${word}`)
+    .join(' · ');
 }
 
 /** The `rows` of a GET /api/activity answer (junk dropped, server order kept: newest first). */
@@ -208,6 +235,27 @@ export function splitJobRows<R extends Pick<ActivityRow, 'kind'>>(rows: readonly
 }
 
 const JOB_KIND_WORDS: Record<JobRowKind, string> = { research: 'Research', demo: 'Demo', visual: 'Drawing' };
+
+const ROW_KIND_WORDS: Record<Exclude<ActivityRow['kind'], 'job'>, string> = {
+  chat: 'Lesson',
+  notes: 'Notes',
+  practice: 'Practice',
+  import: 'Import',
+};
+
+/** What a row is about, in a word: "Lesson", "Notes", "Practice", "Import", or a background
+ * agent's kind ("Research", …). A practice job is never "Notes" (issue 28 item 7). */
+export function rowKindWords(row: Pick<ActivityRow, 'kind' | 'jobKind'>): string {
+  return row.kind === 'job' ? jobKindWords(row) : ROW_KIND_WORDS[row.kind];
+}
+
+/** Where a row's link goes: its lesson, the Practice page, or the Library (notes, imports). */
+export function rowTarget(row: Pick<ActivityRow, 'kind' | 'source' | 'chatId'>): string {
+  if (row.kind === 'chat') return `/chat/${encodeURIComponent(row.source)}`;
+  if (row.kind === 'job' && row.chatId) return `/chat/${encodeURIComponent(row.chatId)}`;
+  if (row.kind === 'practice') return '/practice';
+  return '/library';
+}
 
 /** "Research", "Demo", "Drawing" (or "Background agent" for a kind this client does not know). */
 export function jobKindWords(row: Pick<ActivityRow, 'jobKind'>): string {
@@ -307,14 +355,22 @@ export function phaseWords(phase: ActivityPhase): string {
   return PHASE_WORDS[phase];
 }
 
+/** "its share of 2 model calls for 6 notes": a packed note's calls (the pack's, shared). */
+export function packWords(pack: ActivityPack): string {
+  return `its share of ${plural(pack.requests, 'model call')} for ${plural(pack.notes, 'note')}`;
+}
+
 /**
  * Usage of one job in words. Tokens and cost are only counted when a job ends,
  * so a running job says so instead of showing unknowns; an ended job with no
- * model request says that (true) instead of "0 tokens".
+ * model request says that (true) instead of "0 tokens". A note read in a pack
+ * shows its share of the pack's tokens and cost and of whose calls it is, never
+ * "no model calls" (its share of the calls may round to 0; issue 28 item 7).
  */
-export function formatRowUsage(row: Pick<ActivityRow, 'phase' | 'usage'>): string {
+export function formatRowUsage(row: Pick<ActivityRow, 'phase' | 'usage' | 'pack'>): string {
   if (isRunningRow(row)) return 'usage counted when it ends';
-  const { usage } = row;
+  const { usage, pack } = row;
+  if (pack && pack.requests > 0) return `${formatTokens(usage)} tokens · ${formatCost(usage.costUsd)} · ${packWords(pack)}`;
   if (usage.requests === 0 && usage.inputTokens === null && usage.outputTokens === null) return 'no model calls';
   const requests = `${formatCount(usage.requests)} model call${usage.requests === 1 ? '' : 's'}`;
   return `${formatTokens(usage)} tokens · ${formatCost(usage.costUsd)} · ${requests}`;
@@ -327,6 +383,8 @@ export interface UsageSum {
   outputTokens: number | null;
   costUsd: number | null;
   requests: number;
+  /** The largest pack among the summed rows read in a pack (absent: none was). */
+  pack?: ActivityPack;
 }
 
 /**
@@ -334,11 +392,12 @@ export interface UsageSum {
  * unknown part makes the total unknown (null); jobs without a model request
  * add nothing.
  */
-export function sumRowUsage(rows: readonly Pick<ActivityRow, 'phase' | 'usage'>[]): UsageSum {
+export function sumRowUsage(rows: readonly Pick<ActivityRow, 'phase' | 'usage' | 'pack'>[]): UsageSum {
   const ended = rows.filter((r) => !isRunningRow(r));
   const sum: UsageSum = { jobs: ended.length, inputTokens: 0, outputTokens: 0, costUsd: 0, requests: 0 };
-  for (const { usage } of ended) {
+  for (const { usage, pack } of ended) {
     sum.requests += usage.requests;
+    if (pack && pack.requests > 0 && (!sum.pack || pack.notes > sum.pack.notes)) sum.pack = pack;
     if (usage.requests === 0 && usage.inputTokens === null && usage.outputTokens === null && usage.costUsd === null) continue;
     sum.inputTokens = sum.inputTokens === null || usage.inputTokens === null ? null : sum.inputTokens + usage.inputTokens;
     sum.outputTokens = sum.outputTokens === null || usage.outputTokens === null ? null : sum.outputTokens + usage.outputTokens;
@@ -349,8 +408,9 @@ export function sumRowUsage(rows: readonly Pick<ActivityRow, 'phase' | 'usage'>[
 
 export function formatUsageSum(sum: UsageSum): string {
   if (sum.jobs === 0) return '';
-  if (sum.requests === 0) return 'no model calls';
-  return `${formatTokens(sum)} tokens · ${formatCost(sum.costUsd)}`;
+  if (sum.requests === 0 && !sum.pack) return 'no model calls';
+  const words = `${formatTokens(sum)} tokens · ${formatCost(sum.costUsd)}`;
+  return sum.pack ? `${words} · ${packWords(sum.pack)}` : words;
 }
 
 function plural(n: number, one: string, many = `${one}s`): string {

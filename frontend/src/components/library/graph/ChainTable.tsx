@@ -12,7 +12,7 @@ import {
   type TableChain,
 } from '../../../core/library/chainTable';
 import { groupByFolder } from '../../../core/library/chainFolders';
-import { chainsOf, plural, type GraphData } from '../../../core/library/graph';
+import { chainsOf, countsWords, plural, type GraphData } from '../../../core/library/graph';
 import { chainsForSelection, selectionSummary } from '../../../core/library/chainSelection';
 import { formatFull, formatRelative } from '../../../core/time';
 import { plainMath } from '../../../core/math';
@@ -195,7 +195,7 @@ export default function ChainTable({ data, selection, onSelectionChange, onGener
           <h2>Reasoning chains</h2>
           <p className="muted small">
             <span data-testid="table-counts">
-              {plural(counts.propositions, 'proposition')} · {plural(counts.chains, 'chain')} · {plural(counts.sessions, 'session')}
+              {countsWords(counts)}
             </span>{' '}
             · a chain lives where its conclusion was born; a proposition in no chain is listed on its own
           </p>

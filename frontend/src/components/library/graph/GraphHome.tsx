@@ -2,7 +2,7 @@ import './graphHome.css';
 import { useCallback, useEffect, useMemo, useRef, useState, type ComponentType } from 'react';
 import * as api from '../../../api';
 import { describeError } from '../../../core/errors';
-import { chainsOf, clusterLabel, deletionPreview, graphCounts, plural, type GraphData, type GraphNode } from '../../../core/library/graph';
+import { chainsOf, clusterLabel, deletionPreview, countsWords, graphCounts, type GraphData, type GraphNode } from '../../../core/library/graph';
 import { assignClusterColors } from '../../../core/library/graphMath';
 import GraphCanvas, { type GraphHandle } from './GraphCanvas';
 import type { RendererEvents } from './renderer';
@@ -140,7 +140,7 @@ export default function GraphHome({ graph, practiceDialog: CreateSetDialog }: Pr
         <div className="graph-title">
           <h1>Knowledge graph</h1>
           <span className="graph-counts" data-testid="graph-counts">
-            {plural(counts.propositions, 'proposition')} · {plural(counts.chains, 'chain')} · {plural(counts.sessions, 'session')}
+            {countsWords(counts)}
           </span>
         </div>
         <div className="graph-tools">
