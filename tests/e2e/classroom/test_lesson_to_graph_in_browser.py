@@ -91,7 +91,7 @@ def test_a_short_lesson_then_add_to_my_graph_now_puts_it_on_the_home_page(
         timeout=15_000,
     )
     expect(page.get_by_test_id("graph-empty")).to_have_count(0)
-    expect(page.get_by_test_id("graph-counts")).to_contain_text("3 propositions · 2 chains · 1 session")
+    expect(page.get_by_test_id("graph-counts")).to_contain_text("3 propositions · 2 chains · 1 lesson")
 
 
 def test_leaving_a_short_lesson_puts_it_on_the_home_page(page: Page, server: ServerProcess) -> None:
