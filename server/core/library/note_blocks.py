@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([^\s`]*)")
 """An opening fence: indentation, the fence (three or more backticks or tildes), the info string's
@@ -36,9 +35,9 @@ _CLOSE_BRACKET = re.compile(r"(?<!\\)\\\]")
 BlockKind = Literal["line", "code", "math"]
 
 
-@dataclass(frozen=True)
-class Block:
-    """A run of a note's lines that is one thing.
+class Block(NamedTuple):
+    """A run of a note's lines that is one thing (a named tuple: a note of 100,000 lines makes as
+    many, cheaply).
 
     Attributes:
         kind: "line" (one ordinary line), "code" (a fenced code block) or "math" (a display
@@ -91,18 +90,22 @@ def note_blocks(lines: Sequence[str]) -> list[Block]:
     count = len(lines)
     # where the next line with an odd number of `$$`, and the next with a `\]`, are (for openers
     # that never close: found in one pass backwards, so the walk stays linear)
+    fences = [FENCE.match(line) if ("`" in line or "~" in line) else None for line in lines]
+    odd = [("$$" in line and _odd_dollars(line)) for line in lines]
     next_dollars = [count] * (count + 1)
     next_bracket = [count] * (count + 1)
     next_fence = [count] * (count + 1)
     for i in range(count - 1, -1, -1):
-        next_dollars[i] = i if _odd_dollars(lines[i]) else next_dollars[i + 1]
-        next_bracket[i] = i if _CLOSE_BRACKET.search(lines[i]) else next_bracket[i + 1]
-        next_fence[i] = i if FENCE.match(lines[i]) else next_fence[i + 1]
+        line = lines[i]
+        next_dollars[i] = i if odd[i] else next_dollars[i + 1]
+        closes = "\\]" in line and _CLOSE_BRACKET.search(line) is not None
+        next_bracket[i] = i if closes else next_bracket[i + 1]
+        next_fence[i] = i if fences[i] else next_fence[i + 1]
     blocks: list[Block] = []
     i = 0
     while i < count:
         line = lines[i]
-        fence = FENCE.match(line)
+        fence = fences[i]
         if fence:
             mark, lang = fence.group(2), fence.group(3).lower()
             end = i + 1
@@ -114,13 +117,13 @@ def note_blocks(lines: Sequence[str]) -> list[Block]:
             blocks.append(Block("code", i, end, opener, mark, closed, lang))
             i = end
             continue
-        if _odd_dollars(line) and next_dollars[i + 1] < count:
+        if odd[i] and next_dollars[i + 1] < count:
             end = next_dollars[i + 1] + 1
             if next_fence[i + 1] >= end - 1:  # a fence between: the code wins, no formula
                 blocks.append(Block("math", i, end, "$$", "$$"))
                 i = end
                 continue
-        elif not _odd_dollars(line) and _opens_bracket(line) and next_bracket[i + 1] < count:
+        elif not odd[i] and "\\[" in line and _opens_bracket(line) and next_bracket[i + 1] < count:
             end = next_bracket[i + 1] + 1
             if next_fence[i + 1] >= end - 1:
                 blocks.append(Block("math", i, end, "\\[", "\\]"))

@@ -224,7 +224,7 @@ def _whole_json(body: str) -> bool:
         return False
     try:
         json.loads(stripped)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested deeper than Python's stack: not read as data
         return False
     return True
 
@@ -253,8 +253,7 @@ def _json_share(body: str) -> float:
             i += 1
             continue
         total += size
-        stripped = line.lstrip()
-        if stripped[:1] not in ("{", "["):
+        if not _JSON_START.match(line):
             i += 1
             continue
         end, spent = _json_run(body, starts, i, budget > 0)
@@ -269,6 +268,11 @@ def _json_share(body: str) -> float:
     return data / total if total else 0.0
 
 
+_JSON_START = re.compile(r'\s*[\[{](?:\s*[\[{])*\s*(?:["\d\-tfn\]}]|$)')
+"""What a line that opens a JSON object or array begins with: brackets, then a value's first
+character (or a closing bracket, or the line's end). `[[Group]] is ...`, `[a, b]` and
+`{x | x > 0}` are turned away here, without a parse."""
+
 _JSON_SCAN = 4
 """How many times the body's length runs of lines that turn out not to be JSON may read in all."""
 
@@ -277,28 +281,51 @@ _DECODER = json.JSONDecoder()
 
 def _json_run(body: str, starts: list[int], start: int, multiline: bool) -> tuple[int, int]:
     """(one past the last line of the JSON object or array starting at line `start`, or `start`
-    when none; characters read). `starts`: each line's offset in `body`. `multiline`: whether a
-    value may run over the following lines (a fence line between never parses, so it ends one)."""
+    when none; characters read past the line). `starts`: each line's offset in `body`.
+    `multiline`: whether a value may run over the following lines.
+
+    The line is parsed alone first. A line that fails inside itself (`[[Group]] is ...` fails at
+    its second character) cannot start a longer value either: the parser reads the same
+    characters. Only a line that is a JSON prefix cut at its end (`[`, `{"a": 1,`) is read on,
+    in windows that end at line ends and double while the value is cut at the window's end (a
+    JSON string never holds a raw line end, so a window never cuts a token), so the work is that
+    of the value's own lines, not of the rest of the note."""
     begin = starts[start]
     end_of_line = starts[start + 1] - 1 if start + 1 < len(starts) else len(body)
-    line = body[begin:end_of_line].strip()
+    raw = body[begin:end_of_line]
+    line = raw.strip()
+    candidate = line[:-1] if line.endswith(",") else line
     try:
-        value = json.loads(line[:-1] if line.endswith(",") else line)
-    except ValueError:
-        value = None
-    if isinstance(value, (dict, list)):
-        return start + 1, 0
-    if not multiline:
-        return start, 0
-    offset = begin + len(body[begin:end_of_line]) - len(body[begin:end_of_line].lstrip())
-    try:
-        value, end = _DECODER.raw_decode(body, offset)
+        value = json.loads(candidate)
     except json.JSONDecodeError as exc:
-        return start, max(1, exc.pos - offset)
+        if exc.pos < len(candidate) or not multiline:
+            return start, 0
+    except RecursionError:  # nested deeper than Python's stack: not read as data
+        return start, 0
+    else:
+        return (start + 1 if isinstance(value, (dict, list)) else start), 0
+    offset = begin + len(raw) - len(raw.lstrip())
+    spent, window = 0, 4_096
+    while True:
+        stop = body.find("\n", offset + window)
+        stop = len(body) if stop < 0 else stop
+        piece = body[offset:stop]
+        spent += len(piece)
+        try:
+            value, end = _DECODER.raw_decode(piece)
+        except json.JSONDecodeError as exc:
+            if stop < len(body) and exc.pos >= len(piece.rstrip()):
+                window *= 2  # cut at the window's end: read on
+                continue
+            return start, spent
+        except RecursionError:  # nested deeper than Python's stack: not read as data
+            return start, spent
+        break
+    end += offset
     newline = body.find("\n", end)
     tail = body[end:] if newline < 0 else body[end:newline]
     if not isinstance(value, (dict, list)) or tail.strip() not in ("", ","):
-        return start, end - offset
+        return start, spent
     return bisect.bisect_right(starts, end - 1), 0
 
 

@@ -104,18 +104,22 @@ def chunk_note(text: str, budget_tokens: int) -> list[NoteChunk]:
     check_budget(budget_tokens)
     max_chars = budget_tokens * 4  # a line costs its characters and its line end
     lines = text.split("\n")
-    segments: list[list[tuple[int, str]]] = []
+    segments: list[tuple[int, list[tuple[int, str]]]] = []  # (characters with line ends, lines)
     for block in note_blocks(lines):
+        if block.kind == "line" and len(lines[block.start]) < max_chars:
+            segments.append((len(lines[block.start]) + 1, [(block.start + 1, lines[block.start])]))
+            continue
         numbered = [(n + 1, lines[n]) for n in range(block.start, block.end)]
-        if sum(len(line) + 1 for _, line in numbered) <= max_chars:
-            segments.append(numbered)
+        cost = sum(len(line) + 1 for _, line in numbered)
+        if cost <= max_chars:
+            segments.append((cost, numbered))
         else:
-            segments.extend(_split_block(block, numbered, max_chars))
+            pieces = _split_block(block, numbered, max_chars)
+            segments.extend((sum(len(line) + 1 for _, line in piece), piece) for piece in pieces)
     chunks: list[NoteChunk] = []
     current: list[tuple[int, str]] = []
     size = 0
-    for segment in segments:
-        cost = sum(len(line) + 1 for _, line in segment)
+    for cost, segment in segments:
         if current and size + cost > max_chars:
             chunks.append(_chunk(current))
             current, size = [], 0

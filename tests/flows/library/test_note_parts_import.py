@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import server.services.library.jobs as extraction
+from server.agent.library.extraction import windowed_prompt
 from server.core.library.note_blocks import note_blocks
 from tests.flows.library.test_library import Library, library  # noqa: F401 (the notes-import fixture)
 
@@ -52,7 +53,7 @@ def test_an_index_note_is_read_and_plugin_code_skipped_and_said(
         )
     )
     prompts: list[str] = []
-    original = extraction.windowed_prompt
+    original = windowed_prompt  # what the jobs module calls
 
     def recorded(source_text: str, graph_so_far: str, window: Any) -> str:
         prompts.append(source_text)

@@ -301,3 +301,16 @@ def test_a_json_document_is_always_refused(value: object, indent: int | str | No
         text = "# Sketch\n" + text
     with pytest.raises(NoteRefused, match="JSON"):
         prepare_note("data.md", text)
+
+
+@pytest.mark.parametrize("opener", ["[", "{", '{"a":'])
+def test_brackets_nested_deeper_than_the_stack_do_not_break_the_reader(opener: str) -> None:
+    """json's decoder raises RecursionError past ~1,000 levels (an import of such a file failed
+    with it); such a file is read or refused in plain words, like any other."""
+    text = f"{opener}\n" * 5_000 + "Groups are sets.\n"
+    try:
+        note = prepare_note("deep.md", text)
+    except NoteRefused as refused:
+        assert str(refused).startswith("deep.md: ")
+    else:
+        assert "Groups are sets." in note.prose
