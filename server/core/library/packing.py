@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from server.core.contracts.graph import FindingChain, FindingProposition, Findings, PackedFindings
 from server.core.library.graph import findings_problems
+from server.core.library.note_blocks import note_blocks
 
 PACK_BUDGET = 8_192
 """Note tokens one pack holds at most (the default chunk budget: the model reads, and answers for,
@@ -63,18 +64,28 @@ def _neutral(text: str) -> str:
     return text.replace("</note", "<\u2215note").replace("<note", "\u2039note")
 
 
+def _closed(text: str) -> str:
+    """A note's text with a fenced code block it leaves open closed at its end (issue 28, item 9):
+    an unclosed fence runs to the end of its note, never into the next note's section."""
+    lines = text.rstrip("\n").split("\n")
+    blocks = note_blocks(lines)
+    if blocks and blocks[-1].kind == "code" and not blocks[-1].closed:
+        return "\n".join([*lines, blocks[-1].closer])
+    return text
+
+
 def _attribute(value: str) -> str:
     return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace("\n", " ")
 
 
 def pack_prompt(notes: Sequence[PackNote]) -> str:
     """The extractor's user prompt for a pack: one `<note id="..." title="...">` section per
-    note, in order."""
+    note, in order; a code fence a note leaves open is closed inside its own section."""
     parts = ["THE NOTES (separate files; name each finding's note by its id):"]
     for note in notes:
         parts.append(
             f'<note id="{_attribute(note.source)}" title="{_attribute(note.title)}">\n'
-            f"{_neutral(note.text).strip()}\n</note>"
+            f"{_closed(_neutral(note.text).strip())}\n</note>"
         )
     return "\n\n".join(parts)
 

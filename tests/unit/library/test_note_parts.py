@@ -170,6 +170,21 @@ def _block(draw: st.DrawFn) -> list[str]:
 
 
 @settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.one_of(_TEXT, st.sampled_from(["```", "~~~~ js", "$$", "$$ a $$", "\\[", "\\]", "x \\\\[2pt]"])),
+        min_size=1,  # a text split at line ends has a line at least
+    )
+)
+def test_the_blocks_cover_every_line_once_in_order(lines: list[str]) -> None:
+    blocks = note_blocks(lines)
+    assert [b.start for b in blocks] == [0, *(b.end for b in blocks[:-1])]
+    assert blocks[-1].end == len(lines)
+    assert all(b.end > b.start for b in blocks)
+    assert all(b.closed or (b.kind == "code" and b.end == len(lines)) for b in blocks)
+
+
+@settings(max_examples=150, deadline=None)
 @given(st.lists(_block(), min_size=1, max_size=12), st.sampled_from([BUDGET, 800]))
 def test_no_part_is_ever_cut_inside_a_block(blocks: list[list[str]], budget: int) -> None:
     lines = [line for block in blocks for line in block]

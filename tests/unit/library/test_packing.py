@@ -130,3 +130,16 @@ def test_usage_is_charged_in_proportion_to_the_notes_tokens(
 def test_shares_sum_to_the_total(total: int, weights: list[int]) -> None:
     parts = shares(total, weights)
     assert sum(parts) == total and all(p >= 0 for p in parts)
+
+
+def test_a_fence_a_note_leaves_open_is_closed_inside_its_own_section() -> None:
+    """Issue 28, item 9: an unclosed fence runs to the end of its note (CommonMark), so in a pack
+    it would swallow the next notes' sections; it is closed before `</note>`."""
+    prompt = pack_prompt(
+        [
+            PackNote("src_a", "A.md", "Code:\n````python\nx = 1\n"),
+            PackNote("src_b", "B.md", "Beta holds.\n```\nclosed\n```\n"),
+        ]
+    )
+    assert "Code:\n````python\nx = 1\n````\n</note>" in prompt
+    assert "Beta holds.\n```\nclosed\n```\n</note>" in prompt
