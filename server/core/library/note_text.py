@@ -305,7 +305,7 @@ def _json_run(body: str, starts: list[int], start: int, multiline: bool) -> tupl
     else:
         return (start + 1 if isinstance(value, (dict, list)) else start), 0
     offset = begin + len(raw) - len(raw.lstrip())
-    spent, window = 0, 4_096
+    spent, window = 0, 512
     while True:
         stop = body.find("\n", offset + window)
         stop = len(body) if stop < 0 else stop
