@@ -32,12 +32,14 @@ Pure: no I/O. Not thread-safe: the merge section serialises its users.
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import math
 import re
 import sys
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+import weakref
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -249,20 +251,26 @@ class VectorIndex:
         return [[key for _, key in sorted(pairs)[:k]] for pairs in found]
 
 
-def _signature(node: Proposition) -> tuple[str, str, tuple[str, ...], str]:
-    return (node.name, node.statement, tuple(node.aliases), node.created_at)
+def _digest(node: Proposition) -> bytes:
+    """What a node is indexed by (name, statement, aliases, creation time), in 16 bytes."""
+    said = repr((node.name, node.statement, tuple(node.aliases), node.created_at))
+    return hashlib.blake2b(said.encode("utf-8"), digest_size=16).digest()
 
 
 class CandidateIndex:
     """The graph's nodes indexed for exact links, name matches and lexical ranking.
 
-    Attributes:
-        nodes: the indexed nodes by id (the objects last synced).
+    Holds no node: weak references to the objects last synced (an unchanged node is one whose
+    object is still the same), a digest of what was indexed, and the keys to remove it by. So a
+    fold the store replaced is freed, not kept alive by the index between jobs; the texts a query
+    reads come from the mapping the caller passes (`exact`, `texts`).
     """
 
     def __init__(self, nodes: Mapping[str, Proposition] | None = None) -> None:
-        self.nodes: dict[str, Proposition] = {}
-        self._signatures: dict[str, tuple[str, str, tuple[str, ...], str]] = {}
+        self._refs: dict[str, weakref.ref[Proposition]] = {}
+        self._digests: dict[str, bytes] = {}
+        self._keys: dict[str, tuple[int | None, tuple[str, ...]]] = {}
+        """node id -> (hash of its statement key or None, its name keys): what `remove` undoes."""
         self._statements: dict[int, dict[str, str]] = {}
         """hash of a statement key -> node id -> created_at (a hash, not a second copy of every
         statement; `exact` checks the key itself)."""
@@ -273,26 +281,32 @@ class CandidateIndex:
             self.sync(nodes)
 
     def __len__(self) -> int:
-        return len(self.nodes)
+        return len(self._digests)
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self._digests
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._digests)
 
     def sync(self, nodes: Mapping[str, Proposition]) -> tuple[list[str], list[str]]:
         """Bring the index to exactly `nodes`. Returns (ids added or changed, ids removed).
 
         A pass of identity checks over `nodes` (and over the indexed ids): a node object that is
         the one last synced is taken as unchanged (the graph's folds copy a proposition they
-        touch, never mutate a shared one); another object with the same name, statement, aliases
-        and creation time only replaces the reference."""
-        gone = [node_id for node_id in self.nodes if node_id not in nodes]
+        touch, never mutate a shared one); another object with the same digest (name, statement,
+        aliases, creation time) only replaces the reference."""
+        gone = [node_id for node_id in self._digests if node_id not in nodes]
         for node_id in gone:
             self.remove(node_id)
         changed: list[str] = []
-        known = self.nodes
+        refs = self._refs
         for node_id, node in nodes.items():
-            held = known.get(node_id)
-            if held is node:
+            ref = refs.get(node_id)
+            if ref is not None and ref() is node:
                 continue
-            if held is not None and self._signatures[node_id] == _signature(node):
-                known[node_id] = node
+            if ref is not None and self._digests[node_id] == _digest(node):
+                refs[node_id] = weakref.ref(node)
                 continue
             self.add(node)
             changed.append(node_id)
@@ -300,26 +314,29 @@ class CandidateIndex:
 
     def add(self, node: Proposition) -> None:
         """Index `node` (replacing what its id held)."""
-        if node.id in self.nodes:
+        if node.id in self._digests:
             self.remove(node.id)
-        self.nodes[node.id] = node
-        self._signatures[node.id] = _signature(node)
+        self._refs[node.id] = weakref.ref(node)
+        self._digests[node.id] = _digest(node)
         key = statement_key(node.statement)
-        if key:
-            self._statements.setdefault(hash(key), {})[node.id] = node.created_at
-        for name in dict.fromkeys([node.name, *node.aliases]):
-            self._names.setdefault(name_key(name), {})[node.id] = node.created_at
+        hashed = hash(key) if key else None
+        if hashed is not None:
+            self._statements.setdefault(hashed, {})[node.id] = node.created_at
+        names = tuple(dict.fromkeys(name_key(n) for n in [node.name, *node.aliases]))
+        for name in names:
+            self._names.setdefault(name, {})[node.id] = node.created_at
+        self._keys[node.id] = (hashed, names)
         self.lexical.add(node.id, words(lexical_text(node.name, node.statement)))
 
     def remove(self, node_id: str) -> None:
         """Forget a node; an id not indexed is ignored."""
-        node = self.nodes.pop(node_id, None)
-        if node is None:
+        if self._digests.pop(node_id, None) is None:
             return
-        name, statement, aliases, _ = self._signatures.pop(node_id)
-        tables: tuple[tuple[dict[Any, dict[str, str]], list[Any]], ...] = (
-            (self._statements, [hash(statement_key(statement))]),
-            (self._names, [name_key(n) for n in [name, *aliases]]),
+        del self._refs[node_id]
+        hashed, names = self._keys.pop(node_id)
+        tables: tuple[tuple[dict[Any, dict[str, str]], tuple[Any, ...]], ...] = (
+            (self._statements, (hashed,) if hashed is not None else ()),
+            (self._names, names),
         )
         for table, keys in tables:
             for key in keys:
@@ -330,12 +347,13 @@ class CandidateIndex:
                         del table[key]
         self.lexical.remove(node_id)
 
-    def exact(self, key: str) -> str | None:
-        """The oldest node (by creation time, then id) whose statement key is `key`, or None."""
+    def exact(self, key: str, nodes: Mapping[str, Proposition]) -> str | None:
+        """The oldest node (by creation time, then id) whose statement key is `key`, or None.
+        `nodes`: the mapping last synced (its statements are checked: the index holds hashes)."""
         held = self._statements.get(hash(key)) if key else None
         if not held:
             return None
-        equal = [(at, i) for i, at in held.items() if statement_key(self.nodes[i].statement) == key]
+        equal = [(at, i) for i, at in held.items() if statement_key(nodes[i].statement) == key]
         return min(equal)[1] if equal else None
 
     def named(self, names: Iterable[str]) -> list[str]:
@@ -347,7 +365,3 @@ class CandidateIndex:
             for node_id in sorted(held, key=lambda i: (held[i], i)):
                 out.setdefault(node_id, None)
         return list(out)
-
-    def lexical_text(self, node_id: str) -> str:
-        node = self.nodes[node_id]
-        return lexical_text(node.name, node.statement)

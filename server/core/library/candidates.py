@@ -143,19 +143,19 @@ def _fuzzy(
 
 
 class _Texts(Mapping[str, str]):
-    """The indexed nodes' "name. statement", computed when read (only for a query's pool)."""
+    """The nodes' "name. statement", computed when read (only for a query's pool)."""
 
-    def __init__(self, index: CandidateIndex) -> None:
-        self.index = index
+    def __init__(self, nodes: Mapping[str, Proposition]) -> None:
+        self.nodes = nodes
 
     def __getitem__(self, key: str) -> str:
-        return self.index.lexical_text(key)
+        return text_of(self.nodes[key])
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.index.nodes)
+        return iter(self.nodes)
 
     def __len__(self) -> int:
-        return len(self.index)
+        return len(self.nodes)
 
 
 def _node_vectors(
@@ -217,7 +217,7 @@ def audit_candidates(
         index = CandidateIndex(nodes)
     else:
         index.sync(nodes)
-    texts = _Texts(index)
+    texts = _Texts(nodes)
     semantic = nv.search(fv, limit * 2, EMBED_FLOOR) if nv is not None and fv is not None else None
     out = AuditCandidates()
     seen_statements: dict[str, str] = {}  # statement key -> the batch's first finding with it
@@ -227,7 +227,7 @@ def audit_candidates(
     open_rows: list[int] = []  # rows of earlier findings not linked exactly
     for i, finding in enumerate(findings):
         key = statement_key(finding.statement)
-        target = index.exact(key) if key else None
+        target = index.exact(key, nodes) if key else None
         if target is None and key:
             target = seen_statements.get(key)
         if target is not None:

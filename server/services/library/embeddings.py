@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+import weakref
 from collections.abc import Mapping
 
 import numpy as np
@@ -29,17 +30,19 @@ class CandidateVectors:
     is assembled per job).
 
     Each call syncs the index with the nodes it is given: a node object seen before is taken as
-    unchanged (identity check); another object is embedded again only when the digest of its
-    embedded text changed; ids no longer in the graph are removed. Float16 rows: 0.77 KB a node
-    (38 MB at 50,000 nodes of all-MiniLM-L6-v2's 384 dimensions). An embedder that fails is not
-    asked again: every later call returns None and candidates stay lexical (logged once).
+    unchanged (identity check through a weak reference); another object is embedded again only
+    when the digest of its embedded text changed; ids no longer in the graph are removed.
+    Float16 rows: 0.77 KB a node (38 MB at 50,000 nodes of all-MiniLM-L6-v2's 384 dimensions).
+    An embedder that fails is not asked again: every later call returns None and candidates stay
+    lexical (logged once).
     """
 
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
         self.index = VectorIndex()
-        self._held: dict[str, tuple[Proposition, bytes]] = {}
-        """node id -> (the object last synced, the digest of its embedded text)."""
+        self._held: dict[str, tuple[weakref.ref[Proposition], bytes]] = {}
+        """node id -> (a weak reference to the object last synced, the digest of its embedded
+        text): a fold the store replaced is freed, not kept alive here between jobs."""
         self._lock = threading.Lock()
         self.failure: str | None = None
 
@@ -69,16 +72,16 @@ class CandidateVectors:
         stale: list[tuple[str, Proposition, bytes, str]] = []
         for node_id, node in nodes.items():
             was = held.get(node_id)
-            if was is not None and was[0] is node:
+            if was is not None and was[0]() is node:
                 continue
             text = text_of(node)
             digest = _digest(text)
             if was is not None and was[1] == digest:
-                held[node_id] = (node, digest)
+                held[node_id] = (weakref.ref(node), digest)
                 continue
             stale.append((node_id, node, digest, text))
         fresh = self.embedder.embed([text_of(f) for f in findings] + [t for _, _, _, t in stale])
         for row, (node_id, node, digest, _) in enumerate(stale, start=len(findings)):
             self.index.add(node_id, fresh[row])
-            held[node_id] = (node, digest)
+            held[node_id] = (weakref.ref(node), digest)
         return np.asarray(fresh[: len(findings)], dtype=np.float32), self.index

@@ -28,6 +28,7 @@ import re
 import sys
 import tempfile
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -145,7 +146,7 @@ def prefill(pipe: Pipeline, rng: random.Random) -> None:
     rows /= np.linalg.norm(rows, axis=1, keepdims=True)
     for row, (node_id, node) in enumerate(nodes.items()):
         vectors.index.add(node_id, rows[row])
-        vectors._held[node_id] = (node, _digest(text_of(node)))
+        vectors._held[node_id] = (weakref.ref(node), _digest(text_of(node)))
     pipe.extraction.merge.index.sync(nodes)  # what a running server has indexed already
 
 

@@ -16,7 +16,7 @@ def test_the_kept_index_follows_merges_deletions_and_version_swaps(tmp_path: Pat
     offered: list[set[str]] = []
 
     def snapshot() -> None:  # runs inside an audit, after the index was synced
-        offered.append(set(index.nodes))
+        offered.append(set(index))
 
     async def scenario() -> None:
         await pipe.import_note("vault/graphs.md", "# Graph theory\n\nGraphs.\n")
