@@ -43,6 +43,10 @@ class CandidateVectors:
         self._held: dict[str, tuple[weakref.ref[Proposition], bytes]] = {}
         """node id -> (a weak reference to the object last synced, the digest of its embedded
         text): a fold the store replaced is freed, not kept alive here between jobs."""
+        self._recent: dict[bytes, np.ndarray] = {}
+        """The last call's findings' vectors by the digest of their text: the nodes they become
+        ("name. statement" alike) are indexed from them, not embedded a second time (issue 28:
+        the embedding is most of a note's server CPU)."""
         self._lock = threading.Lock()
         self.failure: str | None = None
 
@@ -69,6 +73,7 @@ class CandidateVectors:
         for gone in [k for k in held if k not in nodes]:
             del held[gone]
             self.index.remove(gone)
+        recent = self._recent
         stale: list[tuple[str, Proposition, bytes, str]] = []
         for node_id, node in nodes.items():
             was = held.get(node_id)
@@ -79,9 +84,15 @@ class CandidateVectors:
             if was is not None and was[1] == digest:
                 held[node_id] = (weakref.ref(node), digest)
                 continue
+            if digest in recent:  # a node the last job's finding became: its vector is known
+                self.index.add(node_id, recent[digest])
+                held[node_id] = (weakref.ref(node), digest)
+                continue
             stale.append((node_id, node, digest, text))
-        fresh = self.embedder.embed([text_of(f) for f in findings] + [t for _, _, _, t in stale])
+        texts = [text_of(f) for f in findings]
+        fresh = self.embedder.embed(texts + [t for _, _, _, t in stale])
         for row, (node_id, node, digest, _) in enumerate(stale, start=len(findings)):
             self.index.add(node_id, fresh[row])
             held[node_id] = (weakref.ref(node), digest)
+        self._recent = {_digest(text): fresh[row] for row, text in enumerate(texts)}
         return np.asarray(fresh[: len(findings)], dtype=np.float32), self.index

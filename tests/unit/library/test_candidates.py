@@ -192,6 +192,17 @@ def test_node_vectors_are_cached_and_refreshed_when_a_node_changes() -> None:
     assert pair[1].search(fake.embed(["B. b changed."]), 5, 0.99) == [["n_b"]]
 
 
+def test_a_findings_vector_is_reused_for_the_node_it_becomes() -> None:
+    fake = FakeEmbedder()
+    cache = CandidateVectors(fake)
+    first = [finding("p1", "Heap", "A heap is a tree."), finding("p2", "Root", "The root is smallest.")]
+    cache.vectors(first, {})
+    merged = {"n_h": node("n_h", "Heap", "A heap is a tree."), "n_x": node("n_x", "X", "x holds.")}
+    pair = cache.vectors([finding("p1", "Q", "q holds.")], merged)
+    assert fake.calls[-1] == ["Q. q holds.", "X. x holds."]  # the heap's vector came from p1
+    assert pair is not None and pair[1].search(fake.embed(["Heap. A heap is a tree."]), 1, 0.99) == [["n_h"]]
+
+
 def test_a_failing_embedder_leaves_candidates_lexical_and_is_not_asked_again() -> None:
     fake = FakeEmbedder(fail=True)
     cache = CandidateVectors(fake)
