@@ -13,7 +13,8 @@ for a few seconds each: a pan with the whole graph in view (the fitted camera: a
 press on the background, one mousemove per frame along a circle, handled by d3-zoom's own
 listener), a wheel zoom in and out from there (one wheel event per frame), a node dragged in
 circles (one pointermove per frame: nothing cached can be reused), and pans at mid
-distance (k 0.3) and reading distance (k 1, labels on). Frame times are requestAnimationFrame
+distance (k 0.3) and reading distance (k 1, labels on), the last once more drifting 300 px/s
+over new ground (labels never drawn before keep coming on screen). Frame times are requestAnimationFrame
 deltas collected in the page; `draw ms` is the renderer's own median draw time (JavaScript side;
 Chromium rasterizes later, which the frame times include); `mode` is how the last frame drew the
 scene (direct, or through the cached vector / pixel layer, see frontend/src/components/library/graph/draw.ts).
@@ -30,8 +31,9 @@ checkout (a `git archive` of an older commit with its frontend built): an A/B of
 
 `--math SHARE` (issue 28, item 6) gives that share of the propositions a name with LaTeX in it
 (`Kernel $F(x)=P(X ...)$ 17`: permutations, fractions, sums, roots, norms): the canvas labels
-typeset them (frontend/src/components/library/graph/mathLabels.ts); `math labels` is how many
-labels the last frame drew typeset.
+typeset them (frontend/src/components/library/graph/mathLabels.ts); `math` is how many labels
+the last frame drew typeset, and the pans print how many labels were typeset meanwhile and the
+main-thread time that took.
 
 `--per-source` changes the sessions' size (issue 17's bad input): `--sizes 20000 --per-source 1`
 is 10,000 sessions of one node (their chains link neighbouring sessions), `--sizes 20000
@@ -157,7 +159,7 @@ def _cluster_center(s: int) -> tuple[float, float]:
     return radius * math.cos(s * GOLDEN), radius * math.sin(s * GOLDEN)
 
 
-PAN_IN_PAGE = """([x0, y0, seconds]) => new Promise((resolve) => {
+PAN_IN_PAGE = """([x0, y0, seconds, drift_px]) => new Promise((resolve) => {
   // After a real mouse press on the background, one mousemove per frame (d3-zoom's own window
   // listener handles it, exactly as for a hand on the mouse) along a circle; rAF deltas recorded.
   const deltas = [];
@@ -168,8 +170,9 @@ PAN_IN_PAGE = """([x0, y0, seconds]) => new Promise((resolve) => {
     if (last) deltas.push(t - last);
     last = t;
     const a = ((t - first) / 1500) * 2 * Math.PI; // one circle per 1.5 s
+    const drift = (drift_px * (t - first)) / 1000; // and new ground, drift_px per second
     window.dispatchEvent(new MouseEvent('mousemove', {
-      clientX: x0 + 160 * Math.sin(a), clientY: y0 + 110 * (1 - Math.cos(a)),
+      clientX: x0 + 160 * Math.sin(a) - drift, clientY: y0 + 110 * (1 - Math.cos(a)),
       buttons: 1, bubbles: true, cancelable: true, view: window,
     }));
     if (t - first < seconds * 1000) requestAnimationFrame(step);
@@ -275,18 +278,20 @@ def empty_spot(page: Any) -> tuple[float, float]:
     return cx, cy
 
 
-def pan(page: Any, seconds: float, zooming: bool = False) -> dict[str, float]:
-    """Drag the background in circles (or wheel-zoom in and out) for `seconds`; frame-time
-    figures from the page."""
+def pan(page: Any, seconds: float, zooming: bool = False, drift: float = 0) -> dict[str, float]:
+    """Drag the background in circles (or wheel-zoom in and out) for `seconds`, the circle
+    drifting left by `drift` px per second (new labels keep coming on screen); frame-time figures
+    from the page."""
     x0, y0 = empty_spot(page)
     page.mouse.move(x0, y0)
     frames_before = page.evaluate("window.__lhGraph.stats().frames")
+    typeset_before = page.evaluate("window.__lhGraph.stats().typeset") or {"labels": 0, "ms": 0}
     zoom_before = page.evaluate("window.__lhGraph.stats().zoom")
     if zooming:
         deltas = page.evaluate(ZOOM_IN_PAGE, [x0, y0, seconds])
     else:
         page.mouse.down()
-        deltas = page.evaluate(PAN_IN_PAGE, [x0, y0, seconds])
+        deltas = page.evaluate(PAN_IN_PAGE, [x0, y0, seconds, drift])
         page.mouse.up()
     stats = page.evaluate("window.__lhGraph.stats()")
     assert zooming or stats["zoom"] == zoom_before  # a pan, not a zoom
@@ -302,6 +307,8 @@ def pan(page: Any, seconds: float, zooming: bool = False) -> dict[str, float]:
         "mode": stats["mode"],
         "labels": stats["labels"],
         "math": stats.get("mathLabels", 0),
+        "typeset": (stats.get("typeset") or {"labels": 0})["labels"] - typeset_before["labels"],
+        "typeset_ms": (stats.get("typeset") or {"ms": 0})["ms"] - typeset_before["ms"],
     }
 
 
@@ -401,8 +408,9 @@ def measure_delta(page: Any, data_dir: Path, size: int) -> list[tuple[str, dict[
 
 
 def start_in(root: Path, data_dir: Path) -> ServerProcess:
-    """`start_server`, but the server (and its built bundle) of another checkout."""
-    return start_server(data_dir, timeout=60, cwd=root)
+    """`start_server`, but the server (and its built bundle) of another checkout: its own package
+    first on the path (`server_env` puts this checkout's there, which would serve this bundle)."""
+    return start_server(data_dir, timeout=60, cwd=root, env={"PYTHONPATH": str(root)})
 
 
 def measure(
@@ -467,6 +475,11 @@ def measure(
                 row = pan(page, seconds)
                 row["load"] = load_s
                 rows.append((f"pan, {name} (k={k:.2f})", row))
+                if name == "reading":
+                    # new ground all the time: labels never seen before keep coming on screen
+                    row = pan(page, seconds, drift=300)
+                    row["load"] = load_s
+                    rows.append((f"pan, {name}, new ground (k={k:.2f})", row))
                 page.mouse.move(*mid)
             context.close()
             return rows
@@ -511,11 +524,16 @@ def main() -> None:
                             flush=True,
                         )
                     continue
-                for view, r in measure(size, args.seconds, browser):
+                for view, r in measure(size, args.seconds, browser, root=args.server_root):
                     results.append((size, view, r))
+                    typeset = (
+                        f", typeset {r['typeset']} labels in {r['typeset_ms']:.0f} ms"
+                        if r.get("typeset")
+                        else ""
+                    )
                     print(
                         f"  {size} {view}: median {r['median']:.1f} ms, p95 {r['p95']:.1f} ms, "
-                        f"{r['fps']:.1f} fps, draw {r['draw']:.1f} ms",
+                        f"{r['fps']:.1f} fps, draw {r['draw']:.1f} ms{typeset}",
                         flush=True,
                     )
         finally:

@@ -141,13 +141,16 @@ def label_ink(page: Page, box: list[float]) -> float:
 def test_canvas_labels_show_typeset_math(page: Page, math_server: tuple[ServerProcess, int]) -> None:
     server, count = math_server
     open_graph(page, server, count)
-    # reading distance on the first source: its labels show, typeset once their bitmaps are ready
+    # reading distance on the first source: its labels show
     page.evaluate("id => window.__lhGraph.focus(id, 1.6)", "n_0_05")
-    page.wait_for_function("() => window.__lhGraph.stats().mathLabels >= 5", timeout=30_000)
+    # (plain text for a frame or two, typeset once their bitmaps are ready): in the end every node
+    # label drawn is typeset (every name here holds a formula)...
+    page.wait_for_function(
+        "() => { const s = window.__lhGraph.stats(); return s.labels >= 5 && s.mathLabels === s.labels; }",
+        timeout=30_000,
+    )
     stats: dict[str, Any] = page.evaluate("window.__lhGraph.stats()")
     assert_labels_apart(stats)
-    # every node label drawn is typeset (every name here holds a formula)...
-    assert stats["mathLabels"] == stats["labels"], stats
     # ...and set as math, not as one line of text: fractions and sums stand taller than the 14 px
     # of a plain label (and the 15 px of a session's)
     heights = sorted(b[3] - b[1] for b in stats["labelBoxes"])

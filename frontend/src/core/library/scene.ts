@@ -10,8 +10,8 @@ import type { ClusterLevel } from './folderLevels';
 export interface RenderNode extends SimulationNodeDatum {
   id: string;
   kind: NodeKind;
-  /** Proposition name, or the chain line for an implication, as plain text (`plainMath`: a canvas
-   * label cannot typeset TeX, so `$\lim_{h \to 0}$` draws as "lim_(h → 0)"). */
+  /** Proposition name, or the chain line for an implication, as plain text (`plainMath`:
+   * `$\lim_{h \to 0}$` reads "lim_(h → 0)"): the label until its typeset bitmap is ready. */
   name: string;
   /** The name (or chain line) as written, when it holds TeX: the label typesets it (issue 28,
    * item 6: components/library/graph/mathLabels.ts), `name` being its plain fallback. */

@@ -220,7 +220,8 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
   // One grid of placed label boxes (labelCull.ts): a label is drawn only when its box is free, so
   // no two drawn labels overlap at any zoom. Order: the selected and hovered nodes' labels, the
   // cluster (session / region) labels, the highlighted neighbours, then nodes by degree
-  // (`labelOrder`). Every text is plain (`plainMath`: no raw `$`).
+  // (`labelOrder`). A node label with TeX is drawn typeset (mathLabels.ts) once its bitmap is
+  // ready, plain (`plainMath`: no raw `$`) until then; every other text is plain.
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   const grid = new LabelGrid();
   const hullLabels: string[] = [];
@@ -259,6 +260,7 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
     const text = shorten(n.name, max);
     if (n.labelWidth < 0) n.labelWidth = ctx.measureText(text).width;
     if (!grid.place({ x0, y0: sy - 7, x1: x0 + n.labelWidth, y1: sy + 7 })) return false;
+    if (n.tex) input.mathLabels?.want(n.tex, Math.round(max * 1.33), colors.text, colors.halo, dpr);
     ctx.strokeText(text, x0, sy);
     ctx.fillText(text, x0, sy);
     drawn++;

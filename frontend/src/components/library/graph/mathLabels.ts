@@ -7,9 +7,9 @@
 // bitmaps are cached by label text, colours and device pixel ratio (LRU), so a frame only blits
 // them: panning costs a `drawImage` per visible math label whatever the formula.
 //
-// A label asked for that is not ready yet is drawn as plain text this frame (`plainMath`); at the
-// end of the frame a batch of the labels asked for is typeset (one layout for the batch, a time
-// budget per frame) and a redraw requested. A label whose fonts are not loaded yet waits for them
+// A label drawn that is not typeset yet is drawn as plain text this frame (`plainMath`); at the
+// end of the frame a batch of those is typeset (one layout for the batch, a time budget per
+// frame) and a redraw requested. A label whose fonts are not loaded yet waits for them
 // (`document.fonts.load`) and is typeset then.
 
 import katex from 'katex';
@@ -25,11 +25,15 @@ export interface MathLabel {
   pad: number;
 }
 
-/** Cached bitmaps kept (each a few KB to a few tens of KB). */
+/** Cached bitmaps kept, and their device pixels in all (4 bytes each: 32 MB): the least recently
+ * drawn go first. A frame draws at most 300 labels (draw.ts MAX_LABELS). */
 const CACHE_MAX = 600;
-/** Labels typeset per batch, and the time one frame may spend typesetting (ms). */
-const BATCH_MAX = 48;
-const FRAME_BUDGET_MS = 6;
+const CACHE_PIXELS = 8_000_000;
+/** The time one frame may spend typesetting (ms), and the most labels in one batch (one layout):
+ * a batch is sized from the cost per label measured so far, so a frame stays within the budget
+ * even on a slow machine (one label at least). */
+const FRAME_BUDGET_MS = 5;
+const BATCH_MAX = 24;
 /** Halo width (px), as the plain labels' `lineWidth`. */
 const HALO = 3.5;
 const PAD = 2;
@@ -64,11 +68,14 @@ export class MathLabels {
   private readonly requestRedraw: () => void;
   private readonly cache = new Map<string, MathLabel | null>();
   private readonly wanted = new Map<string, Wanted>();
-  private readonly fontTries = new Map<string, number>();
+  private pixels = 0;
+  /** Main-thread ms per label typeset, a moving average (the batch size follows it). */
+  private perLabelMs = 1;
   private host: HTMLDivElement | null = null;
   private disposed = false;
-  /** Labels drawn typeset in the last frame (the renderer's stats). */
-  shown = 0;
+  /** Labels typeset so far, and the main-thread time that took (ms): the bench's figures. */
+  typesetCount = 0;
+  typesetMs = 0;
 
   /** `requestRedraw` is called when labels asked for are ready to be drawn. */
   constructor(requestRedraw: () => void) {
@@ -76,8 +83,8 @@ export class MathLabels {
   }
 
   /**
-   * The typeset bitmap of a label, or null: no math in it (draw it as plain text), or not ready
-   * yet (plain text this frame; it is typeset at the end of the frame, see `endFrame`).
+   * The typeset bitmap of a label, or null: no math in it (draw it as plain text), or not
+   * typeset yet (draw it as plain text this frame and, when it was placed, `want` it).
    *
    * @param text the label as the server wrote it; `maxChars` its longest reading (labelMath.ts).
    * @param color, halo the text and halo colours (CSS); `dpr` device pixels per CSS px.
@@ -85,21 +92,22 @@ export class MathLabels {
   get(text: string, maxChars: number, color: string, halo: string, dpr: number): MathLabel | null {
     const key = `${maxChars}|${dpr}|${color}|${halo}|${text}`;
     const hit = this.cache.get(key);
-    if (hit !== undefined) {
-      // most recently used last (the LRU order)
-      this.cache.delete(key);
-      this.cache.set(key, hit);
-      return hit;
-    }
-    if (!this.wanted.has(key)) {
-      const segments = labelSegments(text, maxChars);
-      if (!segments) {
-        this.remember(key, null);
-        return null;
-      }
-      this.wanted.set(key, { key, segments, color, halo, dpr, tries: 0 });
-    }
-    return null;
+    if (hit === undefined) return null;
+    // most recently used last (the LRU order)
+    this.cache.delete(key);
+    this.cache.set(key, hit);
+    return hit;
+  }
+
+  /** Ask for a label to be typeset at the end of the frame (`endFrame`): one that was drawn as
+   * plain text for want of its bitmap. Only drawn labels are asked for: a frame considers many
+   * more (every node on screen) than it has room for. Same arguments as `get`. */
+  want(text: string, maxChars: number, color: string, halo: string, dpr: number): void {
+    const key = `${maxChars}|${dpr}|${color}|${halo}|${text}`;
+    if (this.cache.has(key) || this.wanted.has(key)) return;
+    const segments = labelSegments(text, maxChars);
+    if (segments) this.wanted.set(key, { key, segments, color, halo, dpr, tries: 0 });
+    else this.remember(key, null);
   }
 
   /** Called once a frame's labels are drawn: typesets labels asked for (within the frame's time
@@ -108,11 +116,20 @@ export class MathLabels {
     if (!this.wanted.size || this.disposed) return;
     const t0 = performance.now();
     let ready = 0;
-    while (this.wanted.size && performance.now() - t0 < FRAME_BUDGET_MS) {
-      const batch = [...this.wanted.values()].slice(0, BATCH_MAX);
+    let spent = 0;
+    while (this.wanted.size && spent < FRAME_BUDGET_MS) {
+      const room = Math.floor((FRAME_BUDGET_MS - spent) / this.perLabelMs);
+      const batch = [...this.wanted.values()].slice(0, Math.max(1, Math.min(BATCH_MAX, room)));
       for (const w of batch) this.wanted.delete(w.key);
+      const t1 = performance.now();
       ready += this.typeset(batch);
+      const ms = performance.now() - t1;
+      this.perLabelMs = 0.7 * this.perLabelMs + 0.3 * (ms / batch.length);
+      spent = performance.now() - t0;
+      if (room < 1) break;
     }
+    this.typesetCount += ready;
+    this.typesetMs += performance.now() - t0;
     if (ready || this.wanted.size) this.requestRedraw();
   }
 
@@ -122,12 +139,16 @@ export class MathLabels {
     this.host = null;
     this.cache.clear();
     this.wanted.clear();
+    this.pixels = 0;
   }
 
   private remember(key: string, label: MathLabel | null): void {
-    if (this.cache.size >= CACHE_MAX) {
-      const oldest = this.cache.keys().next().value;
-      if (oldest !== undefined) this.cache.delete(oldest);
+    const size = (l: MathLabel | null | undefined) => (l ? l.canvas.width * l.canvas.height : 0);
+    this.pixels += size(label);
+    for (const [oldest, old] of this.cache) {
+      if (this.cache.size < CACHE_MAX && this.pixels <= CACHE_PIXELS) break;
+      this.cache.delete(oldest);
+      this.pixels -= size(old);
     }
     this.cache.set(key, label);
   }
@@ -162,7 +183,7 @@ export class MathLabels {
     rows.forEach((row, i) => {
       const w = batch[i];
       const { ops, box } = collectOps(row);
-      const missing = ops.filter((op): op is Extract<Op, { kind: 'text' }> => op.kind === 'text').find((op) => !document.fonts.check(op.font, op.text));
+      const missing = ops.find((op): op is Extract<Op, { kind: 'text' }> => op.kind === 'text' && !fontReady(op.font, op.text));
       if (missing && w.tries < FONT_TRIES) {
         this.waitForFont(missing.font, missing.text, { ...w, tries: w.tries + 1 });
         return;
@@ -175,8 +196,6 @@ export class MathLabels {
   }
 
   private waitForFont(font: string, text: string, w: Wanted): void {
-    const tries = (this.fontTries.get(font) ?? 0) + 1;
-    this.fontTries.set(font, tries);
     const retry = () => {
       if (this.disposed) return;
       this.wanted.set(w.key, w);
@@ -186,19 +205,37 @@ export class MathLabels {
   }
 }
 
+/** Fonts known loaded (a loaded font stays loaded: `document.fonts.check` is asked once). */
+const loadedFonts = new Set<string>();
+
+function fontReady(font: string, text: string): boolean {
+  if (loadedFonts.has(font)) return true;
+  const ready = document.fonts.check(font, text);
+  if (ready) loadedFonts.add(font);
+  return ready;
+}
+
 /** The plain labels' font stack (draw.ts LABEL_FONT). */
 export const LABEL_FONT_STACK = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif";
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' };
 
+/** KaTeX's HTML per formula (formulas repeat across labels: a name's in its chains' lines). */
+const formulas = new Map<string, string>();
+
 /** A label's HTML: words as text, formulas as KaTeX's HTML (no MathML: nothing to paint there). */
 export function labelHtml(segments: readonly MathSegment[]): string {
   return segments
-    .map((s) =>
-      s.kind === 'text'
-        ? `<span>${s.text.replace(/[&<>"]/g, (c) => ESCAPES[c])}</span>`
-        : katex.renderToString(s.tex, { throwOnError: false, strict: false, displayMode: false, output: 'html' }),
-    )
+    .map((s) => {
+      if (s.kind === 'text') return `<span>${s.text.replace(/[&<>"]/g, (c) => ESCAPES[c])}</span>`;
+      let html = formulas.get(s.tex);
+      if (html === undefined) {
+        html = katex.renderToString(s.tex, { throwOnError: false, strict: false, displayMode: false, output: 'html' });
+        if (formulas.size >= 2000) formulas.clear();
+        formulas.set(s.tex, html);
+      }
+      return html;
+    })
     .join('');
 }
 
@@ -228,18 +265,22 @@ function collectOps(root: HTMLElement): { ops: Op[]; box: Box } {
         const r = range.getBoundingClientRect();
         if (!r.width) continue;
         const font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
-        let ascent = r.height * 0.8;
-        if (measure) {
-          measure.font = font;
-          const m = measure.measureText(text);
-          if (m.fontBoundingBoxAscent !== undefined) ascent = m.fontBoundingBoxAscent;
+        let ascent = ascents.get(font);
+        if (ascent === undefined) {
+          ascent = r.height * 0.8;
+          if (measure) {
+            measure.font = font;
+            const m = measure.measureText(text);
+            if (m.fontBoundingBoxAscent !== undefined) ascent = m.fontBoundingBoxAscent;
+          }
+          ascents.set(font, ascent);
         }
         ops.push({ kind: 'text', text, x: r.left - ox, y: r.top - oy + ascent, font, color: style.color });
         grow(r.left - ox, r.top - oy, r.right - ox, r.bottom - oy);
       } else if (child instanceof SVGSVGElement) {
         svgOps(child, ox, oy, ops);
       } else if (child instanceof HTMLElement) {
-        ruleOps(child, ox, oy, ops);
+        if (MAY_PAINT.test(child.className) || child.style.borderWidth || child.style.borderBottomWidth || child.style.borderTopWidth || child.style.backgroundColor) ruleOps(child, ox, oy, ops);
         walk(child);
       }
     }
@@ -247,6 +288,14 @@ function collectOps(root: HTMLElement): { ops: Op[]; box: Box } {
   walk(root);
   return { ops, box };
 }
+
+/** KaTeX's classes of boxes drawn with borders or a background (fraction lines, over- and
+ * underlines, \rule, array lines, \boxed, \colorbox): only these (and elements with such an inline
+ * style) are asked for their borders, which keeps a label's typesetting cheap. */
+const MAY_PAINT = /frac-line|overline-line|underline-line|\brule\b|hline|hdashline|vertical-separator|fbox|fcolorbox|boxpad|colorbox|cancel|sout/;
+
+/** A font's ascent above the baseline (px), measured once per font. */
+const ascents = new Map<string, number>();
 
 let measuring: CanvasRenderingContext2D | null | undefined;
 function measuringContext(): CanvasRenderingContext2D | null {

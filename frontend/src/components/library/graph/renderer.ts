@@ -48,6 +48,8 @@ export interface GraphStats {
   /** Node labels drawn, and how many of them typeset (their math rendered: mathLabels.ts). */
   labels: number;
   mathLabels: number;
+  /** Labels typeset since the page opened, and the main-thread ms that took. */
+  typeset: { labels: number; ms: number };
   frames: number;
   /** Nodes on screen in the last frame, and how they were drawn (see draw.ts). */
   onScreen: number;
@@ -930,6 +932,7 @@ export class GraphRenderer {
       fileLabels: [...this.lastDraw.fileLabels],
       labels: this.lastDraw.labels,
       mathLabels: this.lastDraw.mathLabels,
+      typeset: { labels: this.mathLabels.typesetCount, ms: round2(this.mathLabels.typesetMs) },
       frames: this.frames,
       onScreen: this.lastDraw.onScreen,
       mode: this.lastDraw.mode,
