@@ -2,19 +2,18 @@
 prepared and chunked into the plan of its run (`Plan`; off the event loop, in pages), the plans
 written to the accepted queue before any run starts (issue 26), then launched; a single file whose
 name matches a note with other content asked about (`NameChoice`, issue 28 item 5); and the
-retirement of notes gone from a folder (a desktop folder import's, or the ones a browser re-pick
-lists and the learner confirms, issue 28 item 4). `ImportResult` and `ImportOutcome` are what an
-import answers. Past 400 lines: one use case, a file's way from bytes to an accepted run or a
-retirement, whose steps share the import's tally, the source lines read and the queue's write.
+retirement of notes gone from a folder is `retirements.py`'s. `ImportResult` and `ImportOutcome`
+are what an import answers. Slightly past 400 lines: one use case, a file's way from bytes to an
+accepted run, whose steps share the import's tally, the source lines read and the queue's write.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from server.core.clock import Clock, NewId
 from server.core.contracts.graph import SourceLine
@@ -24,6 +23,10 @@ from server.core.library.notes import NoteRefused, chunk_note, content_fingerpri
 from server.core.ports import IntakeStore, LibraryGraph
 from server.services.library.extraction import ExtractionService
 from server.services.library.feed import JobSpec
+from server.services.library.import_result import ImportResult
+from server.services.library.retirements import Retirements
+
+__all__ = ["ImportOutcome", "ImportResult", "Loader", "NameChoice", "NotesImport", "Plan", "given"]
 
 PREPARE_PAGE = 100
 """Files read and prepared per thread hop of a large import; the event loop starts their runs
@@ -31,40 +34,6 @@ between pages (so it answers other requests throughout)."""
 
 Loader = Callable[[], bytes]
 """Reads one file's bytes when its page is prepared (raises NoteRefused)."""
-
-
-@dataclass
-class ImportResult:
-    """One file's outcome: queued (its jobs started), unchanged (a true no-op), refused (why),
-    removed (its knowledge is retired: a folder re-import found it gone, or the learner confirmed
-    the removal of a note gone from a picked folder), running (an import of it runs already),
-    ask (a single file whose name matches a note in the graph with other content: nothing was
-    done; the learner says whether it replaces that note or is a new one, `NameChoice`).
-
-    `replaces`: the sentence saying this import replaces what a note said before ("replaces
-    what the earlier notes.md said" for a single file the learner chose to replace a note with,
-    "replaces what the earlier version of heap.md said" for a changed file of a folder). Empty
-    for a first import or a new note.
-    `same_name`: for `ask`, the notes of that name it could replace (`same_name_view`)."""
-
-    name: str
-    source: str | None
-    status: str
-    detail: str = ""
-    chunks: int = 0
-    replaces: str = ""
-    same_name: list[dict[str, str]] = field(default_factory=list)
-
-    def view(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "sourceId": self.source,
-            "status": self.status,
-            "detail": self.detail,
-            "chunks": self.chunks,
-            "replaces": self.replaces,
-            "sameName": self.same_name,
-        }
 
 
 @dataclass(frozen=True)
@@ -137,6 +106,8 @@ class NotesImport:
         self.clock = clock
         self.new_id = new_id
         self.budget = budget
+        self.retirements = Retirements(graph, extraction, intake, clock, new_id, self.settle)
+        """Notes gone from a folder, retired (`retirements.py`)."""
 
     def import_files(
         self,
@@ -441,136 +412,10 @@ class NotesImport:
             )
         return ImportResult(name, src, "queued", item.detail, item.chunks, item.replaces)
 
-    def retire_missing(self, folder: str, present: list[str]) -> list[ImportResult]:
-        """After a folder import: every notes source imported from inside `folder` (by its
-        absolute path) whose file the walk found no more (deleted, renamed or moved away) has its
-        contribution retired (a run with no jobs: no model call; docs/decisions/0010-...), and
-        its fingerprint is cleared, so the file coming back is read again. A file the walk found
-        but refused (unreadable now) is in `present` and keeps its knowledge.
-
-        Args:
-            folder: the folder as the learner gave it (resolved here like `collect_folder`).
-            present: the paths the walk found, read or refused.
-
-        Returns:
-            One `removed` result per retired source (its path as first imported)."""
-        root = Path(folder).expanduser().resolve()
-        seen = set(present)
-        gone: list[SourceLine] = []
-        for src, line in self.graph.sources().items():
-            if line.kind != "notes" or not line.path or line.path in seen:
-                continue
-            path = Path(line.path)
-            if not path.is_absolute() or not path.is_relative_to(root) or not self.graph.contributors(src):
-                continue
-            if self.extraction.running(src):
-                continue  # its run ends first; the next folder import retires it
-            gone.append(line)
-        return self._retire_all(gone, "no longer in the folder; what it said is taken out of your graph")
-
-    def gone_from(self, folders: list[str], present: list[str]) -> list[SourceLine]:
-        """The notes a folder picked in the browser held before and holds no more (web mode,
-        issue 28 item 4): notes sources first imported under a relative path inside one of
-        `folders` (the picked folders' names, as the upload names start: "vault/sub/a.md" is
-        inside "vault") that are not in `present` (every notes file the pick found, sent or
-        not) and still hold knowledge. A source whose run is going is left out (asked again at
-        the next pick). Nothing is changed: `remove` takes them out once the learner confirms.
-
-        Returns:
-            Their source lines, in the order the sources first appeared."""
-        prefixes = tuple(folder.strip("/") + "/" for folder in folders if folder.strip("/"))
-        if not prefixes:
-            return []
-        seen = set(present)
-        return [
-            line
-            for src, line in self.graph.sources().items()
-            if line.kind == "notes"
-            and line.path
-            and line.path.startswith(prefixes)
-            and line.path not in seen
-            and not self.extraction.running(src)
-            and self.graph.contributors(src)
-        ]
-
-    def remove(self, ids: list[str]) -> list[ImportResult]:
-        """Take out what the given notes said, on the learner's confirmation (the notes
-        `gone_from` listed): each one's contribution is retired (a run with no jobs, no model
-        call; accepted-queue entries first, so a crash resumes it) and its fingerprint cleared,
-        so the file coming back is read again.
-
-        Returns:
-            One result per distinct id, in order: `removed`; `refused` (not a notes file of the graph,
-            e.g. a lesson); `running` (an import of it runs: it is left as it is); `unchanged`
-            (nothing of it is left in the graph)."""
-        sources = self.graph.sources()
-        out: list[ImportResult | None] = []
-        gone: list[SourceLine] = []
-        for src in dict.fromkeys(ids):  # each once
-            line = sources.get(src)
-            if line is None or line.kind != "notes":
-                out.append(
-                    ImportResult(
-                        src, src, "refused", f"{src}: not a notes file in your graph; nothing removed"
-                    )
-                )
-            elif self.extraction.running(src):
-                out.append(
-                    ImportResult(
-                        line.path or src, src, "running", "an import of this file is running; nothing removed"
-                    )
-                )
-            elif not self.graph.contributors(src):
-                out.append(
-                    ImportResult(line.path or src, src, "unchanged", "nothing it said is in your graph")
-                )
-            else:
-                out.append(None)
-                gone.append(line)
-        removed = iter(
-            self._retire_all(gone, "removed as you confirmed; what it said is taken out of your graph")
-        )
-        return [item if item is not None else next(removed) for item in out]
-
-    def _retire_all(self, gone: list[SourceLine], why: str) -> list[ImportResult]:
-        """Retire each gone note (`retire`), its accepted-queue entries written first (fsynced
-        on the calling thread; removals are rare). Returns one `removed` result each, its
-        detail "<path>: <why>"."""
-        entries = [
-            IntakeEntry(
-                key=self.new_id("ik_"),
-                kind="retire",
-                source=line.id,
-                title=line.title,
-                path=line.path,
-                version={},
-                at=self.clock(),
-            )
-            for line in gone
-        ]
-        if entries:
-            self.intake.accept(entries)
-        results = []
-        for line, entry in zip(gone, entries, strict=True):
-            self.retire(line, entry.key)
-            results.append(
-                ImportResult(line.path or line.id, line.id, "removed", f"{line.path or line.title}: {why}")
-            )
-        return results
-
     def retire(self, line: SourceLine, key: str) -> bool:
-        """Start the run that retires a gone file's contribution (no jobs, no model call); its
-        accepted entry `key` settles when it ends. Returns whether it started."""
-        src = line.id
-        self.graph.record_source(
-            SourceLine(id=src, kind="notes", title=line.title, path=line.path, at=self.clock())
-        )
-        started = self.extraction.start(
-            src, "notes", line.title, [], version={}, on_complete=lambda _merged: self.settle(key)
-        )
-        if not started:
-            self.settle(key)
-        return started
+        """`Retirements.retire`: start the run that retires a gone file's contribution (the
+        accepted queue's resume calls it). Returns whether it started."""
+        return self.retirements.retire(line, key)
 
 
 def same_name_view(line: SourceLine) -> dict[str, str]:

@@ -145,8 +145,8 @@ class LibraryService:
         self.notes.count(import_id, results)
 
     def retire_missing(self, folder: str, present: list[str]) -> list[ImportResult]:
-        """`NotesImport.retire_missing`: files a folder import found gone are retired."""
-        return self.notes.retire_missing(folder, present)
+        """`Retirements.retire_missing`: files a folder import found gone are retired."""
+        return self.notes.retirements.retire_missing(folder, present)
 
     def collect_folder(self, folder: str) -> FolderWalk:
         """`folders.collect_folder` inside the import roots (`import_roots`; blocking).
@@ -183,10 +183,10 @@ class LibraryService:
         return ImportOutcome(import_id, results)
 
     def gone_notes(self, folders: list[str], present: list[str]) -> list[dict[str, Any]]:
-        """The notes gone from folders picked again in the browser (`NotesImport.gone_from`),
+        """The notes gone from folders picked again in the browser (`Retirements.gone_from`),
         each as `{"sourceId", "path", "title", "propositions"}` (`propositions`: the graph's
         propositions it is a source of, the ones its removal may take out). Changes nothing."""
-        gone = self.notes.gone_from(folders, present)
+        gone = self.notes.retirements.gone_from(folders, present)
         if not gone:
             return []
         counts = dict.fromkeys((line.id for line in gone), 0)
@@ -200,14 +200,14 @@ class LibraryService:
         ]
 
     def remove_notes(self, ids: list[str], import_id: str | None = None) -> ImportOutcome:
-        """Take out what the given notes said, as the learner confirmed (`NotesImport.remove`),
+        """Take out what the given notes said, as the learner confirmed (`Retirements.remove`),
         counted as `removed` in the import `import_id` when it is still known (the pick that
         found them gone), else in a new one labelled "Notes removed".
 
         Raises:
             OSError: the accepted queue could not be written: nothing was removed."""
         import_id = self.begin_import("Notes removed", import_id)
-        results = self.notes.remove(ids)
+        results = self.notes.retirements.remove(ids)
         self.count(import_id, results)
         return ImportOutcome(import_id, results)
 
