@@ -7,7 +7,8 @@ docs/benchmarks.md. The graph is the read benchmark's (`bench_graph_read.write_g
 Printed, from `/proc/<pid>/status`: the server's RSS when ready (nothing folded yet), after the
 first `GET /api/graph` (fold the ledgers, derive the full view), after
 `GET /api/graph?format=compact`, and after a drag and both reads again (patched derivations);
-`VmHWM` is the peak. Each read's wall time and body size.
+`VmHWM` is the peak. Each read's wall time and body size. `--page`: the page's reads instead (the
+compact form, a drag, the compact form again), then one full read.
 """
 
 from __future__ import annotations
@@ -45,7 +46,10 @@ def _read(server: ServerProcess, client: httpx.Client, label: str, **params: str
     )
 
 
-def run(size: int) -> None:
+def run(size: int, page: bool = False) -> None:
+    """Serve a graph of `size` propositions and print RSS after each read. `page`: read as the page
+    does (the compact form, a drag, the compact form again; then one full read, as a script would)
+    instead of the full form first."""
     with tempfile.TemporaryDirectory(prefix="lh-graph-mem-") as tmp:
         data = Path(tmp) / "data"
         write_settings(data, scripted_slot("http://127.0.0.1:9"))  # never called: no offline model child
@@ -55,6 +59,9 @@ def run(size: int) -> None:
         try:
             print(f"  RSS when ready {_status(server.process.pid)['VmRSS']} MB")
             with httpx.Client() as client:
+                if page:
+                    _as_the_page(server, client)
+                    return
                 _read(server, client, "GET /api/graph")
                 _read(server, client, "GET /api/graph?format=compact", format="compact")
                 first = client.get(f"{server.url}/api/graph", timeout=600).json()["nodes"][0]["id"]
@@ -66,9 +73,19 @@ def run(size: int) -> None:
             server.stop()
 
 
+def _as_the_page(server: ServerProcess, client: httpx.Client) -> None:
+    _read(server, client, "GET /api/graph?format=compact", format="compact")
+    first = client.get(f"{server.url}/api/graph", params={"format": "compact"}, timeout=600).json()
+    moved = client.put(f"{server.url}/api/graph/positions", json={first["props"][0][0]: {"x": 1.0, "y": 2.0}})
+    assert moved.json() == {"saved": 1}, moved.text
+    _read(server, client, "after a drag: ?format=compact", format="compact")
+    _read(server, client, "then GET /api/graph (a script's full read)")
+
+
 def main() -> None:
+    """`[sizes] [--page]`."""
     for size in [int(a) for a in sys.argv[1:] if a.isdigit()] or [100_000]:
-        run(size)
+        run(size, page="--page" in sys.argv)
 
 
 if __name__ == "__main__":

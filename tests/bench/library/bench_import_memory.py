@@ -15,7 +15,8 @@ row ended, then every 10 s until `--settle` seconds after it (the issue's want: 
 50 MB a minute after the last job). `--notes 0` skips it.
 
 Part 2, the 100k graph served: `bench_graph_memory.run` (RSS when ready, after the full and the
-compact read, after a drag and both reads again; `VmHWM`). `--graph 0` skips it.
+compact read, after a drag and both reads again; `VmHWM`; with `--page` the page's reads: the
+compact form, a drag, the compact form again, then one full read). `--graph 0` skips it.
 """
 
 from __future__ import annotations
@@ -132,6 +133,7 @@ def main() -> None:
     parser.add_argument("--notes", type=int, default=1_200, help="vault files (0: skip the import)")
     parser.add_argument("--settle", type=float, default=60, help="seconds to follow RSS after the last job")
     parser.add_argument("--graph", type=int, default=100_000, help="propositions served (0: skip)")
+    parser.add_argument("--page", action="store_true", help="serve the graph as the page reads it")
     parser.add_argument(
         "--rest", type=float, default=25, help="seconds after the 1-note warm-up import before idle is read"
     )
@@ -139,7 +141,7 @@ def main() -> None:
     if args.notes:
         import_memory(args.notes, args.settle, args.rest)
     if args.graph:
-        graph_memory(args.graph)
+        graph_memory(args.graph, page=args.page)
 
 
 if __name__ == "__main__":
