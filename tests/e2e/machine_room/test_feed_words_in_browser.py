@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import FilePayload, Page, expect
 
 from tests.procs import ServerProcess, server_on_stub
 from tests.scripts.practice import practice_reply
@@ -40,9 +40,10 @@ def test_packed_notes_practice_rows_and_graph_counts_say_what_is_true(
 ) -> None:
     page.goto(server.url + "/")
     page.get_by_test_id("nav-library").click()
-    page.get_by_test_id("import-files").set_input_files(
-        [{"name": n, "mimeType": "text/markdown", "buffer": t.encode()} for n, t in NOTES.items()]
-    )
+    picked: list[FilePayload] = [
+        {"name": n, "mimeType": "text/markdown", "buffer": t.encode()} for n, t in NOTES.items()
+    ]
+    page.get_by_test_id("import-files").set_input_files(picked)
     page.get_by_test_id("import-submit").click()
 
     # each file: done, with its share of the pack's calls (the import list's model use)
