@@ -27,6 +27,7 @@ from tests.scripts.library import graph_reply
 from tests.stub_openai import create_stub
 
 pytestmark = pytest.mark.e2e
+SHOTS = Path("/tmp/import-shots")  # screenshots for a look; not committed
 
 NOTES = {
     "a.md": "# Alpha heaps\nA heap keeps its minimum at the root.\n",
@@ -99,6 +100,8 @@ def test_notes_gone_from_a_repicked_folder_are_removed_on_one_confirmation(
         [re.compile(r"^vault/b\.md"), re.compile(r"^vault/sub/c\.md")]
     )
     expect(result(page, "vault/a.md")).to_have_attribute("data-status", "unchanged")
+    SHOTS.mkdir(exist_ok=True)
+    gone.screenshot(path=str(SHOTS / "import-gone.png"))
     # listed, not removed: what they said is still in the graph
     held = sources(server)
     assert held["b.md"]["propositions"] > 0 and held["c.md"]["propositions"] > 0, held
@@ -152,6 +155,8 @@ def test_a_same_named_single_file_is_asked_about(page: Page, server: ServerProce
     pick("# Tries of a third course\nA trie stores strings by their prefixes.\n")
     buttons = page.get_by_test_id("import-ask").get_by_test_id("import-ask-replace")
     expect(buttons).to_have_count(2)
+    SHOTS.mkdir(exist_ok=True)
+    page.get_by_test_id("import-ask").screenshot(path=str(SHOTS / "import-ask.png"))
     page.locator(f'[data-testid="import-ask-replace"][data-source-id="{first}"]').click()
     replaced = result(page, "notes.md")
     expect(replaced.get_by_test_id("import-replaces")).to_have_text(

@@ -461,7 +461,7 @@ function GonePanel({ gone, busy, onRemove, onKeep }: { gone: Gone; busy: boolean
           Remove what {notes.length === 1 ? 'it' : `these ${notes.length}`} said
         </button>
         <button type="button" className="link-btn" data-testid="import-gone-keep" disabled={busy} onClick={onKeep}>
-          Keep it in my graph
+          Keep {notes.length === 1 ? 'it' : 'them'} in my graph
         </button>
       </div>
     </div>
