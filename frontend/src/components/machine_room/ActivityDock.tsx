@@ -13,6 +13,7 @@ import {
   rowKey,
   rowKindWords,
   rowTarget,
+  runningWords,
   splitJobRows,
   type ActivityRow,
   type PendingLesson,
@@ -46,7 +47,7 @@ export default function ActivityDock() {
         <div>
           <h2>Background activity</h2>
           <p className="muted small" title="Lessons and imported notes being read into your knowledge graph">
-            {runningCount > 0 ? `${runningCount} job${runningCount === 1 ? '' : 's'} running` : 'Nothing running'}
+            {runningCount > 0 ? runningWords(rows) : 'Nothing running'}
           </p>
         </div>
         <button type="button" className="icon-btn" aria-label="Close activity" title="Close (Esc)" data-testid="activity-close" onClick={() => setDockOpen(false)}>

@@ -16,6 +16,7 @@ import {
   rowKey,
   rowKindWords,
   rowTarget,
+  runningWords,
   splitLabel,
   sumRowUsage,
   sumStats,
@@ -280,6 +281,22 @@ describe('the feed words of issue 28 item 7', () => {
     expect(importCountsWords(counts)).toBe('4 done · 2 reading · 1 merging · 7 waiting');
     expect(importCountsWords({ waiting: 2, running: 0, reading: 0, merging: 0 })).toBe('2 waiting');
     expect(importCountsWords(undefined)).toBe('');
+  });
+
+  it('the dock says how many jobs work and how many only wait', () => {
+    const rows = [
+      row({ phase: 'extracting' }),
+      row({ phase: 'queued' }),
+      row({ phase: 'waiting' }),
+      row({ phase: 'queued' }),
+      row({ phase: 'done' }),
+      row({ kind: 'import', phase: 'running' }),
+    ];
+    expect(runningWords(rows)).toBe('1 job working · 3 waiting');
+    expect(runningWords([row({ phase: 'queued' }), row({ phase: 'queued' })])).toBe('2 jobs waiting');
+    expect(runningWords([row({ phase: 'merging' }), row({ kind: 'practice', phase: 'generating' })])).toBe('2 jobs working');
+    expect(runningWords([row({ phase: 'done' })])).toBe('Nothing running');
+    expect(runningWords(null)).toBe('Nothing running');
   });
 
   it('reading is the word for a running model call, waiting to merge for a row after it', () => {

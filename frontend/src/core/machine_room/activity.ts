@@ -122,6 +122,25 @@ export function countRunning(rows: readonly Pick<ActivityRow, 'phase'>[] | null 
   return (rows ?? []).filter(isRunningRow).length;
 }
 
+/** Phases of an unfinished job that waits: for a model-call permit (queued), or for its turn
+ * to merge after its model call (waiting). */
+const WAITING_PHASES: readonly ActivityPhase[] = ['queued', 'waiting'];
+
+/**
+ * The unfinished jobs in words, working apart from waiting ("1 job working · 4 waiting",
+ * "Nothing running"): a job waiting for a permit or its turn to merge is not said to run
+ * (issue 28 item 7). An import's summary row is not a job (its files' rows are counted).
+ */
+export function runningWords(rows: readonly Pick<ActivityRow, 'phase' | 'kind'>[] | null | undefined): string {
+  const open = (rows ?? []).filter((r) => r.kind !== 'import' && isRunningRow(r));
+  if (open.length === 0) return 'Nothing running';
+  const waiting = open.filter((r) => WAITING_PHASES.includes(r.phase)).length;
+  const working = open.length - waiting;
+  const parts = working ? [`${formatCount(working)} job${working === 1 ? '' : 's'} working`] : [];
+  if (waiting) parts.push(working ? `${formatCount(waiting)} waiting` : `${formatCount(waiting)} job${waiting === 1 ? '' : 's'} waiting`);
+  return parts.join(' · ');
+}
+
 /** Read one row; null for anything that is not a row (no id or source, unknown phase). */
 export function normalizeActivityRow(raw: unknown): ActivityRow | null {
   if (!isRecord(raw)) return null;
