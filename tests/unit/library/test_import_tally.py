@@ -29,3 +29,32 @@ def test_a_clean_batch_is_done_without_error_and_a_running_one_says_nothing_yet(
     busy.running = 1
     assert busy.view()["phase"] == "running" and busy.view()["error"] is None
     assert tally(aborted=2).view()["phase"] == "aborted"
+
+
+def test_running_files_are_counted_by_what_they_do_now() -> None:
+    """Issue 28 item 7: a launched file is "reading" only while its extractor call runs; one
+    waiting for a permit or its turn to merge is waiting; the counts sum to the files."""
+    from server.services.library.feed import JobRow, Phase
+
+    def rows(*phases: Phase) -> list[JobRow]:
+        return [
+            JobRow(id=f"j{i}", source="s", kind="notes", label="n", index=i, total=len(phases), phase=p)
+            for i, p in enumerate(phases)
+        ]
+
+    t = tally(done=2)
+    t.waiting, t.running = 3, 4
+    t.live = {
+        "a": rows("extracting"),
+        "b": rows("done", "auditing"),
+        "c": rows("queued"),  # launched, waiting for a model-call permit
+        "d": rows("waiting"),  # read, waiting for its turn to merge
+    }
+    counts = t.view()["counts"]
+    assert {k: counts[k] for k in ("reading", "merging", "waiting", "running")} == {
+        "reading": 1,
+        "merging": 1,
+        "waiting": 3 + 2,
+        "running": 2,
+    }
+    assert counts["waiting"] + counts["running"] + counts["done"] == 9  # every file once
