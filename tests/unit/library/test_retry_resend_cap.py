@@ -34,13 +34,16 @@ from server.agent.library.window import CUT_NOTE, messages_tokens
 from server.core.contracts.graph import PackedFindings
 from server.core.library.packing import PACK_MAX_NOTES, PackNote, pack_problems, pack_prompt
 
-NOTES = [
-    PackNote(
-        f"src_{i:012x}", f"note {i}.md", "\n".join(f"Line {j} of note {i} is a fact." for j in range(12))
-    )
-    for i in range(PACK_MAX_NOTES)
-]
-IDS = [n.source for n in NOTES]
+IDS = [f"src_{i:012x}" for i in range(PACK_MAX_NOTES)]
+
+
+def _notes() -> list[PackNote]:
+    """A full pack of small notes (made per test: no module holds a pack's objects, which
+    `test_finished_packs_leave_nothing_of_theirs_held` looks for)."""
+    return [
+        PackNote(src, f"note {i}.md", "\n".join(f"Line {j} of note {i} is a fact." for j in range(12)))
+        for i, src in enumerate(IDS)
+    ]
 
 
 def _misnamed_submit() -> dict[str, object]:
@@ -52,7 +55,7 @@ def _misnamed_submit() -> dict[str, object]:
             "statement": f"Line {j} of note {i} is a fact.",
             "note": "src_x",
         }
-        for i in range(len(NOTES))
+        for i in range(len(IDS))
         for j in range(12)
     ]
     return {"propositions": props, "chains": []}
@@ -63,6 +66,7 @@ def _size(messages: list[ModelMessage]) -> int:
 
 
 async def test_a_refused_packs_retries_resend_at_most_the_cap() -> None:
+    prompt_text = pack_prompt(_notes())
     sent: list[list[ModelMessage]] = []
     submit = json.dumps(_misnamed_submit())
 
@@ -72,7 +76,7 @@ async def test_a_refused_packs_retries_resend_at_most_the_cap() -> None:
 
     extractor = build_pack_extractor(FunctionModel(answer), notes=IDS, existing={})
     with pytest.raises(UnexpectedModelBehavior):  # refused on every turn: the pack fails
-        await run_pack_extractor(extractor, pack_prompt(NOTES), RunUsage())
+        await run_pack_extractor(extractor, prompt_text, RunUsage())
     assert len(sent) == EXTRACTOR_TURNS
 
     # what each refusal would have carried: the scenario is the one seen (about a megabyte)
@@ -97,7 +101,7 @@ async def test_a_refused_packs_retries_resend_at_most_the_cap() -> None:
             for p in m.parts
             if isinstance(p, UserPromptPart)
         ]
-        assert [p.content for p in prompt] == [pack_prompt(NOTES)]
+        assert [p.content for p in prompt] == [prompt_text]
         [retry] = messages[-1].parts  # the refusal (a retried tool return, or a retry prompt)
         assert isinstance(retry, RetryPromptPart | ToolReturnPart)
         text = retry.model_response() if isinstance(retry, RetryPromptPart) else str(retry.content)
