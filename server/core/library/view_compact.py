@@ -24,6 +24,7 @@ from server.core.library.view_rows import (
     _partition,
     _patch,
     _plan,
+    row_bytes,
 )
 
 COMPACT_FORMAT = "lh-graph-compact/1"
@@ -69,14 +70,14 @@ def _compact_node(node: Proposition, cluster: str | None, place: tuple[float, fl
     ]
     if place is not None:
         row.extend((round(place[0], 2), round(place[1], 2)))
-    return orjson.dumps(row)
+    return row_bytes(row)
 
 
 def _compact_chain(chain: Chain, place: tuple[float, float] | None) -> bytes:
     row: list[Any] = [chain.id, chain.premises, chain.conclusion, chain.sources, chain.created_at]
     if place is not None:
         row.extend((round(place[0], 2), round(place[1], 2)))
-    return orjson.dumps(row)
+    return row_bytes(row)
 
 
 def _compact_head(version: str, since: str | None = None) -> bytes:
