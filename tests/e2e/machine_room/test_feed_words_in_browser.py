@@ -84,9 +84,20 @@ def test_packed_notes_practice_rows_and_graph_counts_say_what_is_true(
     assert set(kinds.all_inner_texts()) == {"Practice"}
     expect(practice_rows.first.get_by_role("link")).to_have_attribute("href", "/practice")
 
-    # the graph counts three notes files as notes, never as sessions
+    # the new-set dialog's picker counts picked notes files as notes, never as sessions
     page.get_by_test_id("activity-close").click()
+    page.goto(server.url + "/practice")
+    page.get_by_test_id("practice-new").click()
+    options = page.get_by_test_id("cluster-option")
+    expect(options).to_have_count(len(NOTES), timeout=10_000)
+    options.nth(0).locator("input").check()
+    options.nth(1).locator("input").check()
+    expect(page.get_by_test_id("picked-summary")).to_have_text("2 notes · 4 nodes")
+    page.keyboard.press("Escape")
+
+    # the graph counts three notes files as notes, never as sessions
     page.goto(server.url + "/")
+    expect(page.get_by_test_id("graph-counts")).to_be_visible(timeout=30_000)
     counts = page.get_by_test_id("graph-counts")
     expect(counts).to_contain_text(re.compile(r"· 3 notes$"), timeout=30_000)
     expect(counts).not_to_contain_text("session")

@@ -3,7 +3,7 @@ import { createPortal } from 'react-dom';
 import { useNavigate } from 'react-router-dom';
 import * as api from '../../api';
 import { describeError } from '../../core/errors';
-import { clusterLabel, type GraphCluster } from '../../core/library/graph';
+import { clusterLabel, sourcesWords, type GraphCluster } from '../../core/library/graph';
 import {
   clusterSetTitle,
   defaultSetTitle,
@@ -222,7 +222,7 @@ function ClusterPicker({
       <legend>Practise what these taught</legend>
       {error && (
         <p className="error-text small" role="alert">
-          Could not load your sessions: {error}
+          Could not load your lessons and notes: {error}
         </p>
       )}
       {clusters === null && !error && <p className="muted small">Loading…</p>}
@@ -245,11 +245,17 @@ function ClusterPicker({
       )}
       {picked.size > 0 && (
         <p className="muted small" data-testid="picked-summary">
-          {picked.size} {picked.size === 1 ? 'session' : 'sessions'} · {nodes} {nodes === 1 ? 'node' : 'nodes'}
+          {pickedWords(clusters ?? [], picked)} · {nodes} {nodes === 1 ? 'node' : 'nodes'}
         </p>
       )}
     </fieldset>
   );
+}
+
+/** The picked clusters as sources by kind ("1 lesson · 2 notes"), never "sessions" (issue 28 item 7). */
+function pickedWords(clusters: readonly GraphCluster[], picked: ReadonlySet<string>): string {
+  const lessons = clusters.filter((c) => picked.has(c.key) && c.kind === 'chat').length;
+  return sourcesWords(lessons, picked.size - lessons);
 }
 
 /** One numeric axis as a stepped slider: a detent per level, its name and definition below. */

@@ -5,6 +5,7 @@ import {
   clusterLabel,
   countsWords,
   deleteDialogWords,
+  sourcesWords,
   deletionPreview,
   graphCounts,
   normalizeGraph,
@@ -89,6 +90,9 @@ describe('chains and deletion', () => {
     expect(countsWords(graphCounts(notesOnly))).toBe('3 propositions · 2 chains · 3 notes');
     expect(countsWords({ propositions: 0, chains: 0, lessons: 2, notes: 0 })).toBe('0 propositions · 0 chains · 2 lessons');
     expect(countsWords(graphCounts(g))).not.toMatch(/session/);
+    expect(countsWords({ propositions: 0, chains: 0, lessons: 0, notes: 0 })).toBe('0 propositions · 0 chains');
+    expect(sourcesWords(1, 2)).toBe('1 lesson · 2 notes');
+    expect(sourcesWords(0, 1)).toBe('1 note');
   });
 
   it('counts a chain whose member is missing from the view as no chain', () => {

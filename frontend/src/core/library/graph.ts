@@ -682,8 +682,15 @@ export function graphCounts(data: GraphData, chains: readonly Chain[] = chainsOf
  * kind of source the graph has none of is left out). */
 export function countsWords(counts: GraphCounts): string {
   const parts = [plural(counts.propositions, 'proposition'), plural(counts.chains, 'chain')];
-  if (counts.lessons) parts.push(plural(counts.lessons, 'lesson'));
-  if (counts.notes) parts.push(plural(counts.notes, 'note'));
+  const sources = sourcesWords(counts.lessons, counts.notes);
+  return sources ? `${parts.join(' · ')} · ${sources}` : parts.join(' · ');
+}
+
+/** "1 lesson · 3 notes": sources by kind, a kind with none left out ("" for none at all). */
+export function sourcesWords(lessons: number, notes: number): string {
+  const parts: string[] = [];
+  if (lessons) parts.push(plural(lessons, 'lesson'));
+  if (notes) parts.push(plural(notes, 'note'));
   return parts.join(' · ');
 }
 
