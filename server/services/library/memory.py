@@ -38,11 +38,24 @@ MALLOC_ARENAS = 2
 commits, the layout settle) would otherwise get its own arena, whose freed pages stay mapped."""
 
 
-def cap_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
-    """Cap glibc's malloc arenas (`mallopt(M_ARENA_MAX, arenas)`), once at start, before threads
-    are made. Returns True if set; False off Linux, on another libc (musl has no `mallopt`
-    parameter for it), when `MALLOC_ARENA_MAX` is set in the environment (the user's choice wins),
-    or if glibc refuses. Never raises: a start does not fail over it."""
+M_MMAP_THRESHOLD = -3
+"""glibc's `mallopt` parameter number for the mmap threshold (malloc.h)."""
+MMAP_THRESHOLD = 4 << 20
+"""Blocks of at least this many bytes (4 MiB) are mapped on their own and unmapped when freed
+(issue 28 item 3). glibc's default starts at 128 KiB but rises to the size of each mapped block
+freed, up to 32 MiB, after which a large graph's bodies (26-75 MB at 100k propositions) and the
+event loop's write buffer for them came from the heap and stayed in RSS until the next
+`malloc_trim` (+31 MB after a drag at 100k, served by a process whose derivation had trimmed
+before the answer was written). Setting it also turns that rise off."""
+
+
+def cap_malloc_arenas(arenas: int = MALLOC_ARENAS, mmap_threshold: int = MMAP_THRESHOLD) -> bool:
+    """Cap glibc's malloc arenas (`mallopt(M_ARENA_MAX, arenas)`) and fix its mmap threshold
+    (`MMAP_THRESHOLD`), once at start, before threads are made. Returns True if the arena cap was
+    set; False off Linux, on another libc (musl has no `mallopt` parameter for it), when
+    `MALLOC_ARENA_MAX` is set in the environment (the user's choice wins; likewise
+    `MALLOC_MMAP_THRESHOLD_` for the threshold), or if glibc refuses. Never raises: a start does
+    not fail over it."""
     if not sys.platform.startswith("linux") or "MALLOC_ARENA_MAX" in os.environ:
         return False
     try:
@@ -53,4 +66,6 @@ def cap_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
+    if "MALLOC_MMAP_THRESHOLD_" not in os.environ:
+        mallopt(M_MMAP_THRESHOLD, mmap_threshold)
     return bool(mallopt(M_ARENA_MAX, arenas))
