@@ -54,12 +54,12 @@ NOTES = [
 ]
 
 
-def note_sentences() -> list[dict]:
+def note_sentences() -> list[dict[str, str]]:
     """Every prose sentence of the English fixture notes (40-240 characters, 6+ words, no tables,
     code or bare links), as distractor nodes named by their first three words."""
     from tests.shared import NOTES as NOTES_DIR
 
-    out: list[dict] = []
+    out: list[dict[str, str]] = []
     seen: set[str] = set()
     for note in NOTES:
         text = (NOTES_DIR / note).read_text(encoding="utf-8")
@@ -103,7 +103,7 @@ def lexical_before(
     return found[:limit], named
 
 
-def load() -> tuple[list[dict], list[dict]]:
+def load() -> tuple[list[dict[str, str]], list[dict[str, str]]]:
     """(anchors, pairs): anchors {id, source, prop}; pairs {id, anchor, label, kind, prop}."""
     data = json.loads(PAIRS.read_text(encoding="utf-8"))
     anchors, pairs = [], []
@@ -124,13 +124,13 @@ def load() -> tuple[list[dict], list[dict]]:
     return anchors, pairs
 
 
-def prop(row: dict) -> Proposition:
+def prop(row: dict[str, str]) -> Proposition:
     return Proposition(
         id=row["id"], name=row["name"], statement=row["statement"], aliases=[], sources=["s"], createdAt="t0"
     )
 
 
-def finding(row: dict, fid: str = "p1") -> FindingProposition:
+def finding(row: dict[str, str], fid: str = "p1") -> FindingProposition:
     return FindingProposition(id=fid, name=row["name"], statement=row["statement"])
 
 
@@ -157,7 +157,13 @@ def main() -> None:
         run(anchors, pairs, rows, vec, graph_rows)
 
 
-def run(anchors: list[dict], pairs: list[dict], rows: dict, vec: dict, graph_rows: list[str]) -> None:
+def run(
+    anchors: list[dict[str, str]],
+    pairs: list[dict[str, str]],
+    rows: dict[str, dict[str, str]],
+    vec: dict[str, np.ndarray],
+    graph_rows: list[str],
+) -> None:
 
     stats: dict[str, dict[str, int]] = {}
 
@@ -226,7 +232,7 @@ def run(anchors: list[dict], pairs: list[dict], rows: dict, vec: dict, graph_row
     )
     print("|---|---:|---:|---:|---:|---:|---:|")
     for mode, s in stats.items():
-        para, dist = s["paraphrases"], s["distincts"]
+        n_para, dist = s["paraphrases"], s["distincts"]
         links = s.get("links", 0)
         fm = s.get("false merges", 0)
         fmd = s.get("false merges of distinct", 0)
@@ -234,7 +240,8 @@ def run(anchors: list[dict], pairs: list[dict], rows: dict, vec: dict, graph_row
         exact = f"{s.get('hits paraphrase/exact', 0)}/{s['n paraphrase/exact']}"
         rate = f"{fm / links:.1%}" if links else "n/a"
         print(
-            f"| {mode} | {s['recall hits'] / para:.1%} ({s['recall hits']}/{para}) | {reworded} | {exact} | "
+            f"| {mode} | {s['recall hits'] / n_para:.1%} ({s['recall hits']}/{n_para}) | {reworded} | "
+            f"{exact} | "
             f"{links} | {rate} ({fm}) | {fmd / dist:.1%} ({fmd}/{dist}) |"
         )
     print()
@@ -244,9 +251,9 @@ def run(anchors: list[dict], pairs: list[dict], rows: dict, vec: dict, graph_row
     print("|---|---:|---:|---:|")
     for mode in ("lexical+exact", "fused"):
         s = stats[mode]
-        para, dist = s["paraphrases"], s["distincts"]
+        n_para, dist = s["paraphrases"], s["distincts"]
         print(
-            f"| {mode} | {s.get('batch hits', 0) / para:.1%} | "
+            f"| {mode} | {s.get('batch hits', 0) / n_para:.1%} | "
             f"{s.get('batch distinct candidates', 0) / dist:.1%} | {s.get('batch false merges', 0)} |"
         )
     print()
