@@ -99,10 +99,11 @@ async def _run_job(
             service.set_phase(row, "extracting")
             findings = await run_extractor(extractor, prompt, usage)
         service.set_phase(row, "waiting")
+        prepared = await service.merge.prepare(findings)  # embedded before the section (issue 28)
         async with service.merge_section:
             nodes, _ = graph()  # the graph as it stands now
             verdicts = await service.merge.audit(
-                findings, nodes, model, cap, usage, [row], offline=resolved.offline
+                findings, nodes, model, cap, usage, [row], offline=resolved.offline, prepared=prepared
             )
             plan, replaced = await service.merge.commit(
                 row, spec, findings, verdicts, graph, pending, replace

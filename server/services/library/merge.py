@@ -33,7 +33,7 @@ from server.core.library.candidates import AuditCandidates, CandidateIndex, audi
 from server.core.library.graph import MergePlan, completion, plan_merge, version_jobs
 from server.core.library.simplify import restorable, simplify
 from server.core.ports import ExtractionGraph
-from server.services.library.embeddings import CandidateVectors
+from server.services.library.embeddings import CandidateVectors, FindingVectors
 from server.services.library.feed import JobRow, JobSpec, Phase
 from server.services.machine_room.background import awaited_whole, run_background
 
@@ -72,6 +72,9 @@ class MergeSection:
         phase: Callable[[JobRow, Phase], None],
     ) -> None:
         self.lock = asyncio.Lock()
+        self.embedding = asyncio.Semaphore(1)
+        """Held by `prepare`'s embedding: one job's findings embed beside the section's work, not
+        every waiting job's at once (2 cores; each run's buffers are memory)."""
         self.index = CandidateIndex()
         """The graph's nodes indexed for the auditor's candidates, synced before each ranking."""
         self.graph = graph
@@ -101,6 +104,18 @@ class MergeSection:
 
         return mine, graph
 
+    async def prepare(self, findings: Findings) -> FindingVectors | None:
+        """A job's findings embedded before it takes the merge section (issue 28 item 2: the
+        embedding was ~40 % of a vault import's CPU and ran inside the section, so jobs waited on
+        each other's), for `audit(prepared=...)`; in a worker thread, one job at a time
+        (`embedding`). None without an embedder, an unavailable one, or no findings. Call it NOT
+        holding the section: it reads no graph."""
+        vectors = self.vectors
+        if vectors is None or not findings.propositions:
+            return None
+        async with self.embedding:
+            return await run_background(vectors.embed_findings, findings.propositions)
+
     async def audit(
         self,
         findings: Findings,
@@ -111,15 +126,17 @@ class MergeSection:
         rows: list[JobRow],
         shared: bool = False,
         offline: bool = False,
+        prepared: FindingVectors | None = None,
     ) -> Verdicts:
         """The audit of one job's (or one pack's) findings against `nodes`: exact links without the
         model, the auditor for the rest when there is something to judge. Call it holding the
-        merge section. `offline`: the model is the offline one (its calls take `offline_lane`)."""
+        merge section. `offline`: the model is the offline one (its calls take `offline_lane`).
+        `prepared`: the findings' vectors from `prepare` (any finding missing is embedded here)."""
         if not findings.propositions or not (nodes or len(findings.propositions) > 1):
             return Verdicts(links=[])
         for row in rows:
             self.phase(row, "auditing")
-        found = await self._candidates(findings, nodes)
+        found = await self._candidates(findings, nodes, prepared)
         links = [IdentityLink(finding=f, node=n) for f, n in found.exact.items()]
         open_ = [p for p in findings.propositions if p.id not in found.exact]
         if open_ and (nodes or found.undecided()):  # else nothing to judge
@@ -135,10 +152,13 @@ class MergeSection:
             links += judged.links  # an exact link, listed first, wins
         return Verdicts(links=links)
 
-    async def _candidates(self, findings: Findings, nodes: dict[str, Proposition]) -> AuditCandidates:
+    async def _candidates(
+        self, findings: Findings, nodes: dict[str, Proposition], prepared: FindingVectors | None = None
+    ) -> AuditCandidates:
         """Exact links and fused candidates (`audit_candidates`), computed in a worker thread with
-        the embedding (issue 16: the ranking held the loop 10-50 ms per job late in a vault
-        import). The indexes (`self.index`, `CandidateVectors.index`) are kept across jobs and
+        the node index's sync (issue 16: the ranking held the loop 10-50 ms per job late in a vault
+        import); the findings' own vectors come `prepared` (`prepare`, before the section) when
+        they can. The indexes (`self.index`, `CandidateVectors.index`) are kept across jobs and
         synced here to the graph as this job sees it (issue 28: only changed nodes are indexed
         again, no node is scanned per finding). The caller holds the merge section, so the graph
         read is the one merged into and one ranking runs at a time. An embedder that fails leaves
@@ -146,7 +166,7 @@ class MergeSection:
         vectors, index = self.vectors, self.index
 
         def rank() -> AuditCandidates:
-            pair = vectors.vectors(findings.propositions, nodes) if vectors is not None else None
+            pair = vectors.vectors(findings.propositions, nodes, prepared) if vectors is not None else None
             fv, nv = pair if pair is not None else (None, None)
             return audit_candidates(findings.propositions, nodes, finding_vectors=fv, vectors=nv, index=index)
 

@@ -80,6 +80,10 @@ async def run_pack(service: RunHost, pack: Pack) -> None:
         for run, row, _, _ in members:
             if run.source not in pack.aborted:
                 service.set_phase(row, "waiting")
+        # every member's findings embedded before the section (issue 28): jobs overlap there
+        prepared = await service.merge.prepare(
+            Findings(propositions=[p for n in notes for p in split[n.source].propositions], chains=[])
+        )
         async with service.merge_section:
             live = [m for m in members if m[0].source not in pack.aborted]
             nodes = service.graph.nodes()
@@ -87,7 +91,7 @@ async def run_pack(service: RunHost, pack: Pack) -> None:
                 propositions=[p for m in live for p in split[m[0].source].propositions], chains=[]
             )
             verdicts = await service.merge.audit(
-                combined, nodes, model, None, usage, [m[1] for m in live], shared=True
+                combined, nodes, model, None, usage, [m[1] for m in live], shared=True, prepared=prepared
             )
             for _, row, _, _ in live:  # audited: each now waits for its own turn to merge
                 if row.phase == "auditing":

@@ -203,6 +203,21 @@ def test_a_findings_vector_is_reused_for_the_node_it_becomes() -> None:
     assert pair is not None and pair[1].search(fake.embed(["Heap. A heap is a tree."]), 1, 0.99) == [["n_h"]]
 
 
+def test_prepared_finding_vectors_are_used_and_only_what_they_miss_is_embedded() -> None:
+    fake = FakeEmbedder()
+    cache = CandidateVectors(fake)
+    found = [finding("p1", "Heap", "A heap is a tree."), finding("p2", "Root", "The root is smallest.")]
+    prepared = cache.embed_findings([*found, finding("p9", "Heap", "A heap is a tree.")])
+    assert fake.calls == [[text_of(f) for f in found]]  # one call, each text once
+    late = finding("p3", "Q", "q holds.")
+    pair = cache.vectors([*found, late], {"n_a": node("n_a", "A", "a holds.")}, prepared)
+    assert fake.calls[-1] == ["Q. q holds.", "A. a holds."]  # the prepared ones not again
+    assert pair is not None and np.array_equal(pair[0], fake.embed([text_of(f) for f in [*found, late]]))
+    calls = len(fake.calls)
+    again = cache.vectors(found, {"n_a": node("n_a", "A", "a holds.")}, prepared)
+    assert again is not None and again[0].shape == (2, 64) and len(fake.calls) == calls  # all known
+
+
 def test_a_failing_embedder_leaves_candidates_lexical_and_is_not_asked_again() -> None:
     fake = FakeEmbedder(fail=True)
     cache = CandidateVectors(fake)
