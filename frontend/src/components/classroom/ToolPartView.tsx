@@ -207,9 +207,11 @@ function PlanPart({ part }: { part: ToolPart }) {
     return <div className="tool-note">Writing the lesson plan…</div>;
   }
   if (part.state === 'output-error') {
+    // The error text is written for the model ("plan_init failed: … call plan_init again."): the
+    // learner gets the friendly line only; the model still reads the full text on its own channel.
     return (
       <div className="tool-note" data-testid="plan-refused">
-        A draft plan was refused; the teacher is revising it. <span className="tool-detail">{part.errorText}</span>
+        A draft plan was refused; the teacher is revising it.
       </div>
     );
   }

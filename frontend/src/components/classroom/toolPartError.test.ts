@@ -22,3 +22,14 @@ describe('a failed tool call', () => {
     }
   });
 });
+
+describe('a refused draft plan', () => {
+  it('shows the friendly line only, never the text meant for the model', () => {
+    const modelText = 'plan_init failed: lines 2, 3: the plan has a cycle (a → b → a). Fix the mermaid and call plan_init again.';
+    const html = renderToStaticMarkup(createElement(ToolPartView, { part: failed('tool-plan_init', modelText), pending: false }));
+    expect(html).toContain('A draft plan was refused; the teacher is revising it.');
+    expect(html).not.toContain('plan_init');
+    expect(html).not.toContain('mermaid');
+    expect(html).not.toContain('cycle');
+  });
+});
