@@ -1,7 +1,8 @@
 """The lesson's tools (seed §5).
 
-- `quiz`, `ask_user_question`: client-side questions. Arguments are validated here (a bad call
-  goes back to the model as a retry prompt), then the call is deferred: the browser renders it,
+- `quiz`, `ask_user_question`: client-side questions. Arguments are validated here (a bad call,
+  or an option that is not words — see server/core/classroom/option_words.py — goes back to the
+  model as a retry prompt), then the call is deferred: the browser renders it,
   grades it and answers with `addToolOutput`.
 - `plan_init`: server-executed, author-once; a plan that does not parse or is cyclic returns the
   line-numbered error to the model, which retries.
@@ -19,6 +20,7 @@ from typing import Any
 
 from pydantic_ai import CallDeferred, FunctionToolset, ModelRetry, RunContext
 
+from server.core.classroom.option_words import options_problem
 from server.core.classroom.plan_tree import PlanError, parse_plan, plan_of
 from server.core.contracts.plan import PlanInitInput, PlanTeachInput
 from server.core.contracts.questions import AskInput, QuizInput
@@ -54,12 +56,16 @@ async def quiz(ctx: RunContext[LessonDeps], q: QuizInput) -> dict[str, Any]:
     `correct` is the index of the right option in `options`, `explanation` says why. Tag a
     teaching quiz with the plan node it checks (`node`). The learner's graded answer comes back
     as this tool's result."""
+    if problem := options_problem(q.options):
+        raise ModelRetry(problem)
     raise CallDeferred(kind="question")
 
 
 async def ask_user_question(ctx: RunContext[LessonDeps], q: AskInput) -> dict[str, Any]:
     """Ask the learner an open question (their goal, their background), optionally offering
     suggested answers in `options`. Their reply comes back as this tool's result."""
+    if problem := options_problem(q.options):
+        raise ModelRetry(problem)
     raise CallDeferred(kind="question")
 
 
