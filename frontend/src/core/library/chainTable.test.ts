@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildTable, chainSearch, checkState, defaultDir, filterTable, nextSort, sortTable, toggleMembers } from './chainTable';
+import { buildTable, chainSearch, checkState, defaultDir, filterTable, findRanges, highlightParts, nextSort, rankTable, sortTable, toggleMembers } from './chainTable';
 import { graphCounts, normalizeGraph } from './graph';
 
 function prop(id: string, name: string, cluster: string, createdAt: string, statement = `${name} holds.`, aliases: string[] = []) {
@@ -102,7 +102,7 @@ describe('search', () => {
 
   it('finds a chain by a word inside a statement of one of its propositions', () => {
     const hits = search('gravity')!;
-    expect([...hits].sort()).toEqual(['arg_1', 'arg_2']);
+    expect([...hits.keys()].sort()).toEqual(['arg_1', 'arg_2']);
   });
 
   it('finds by alias and by name, fuzzily', () => {
@@ -120,6 +120,77 @@ describe('search', () => {
       ['s1', 1],
       ['s2', 1],
     ]);
+  });
+});
+
+describe('search: why a row matched, and its rank (issue 29)', () => {
+  const heapData = normalizeGraph({
+    nodes: [
+      prop('n_arr', 'Array', 'h1', '2026-01-01T00:00:00Z', 'An array stores items in order.'),
+      prop('n_pq', 'Priority queue', 'h1', '2026-01-02T00:00:00Z', 'A priority queue is usually built on a heap.'),
+      prop('n_sort', 'Heapsort', 'h1', '2026-01-03T00:00:00Z', 'Sorting by repeatedly taking the largest item.'),
+      prop('n_heap', 'Heap', 'h2', '2026-01-04T00:00:00Z', 'A tree where each parent is at least its children.'),
+      prop('n_help', 'Help desk', 'h2', '2026-01-05T00:00:00Z', 'Where questions go.', ['binary heap support']),
+      prop('n_tree', 'Tree', 'h2', '2026-01-06T00:00:00Z', 'Perhaps a forest helps.'),
+      chain('arg_pq', ['n_arr'], 'n_pq', '2026-01-02T00:00:00Z'),
+      chain('arg_sort', ['n_pq'], 'n_sort', '2026-01-03T00:00:00Z'),
+    ],
+    links: [],
+    clusters: [
+      { key: 'h1', kind: 'chat', label: 'Queues lesson', nodeIds: ['n_arr', 'n_pq', 'n_sort'], nodeCount: 3 },
+      { key: 'h2', kind: 'notes', label: 'trees.md', nodeIds: ['n_heap', 'n_help', 'n_tree'], nodeCount: 3 },
+    ],
+  });
+  const model = buildTable(heapData);
+  const search = chainSearch(model);
+
+  it("ranks the note whose own title is the query first, then titles holding it, then names, aliases, statements", () => {
+    const hits = search('heap')!;
+    expect([...hits.keys()]).toEqual(['n_heap', 'arg_sort', 'n_help', 'arg_pq']);
+    expect(hits.get('n_heap')).toMatchObject({ tier: 0, field: 'title', nodeId: 'n_heap', text: 'Heap', ranges: [[0, 4]] });
+    expect(hits.get('arg_sort')).toMatchObject({ tier: 1, field: 'title', nodeId: 'n_sort', text: 'Heapsort', ranges: [[0, 4]] });
+    expect(hits.get('n_help')).toMatchObject({ tier: 3, field: 'alias', nodeId: 'n_help', text: 'binary heap support', ranges: [[7, 11]] });
+    expect(hits.get('arg_pq')).toMatchObject({ tier: 4, field: 'statement', nodeId: 'n_pq', ranges: [[39, 43]] });
+  });
+
+  it('lists look-alike rows ("perhaps", "helps") only when nothing holds the query as typed', () => {
+    expect(search('heap')!.has('n_tree')).toBe(false);
+    const typo = search('prioirty')!;
+    expect([...typo.values()].every((m) => m.tier === 5)).toBe(true);
+    expect(typo.has('arg_pq')).toBe(true);
+  });
+
+  it('shows every matched row the text it matched in, so no row matches invisibly', () => {
+    for (const q of ['heap', 'HEAP', 'queue', 'prioirty']) {
+      for (const m of search(q)!.values()) {
+        expect(m.ranges.length, `${q} → ${m.id}`).toBeGreaterThan(0);
+        const marked = highlightParts(m.text, m.ranges).filter((p) => p.hit).map((p) => p.text.toLowerCase());
+        expect(marked.length).toBeGreaterThan(0);
+        if (q !== 'prioirty') expect(marked).toContain(q.toLowerCase());
+      }
+    }
+  });
+
+  it('orders clusters by their best row and rows within them by rank', () => {
+    const ranked = rankTable(filterTable(sortTable(model.clusters, 'name', 'asc'), search('heap')), search('heap'));
+    expect(ranked.map((c) => c.key)).toEqual(['h2', 'h1']);
+    expect(ranked[0].chains.map((c) => c.id)).toEqual(['n_heap', 'n_help']);
+    expect(ranked[1].chains.map((c) => c.id)).toEqual(['arg_sort', 'arg_pq']);
+    expect(rankTable(model.clusters, null).map((c) => c.key)).toEqual(model.clusters.map((c) => c.key));
+  });
+
+  it('finds every case-insensitive occurrence and splits text around it', () => {
+    expect(findRanges('Heap of heaps', 'heap')).toEqual([
+      [0, 4],
+      [8, 12],
+    ]);
+    expect(findRanges('abc', '')).toEqual([]);
+    expect(highlightParts('a heap b', [[2, 6]])).toEqual([
+      { text: 'a ', hit: false },
+      { text: 'heap', hit: true },
+      { text: ' b', hit: false },
+    ]);
+    expect(highlightParts('heap', [])).toEqual([{ text: 'heap', hit: false }]);
   });
 });
 

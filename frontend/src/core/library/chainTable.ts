@@ -160,13 +160,71 @@ interface SearchDoc {
   names: string[];
   aliases: string[];
   statements: string[];
+  /** The member each entry of `names`/`statements` belongs to, by index. */
+  memberIds: string[];
+  /** The member each entry of `aliases` belongs to, by index. */
+  aliasOwners: string[];
 }
 
-export type ChainSearch = (query: string) => Set<string> | null;
+/** Where a search hit was found: a proposition's name, one of its aliases, or its statement. */
+export type MatchField = 'title' | 'name' | 'alias' | 'statement';
+
+/** Why a row matched: the text that matched and the character ranges to highlight in it. */
+export interface ChainMatch {
+  /** The row's id (a chain's `arg_` id or a lonely proposition's id). */
+  id: string;
+  /**
+   * The tier, best first: 0 the row's own title is the query, 1 the row's own title contains it
+   * (a lonely proposition's name or a chain's conclusion), 2 a member's name contains it, 3 an
+   * alias does, 4 a statement does, 5 a fuzzy (misspelt) match only.
+   */
+  tier: number;
+  /** 'title' when the row's own title matched; else the member field that did. */
+  field: MatchField;
+  /** The proposition whose text matched. */
+  nodeId: string;
+  /** The whole text that matched (a name, an alias or a statement). */
+  text: string;
+  /** Half-open [start, end) character ranges of `text` to highlight, in order, not overlapping. */
+  ranges: [number, number][];
+}
 
 /**
- * A fuzzy search over each chain's propositions (names, aliases, statements). Returns the ids
- * of matching chains, or null for an empty query (no filter).
+ * The matching rows for a query, best first (a Map keeps that order), or null for an empty query.
+ */
+export type ChainSearch = (query: string) => Map<string, ChainMatch> | null;
+
+/** Every case-insensitive occurrence of `needle` in `text`, as [start, end) ranges. */
+export function findRanges(text: string, needle: string): [number, number][] {
+  const out: [number, number][] = [];
+  const hay = text.toLocaleLowerCase();
+  const n = needle.toLocaleLowerCase();
+  if (!n || hay.length !== text.length) return out; // a case fold that changes length: no safe ranges
+  for (let i = hay.indexOf(n); i >= 0; i = hay.indexOf(n, i + n.length)) out.push([i, i + n.length]);
+  return out;
+}
+
+/** Split `text` into plain and highlighted parts by `ranges` (as `ChainMatch.ranges`). */
+export function highlightParts(text: string, ranges: readonly [number, number][]): { text: string; hit: boolean }[] {
+  const parts: { text: string; hit: boolean }[] = [];
+  let at = 0;
+  for (const [a, b] of ranges) {
+    const start = Math.max(a, at);
+    const end = Math.min(b, text.length);
+    if (end <= start) continue;
+    if (start > at) parts.push({ text: text.slice(at, start), hit: false });
+    parts.push({ text: text.slice(start, end), hit: true });
+    at = end;
+  }
+  if (at < text.length) parts.push({ text: text.slice(at), hit: false });
+  return parts;
+}
+
+/**
+ * A search over each chain's propositions (names, aliases, statements) that says why each row
+ * matched and ranks rows whose own title holds the query first (a note titled "Heap" before the
+ * chains that mention heaps). Rows holding the query as typed (any case) are the result; only when
+ * there are none does Fuse's fuzzy match look for a misspelling. Returns the matches in rank order, or null for an empty query.
  */
 export function chainSearch(model: TableModel): ChainSearch {
   const docs: SearchDoc[] = model.chains.map((c) => {
@@ -176,12 +234,39 @@ export function chainSearch(model: TableModel): ChainSearch {
       names: members.map((m) => m.name),
       aliases: members.flatMap((m) => m.aliases),
       statements: members.map((m) => m.statement),
+      memberIds: members.map((m) => m.id),
+      aliasOwners: members.flatMap((m) => m.aliases.map(() => m.id)),
     };
   });
+  const titleOf = new Map(model.chains.map((c) => [c.id, c.conclusion]));
   let fuse: Fuse<SearchDoc> | null = null;
   return (query: string) => {
     const q = query.trim();
     if (!q) return null;
+    const found: ChainMatch[] = [];
+    const lower = q.toLocaleLowerCase();
+    for (const doc of docs) {
+      const own = titleOf.get(doc.id);
+      let best: ChainMatch | null = null;
+      const consider = (tier: number, field: MatchField, nodeId: string, text: string) => {
+        if (best && best.tier <= tier) return;
+        const ranges = findRanges(text, q);
+        if (ranges.length) best = { id: doc.id, tier, field, nodeId, text, ranges };
+      };
+      doc.names.forEach((name, i) => {
+        const nodeId = doc.memberIds[i];
+        if (nodeId === own) consider(name.trim().toLocaleLowerCase() === lower ? 0 : 1, 'title', nodeId, name);
+        else consider(2, 'name', nodeId, name);
+      });
+      doc.aliases.forEach((alias, i) => consider(3, 'alias', doc.aliasOwners[i], alias));
+      doc.statements.forEach((st, i) => consider(4, 'statement', doc.memberIds[i], st));
+      if (best) found.push(best);
+    }
+    // stable: within a tier, the table's own order is kept
+    found.sort((a, b) => a.tier - b.tier);
+    // Fuzzy hits are a fallback for a misspelt query only: when the words are found as typed,
+    // rows that merely look alike ("perhaps", "helps" for "heap") would be noise with no visible hit.
+    if (found.length) return new Map(found.map((f) => [f.id, f]));
     fuse ??= new Fuse(docs, {
       keys: [
         { name: 'names', weight: 3 },
@@ -191,13 +276,40 @@ export function chainSearch(model: TableModel): ChainSearch {
       threshold: 0.3,
       ignoreLocation: true,
       minMatchCharLength: 2,
+      includeMatches: true,
     });
-    return new Set(fuse.search(q).map((r) => r.item.id));
+    for (const r of fuse.search(q)) {
+      const m = r.matches?.[0];
+      const key = m?.key ?? 'names';
+      const idx = m?.refIndex ?? 0;
+      const doc = r.item;
+      const nodeId = (key === 'aliases' ? doc.aliasOwners[idx] : doc.memberIds[idx]) ?? doc.memberIds[0] ?? doc.id;
+      const text = m?.value ?? doc.names[0] ?? '';
+      // Fuse marks scattered letters; highlight its longest run only, which reads as the hit
+      let longest: [number, number] | null = null;
+      for (const [a, b] of m?.indices ?? []) if (!longest || b + 1 - a > longest[1] - longest[0]) longest = [a, b + 1];
+      const field: MatchField = key === 'aliases' ? 'alias' : key === 'statements' ? 'statement' : nodeId === titleOf.get(doc.id) ? 'title' : 'name';
+      found.push({ id: doc.id, tier: 5, field, nodeId, text, ranges: longest ? [longest] : [] });
+    }
+    return new Map(found.map((f) => [f.id, f]));
   };
 }
 
+/**
+ * Order rows by search rank (returns new arrays): each cluster's chains best match first, and
+ * clusters by their best row. A null `matches` (no search) leaves the order as it is.
+ */
+export function rankTable(clusters: readonly TableCluster[], matches: ReadonlyMap<string, ChainMatch> | null): TableCluster[] {
+  if (!matches) return [...clusters];
+  const rank = new Map([...matches.keys()].map((id, i) => [id, i]));
+  const of = (id: string) => rank.get(id) ?? Number.MAX_SAFE_INTEGER;
+  const ranked = clusters.map((c) => ({ ...c, chains: [...c.chains].sort((a, b) => of(a.id) - of(b.id)) }));
+  const best = (c: TableCluster) => (c.chains.length ? of(c.chains[0].id) : Number.MAX_SAFE_INTEGER);
+  return ranked.sort((a, b) => best(a) - best(b));
+}
+
 /** Keep only the matching chains (and the clusters that still have some). */
-export function filterTable(clusters: readonly TableCluster[], matches: Set<string> | null): TableCluster[] {
+export function filterTable(clusters: readonly TableCluster[], matches: ReadonlySet<string> | ReadonlyMap<string, unknown> | null): TableCluster[] {
   if (!matches) return [...clusters];
   return clusters
     .map((c) => {

@@ -4,9 +4,12 @@ import {
   chainSearch,
   checkState,
   filterTable,
+  highlightParts,
   nextSort,
+  rankTable,
   sortTable,
   toggleMembers,
+  type ChainMatch,
   type CheckState,
   type SortKey,
   type TableChain,
@@ -59,7 +62,7 @@ export default function ChainTable({ data, selection, onSelectionChange, onGener
   const searchRef = useRef<HTMLInputElement>(null);
 
   const matches = useMemo(() => search(deferredQuery), [search, deferredQuery]);
-  const rows = useMemo(() => filterTable(sortTable(model.clusters, sort.key, sort.dir), matches), [model, sort, matches]);
+  const rows = useMemo(() => rankTable(filterTable(sortTable(model.clusters, sort.key, sort.dir), matches), matches), [model, sort, matches]);
   const grouped = useMemo(() => groupByFolder(rows, data.folders), [rows, data.folders]);
   const searching = matches !== null;
   const practice = useMemo(() => chainsForSelection(selection, chains), [selection, chains]);
@@ -143,6 +146,7 @@ export default function ChainTable({ data, selection, onSelectionChange, onGener
           selection={selection}
           nodes={model.nodes}
           chip={chip}
+          match={matches?.get(chain.id)}
           onToggle={() => setOpenChains((s) => toggle(s, chain.id))}
           onSelect={(members) => onSelectionChange(toggleMembers(selection, members))}
           onDelete={() => onDelete([chain.id])}
@@ -277,13 +281,15 @@ interface ChainRowsProps {
   selection: ReadonlySet<string>;
   nodes: ReadonlyMap<string, { name: string; statement: string; createdAt: string }>;
   chip: (id: string) => { id: string; name: string };
+  /** Why this row matched the search (absent when not searching). */
+  match?: ChainMatch;
   onToggle: () => void;
   onSelect: (members: string[]) => void;
   onDelete: () => void;
   onShowNode: (id: string) => void;
 }
 
-function ChainRows({ chain, open, selection, nodes, chip, onToggle, onSelect, onDelete, onShowNode }: ChainRowsProps) {
+function ChainRows({ chain, open, selection, nodes, chip, match, onToggle, onSelect, onDelete, onShowNode }: ChainRowsProps) {
   return (
     <Fragment>
       <tr className="row-chain" data-testid="table-chain" data-chain-id={chain.id} data-lonely={chain.lonely ? 'true' : undefined}>
@@ -295,6 +301,7 @@ function ChainRows({ chain, open, selection, nodes, chip, onToggle, onSelect, on
             <Caret open={open} />
             <ChainLine premises={chain.premises.map(chip)} conclusion={chip(chain.conclusion)} />
           </button>
+          {match && <MatchWhy match={match} name={nodes.get(match.nodeId)?.name ?? match.nodeId} />}
         </td>
         <td className="col-props">{chain.members.length}</td>
         <td className="col-created" title={formatFull(chain.createdAt)}>
@@ -337,6 +344,35 @@ function ChainRows({ chain, open, selection, nodes, chip, onToggle, onSelect, on
           );
         })}
     </Fragment>
+  );
+}
+
+const FIELD_WORDS: Record<ChainMatch['field'], string> = { title: 'name', name: 'name', alias: 'alias', statement: 'statement' };
+/** Characters of a long statement kept either side of the first hit. */
+const SNIPPET_SIDE = 48;
+
+/** "Matched in the statement of Priority queue: … built on a [heap]." – why a search row is listed. */
+function MatchWhy({ match, name }: { match: ChainMatch; name: string }) {
+  let { text } = match;
+  let ranges = match.ranges;
+  let before = '';
+  let after = '';
+  if (ranges.length && text.length > 2 * SNIPPET_SIDE + 20) {
+    const from = Math.max(0, ranges[0][0] - SNIPPET_SIDE);
+    const to = Math.min(text.length, ranges[0][1] + SNIPPET_SIDE);
+    before = from > 0 ? '… ' : '';
+    after = to < text.length ? ' …' : '';
+    text = text.slice(from, to);
+    ranges = ranges.map(([a, b]) => [a - from, b - from] as [number, number]).filter(([a, b]) => a >= 0 && b <= text.length);
+  }
+  const where = match.field === 'title' ? 'Matched in its name' : `Matched in the ${FIELD_WORDS[match.field]} of ${plainMath(name)}`;
+  return (
+    <div className="chain-match muted small" data-testid="chain-match" data-field={match.field} data-node-id={match.nodeId}>
+      {where}
+      {match.tier === 5 ? ' (close spelling)' : ''}: {before}
+      {highlightParts(text, ranges).map((p, i) => (p.hit ? <mark key={i}>{p.text}</mark> : <Fragment key={i}>{p.text}</Fragment>))}
+      {after}
+    </div>
   );
 }
 
