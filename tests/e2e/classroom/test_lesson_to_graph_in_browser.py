@@ -69,7 +69,11 @@ def test_a_short_lesson_then_add_to_my_graph_now_puts_it_on_the_home_page(
     assert [r for r in httpx.get(server.url + "/api/activity").json()["rows"] if r["source"] == chat_id] == []
 
     page.get_by_test_id("session-menu").click()
-    expect(page.get_by_test_id("coverage-words")).to_contain_text("not yet")
+    # in sentences, with the countdown the dock says at the same moment (one clock, one wording)
+    words = page.get_by_test_id("coverage-words")
+    expect(words).to_contain_text("not in your graph yet.")
+    countdown = re.compile(r"read into your graph (in \d+ (s|min) unless you continue|now)")
+    expect(words).to_contain_text(countdown)
     page.get_by_test_id("add-to-graph").click()
     expect(page.get_by_test_id("graph-notice")).to_contain_text("being read into your graph")
     # the ring follows the run to its end: all of the lesson's teaching is covered

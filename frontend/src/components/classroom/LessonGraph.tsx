@@ -3,6 +3,7 @@ import * as api from '../../api';
 import { useActivity } from '../../activityState';
 import { describeError } from '../../core/errors';
 import { canFlush, coveredFraction, coverageWords, flushNotice, ringLabel, type LessonCoverage } from '../../core/classroom/lessonGraph';
+import { useSecondClock } from '../machine_room/useSecondClock';
 import './lessonGraph.css';
 
 const RADIUS = 9;
@@ -10,11 +11,7 @@ const CIRCUMFERENCE = 2 * Math.PI * RADIUS;
 
 /** The session header's coverage ring: how much of the lesson's teaching is in the graph. */
 export function CoverageRing({ coverage, error }: { coverage: LessonCoverage | null; error: string | null }) {
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    const timer = window.setInterval(() => setNow(Date.now()), 15_000);
-    return () => window.clearInterval(timer);
-  }, []);
+  const now = useSecondClock(); // the dock's clock: both say the same countdown
   // nothing taught yet: no ring (a bare "graph: —" explains nothing)
   if (coverage && coverage.totalTokens === 0 && !coverage.running && coverage.jobs.length === 0) return null;
   if (!coverage) {
@@ -61,6 +58,11 @@ interface MenuProps {
   coverage: LessonCoverage | null;
   busy: boolean;
   onCoverage: (coverage: LessonCoverage) => void;
+}
+
+/** The menu's coverage sentence, counting down on the dock's clock while the menu is open. */
+function CoverageWords({ coverage }: { coverage: LessonCoverage }) {
+  return <>{coverageWords(coverage, useSecondClock())}</>;
 }
 
 /** The session menu (⋯): "Add to my graph now", with what is and is not in the graph yet. */
@@ -149,7 +151,7 @@ export function SessionMenu({ children, chatId, coverage, busy, onCoverage }: Me
             {sending ? 'Adding…' : 'Add to my graph now'}
           </button>
           <p className="session-menu-help small muted" data-testid="coverage-words">
-            {coverage ? coverageWords(coverage, Date.now()) : why}
+            {coverage ? <CoverageWords coverage={coverage} /> : why}
           </p>
           {children}
         </div>

@@ -2,6 +2,7 @@ import './activityDock.css';
 import { useEffect, useState } from 'react';
 import { Link } from 'react-router-dom';
 import { useActivity } from '../../activityState';
+import { useSecondClock } from './useSecondClock';
 import {
   formatElapsed,
   formatRowUsage,
@@ -218,12 +219,7 @@ function AgentRowView({ row, now }: { row: ActivityRow; now: number }) {
 
 /** A lesson whose new teaching waits to be read into the graph, and when it will be. */
 function PendingRowView({ pending }: { pending: PendingLesson }) {
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    if (!pending.flushAt) return;
-    const timer = window.setInterval(() => setNow(Date.now()), 1000);
-    return () => window.clearInterval(timer);
-  }, [pending.flushAt]);
+  const now = useSecondClock(); // the lesson menu's clock: both say the same countdown
   return (
     <li className="activity-row phase-pending" data-testid="pending-row" data-source={pending.source} data-waiting={pending.waitingFor}>
       <div className="activity-row-head">

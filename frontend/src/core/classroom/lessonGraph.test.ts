@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalizePending, pendingWords } from '../machine_room/activity';
+import { normalizePending, pendingWords, readCountdown } from '../machine_room/activity';
 import { canFlush, coverageWords, coveredFraction, isBusy, normalizeCoverage, normalizeFlush, ringLabel } from './lessonGraph';
 import { libraryDraft, libraryUpdate, normalizeLibrarySettings } from '../machine_room/librarySettings';
 
@@ -30,7 +30,36 @@ describe('lesson coverage', () => {
     expect(canFlush(c)).toBe(true);
     expect(isBusy(c)).toBe(false);
     expect(coverageWords(c, NOW)).toBe(
-      '75% is in your graph; 1 message (about 10 tokens) not yet. They are read when you leave the lesson, after 4 min without a turn, or now from the menu.',
+      '75% is in your graph; 1 message (about 10 tokens) is not in it yet. It is read into your graph in 4 min unless you continue, when you leave the lesson, or now from the menu.',
+    );
+  });
+
+  it('says the same countdown as the dock at every moment, in sentences', () => {
+    const flushAt = '2026-01-01T00:05:00Z';
+    const c = coverage({ coveredTokens: 0, coveredMessages: 0, uncoveredMessages: 2, pending: { source: 'c_1', label: 'Heaps', waitingFor: 'idle', flushAt } });
+    const [pending] = normalizePending({ pending: [{ source: 'c_1', label: 'Heaps', waitingFor: 'idle', flushAt }] });
+    const due = Date.parse(flushAt);
+    // every second of the last five minutes, and the moments a rounding could split the two
+    for (let left = 0; left <= 300; left += 1) {
+      for (const shift of [0, 1, 499, 500, 501, 999]) {
+        const now = due - left * 1000 + shift;
+        const words = coverageWords(c, now);
+        const dock = pendingWords(pending, now);
+        const when = readCountdown(flushAt, now);
+        expect(when).not.toBeNull();
+        expect(dock).toContain(when as string);
+        expect(words).toContain(when === 'now' ? 'read into your graph now' : `read into your graph ${when} unless you continue`);
+        expect(words).toMatch(/^[A-Z0-9][^]*\.$/);
+        expect(words).not.toMatch(/not yet\./);
+      }
+    }
+    expect(readCountdown(flushAt, due - 270_000)).toBe('in 5 min');
+    expect(readCountdown(flushAt, due - 240_000)).toBe('in 4 min');
+    expect(readCountdown(flushAt, due - 30_000)).toBe('in 30 s');
+    expect(readCountdown(flushAt, due + 5_000)).toBe('now');
+    expect(readCountdown('junk', due)).toBeNull();
+    expect(coverageWords(c, due - 120_000)).toBe(
+      '2 messages (about 10 tokens) are not in your graph yet. They are read into your graph in 2 min unless you continue, when you leave the lesson, or now from the menu.',
     );
   });
 

@@ -2,7 +2,7 @@
 // how much of its teacher prose the graph has read, what runs, and when the rest is read.
 // Pure helpers: reading answers defensively, the ring's fraction, plain words.
 
-import { isActivityPhase, normalizePending, phaseWords, type ActivityPhase, type PendingLesson } from '../machine_room/activity';
+import { isActivityPhase, normalizePending, pendingWords, phaseWords, readCountdown, type ActivityPhase, type PendingLesson } from '../machine_room/activity';
 import { formatCount } from '../usage';
 
 export interface CoverageJob {
@@ -104,22 +104,24 @@ export function coverageWords(c: LessonCoverage, now: number): string {
     return `Being read into your graph (${what}).`;
   }
   if (c.uncoveredTokens === 0) return `All of this lesson’s teaching is in your graph (${plural(c.coveredMessages, 'message')}).`;
-  const done = c.coveredTokens > 0 ? `${Math.floor(coveredFraction(c) * 100)}% is in your graph; ` : '';
-  const rest = `${plural(c.uncoveredMessages, 'message')} (about ${formatCount(c.uncoveredTokens)} tokens) not yet`;
-  return `${capitalize(done + rest)}. ${capitalize(nextWords(c, now))}.`;
+  const one = c.uncoveredMessages === 1;
+  const rest = `${plural(c.uncoveredMessages, 'message')} (about ${formatCount(c.uncoveredTokens)} tokens)`;
+  const first = c.coveredTokens > 0
+    ? `${Math.floor(coveredFraction(c) * 100)}% is in your graph; ${rest} ${one ? 'is' : 'are'} not in it yet`
+    : `${rest} ${one ? 'is' : 'are'} not in your graph yet`;
+  return `${capitalize(first)}. ${one ? 'It is' : 'They are'} ${nextWords(c, now)}.`;
 }
 
+/** The pending lesson's countdown in the dock's own words (`pendingWords`), and the other ways in. */
 function nextWords(c: LessonCoverage, now: number): string {
   const p = c.pending;
-  if (p?.waitingFor === 'turn') return 'they are read when the reply being written ends';
-  if (p?.flushAt) {
-    const seconds = Math.max(0, Math.round((Date.parse(p.flushAt) - now) / 1000));
-    if (Number.isFinite(seconds)) {
-      const when = seconds < 60 ? `${seconds} s` : `${Math.round(seconds / 60)} min`;
-      return `they are read when you leave the lesson, after ${when} without a turn, or now from the menu`;
-    }
-  }
-  return 'they are read when you leave the lesson, after a few idle minutes, or now from the menu';
+  const otherwise = 'when you leave the lesson, or now from the menu';
+  if (p?.waitingFor === 'turn') return pendingWords(p, now);
+  if (p?.waitingFor === 'run') return `read into your graph when the running part ends, ${otherwise}`;
+  const when = p ? readCountdown(p.flushAt, now) : null;
+  if (when === null) return `read into your graph after a few idle minutes, ${otherwise}`;
+  if (when === 'now') return 'read into your graph now';
+  return `read into your graph ${when} unless you continue, ${otherwise}`;
 }
 
 function plural(n: number, one: string): string {

@@ -315,15 +315,28 @@ export function normalizePending(raw: unknown): PendingLesson[] {
   return out;
 }
 
-/** "after 4 min without a turn", "when the reply ends", … for a lesson waiting to be read. */
+/**
+ * When an idle lesson is read into the graph, counted down from `flushAt` (ISO time) at `now`
+ * (ms since the epoch): "in 30 s", "in 5 min" (whole minutes rounded up, so it never says fewer
+ * minutes than remain), "now"; null when `flushAt` is missing or unparseable. The one wording the
+ * dock and the lesson menu share, so the two never disagree at the same moment.
+ */
+export function readCountdown(flushAt: string | null, now: number): string | null {
+  const due = flushAt ? Date.parse(flushAt) : NaN;
+  if (!Number.isFinite(due)) return null;
+  const seconds = Math.max(0, Math.ceil((due - now) / 1000));
+  if (seconds <= 1) return 'now';
+  if (seconds < 60) return `in ${seconds} s`;
+  return `in ${Math.ceil(seconds / 60)} min`;
+}
+
+/** "read into your graph in 4 min unless you continue", "… when the reply being written ends", … */
 export function pendingWords(p: PendingLesson, now: number): string {
   if (p.waitingFor === 'turn') return 'read into your graph when the reply being written ends';
   if (p.waitingFor === 'run') return 'the rest is read when the running part ends';
-  const due = p.flushAt ? Date.parse(p.flushAt) : NaN;
-  if (!Number.isFinite(due)) return 'read into your graph once the lesson is idle';
-  const seconds = Math.max(0, Math.round((due - now) / 1000));
-  if (seconds < 60) return seconds <= 1 ? 'read into your graph now' : `read into your graph in ${seconds} s unless you continue`;
-  return `read into your graph in ${Math.round(seconds / 60)} min unless you continue`;
+  const when = readCountdown(p.flushAt, now);
+  if (when === null) return 'read into your graph once the lesson is idle';
+  return when === 'now' ? 'read into your graph now' : `read into your graph ${when} unless you continue`;
 }
 
 // ---------------------------------------------------------------------------
