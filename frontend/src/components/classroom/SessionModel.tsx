@@ -3,7 +3,7 @@ import { useState, type FormEvent } from 'react';
 import * as api from '../../api';
 import { useAppState } from '../../appState';
 import { describeError } from '../../core/errors';
-import { needsBaseUrl } from '../../core/machine_room/settings';
+import { modelPlaceholder, needsBaseUrl, providerLabel } from '../../core/machine_room/settings';
 import type { ChatModel } from '../../core/types';
 
 const FALLBACK_PROVIDERS = ['openrouter', 'openai', 'openai-compatible', 'local'];
@@ -61,7 +61,7 @@ export default function SessionModel({ chatId, model, busy, onChanged }: Props) 
   return (
     <div className="session-model">
       <span className="session-model-label" data-testid="session-model" title={model?.baseUrl ?? undefined}>
-        {model ? `${model.provider} · ${model.model}` : 'no model'}
+        {model ? `${providerLabel(model.provider)} · ${model.model}` : 'no model'}
       </span>
       {!editing && (
         <button type="button" className="link-btn" data-testid="session-model-edit" onClick={open}>
@@ -70,34 +70,41 @@ export default function SessionModel({ chatId, model, busy, onChanged }: Props) 
       )}
       {editing && (
         <form className="session-model-form" onSubmit={(e) => void save(e)} data-testid="session-model-form">
-          <select aria-label="Provider" data-testid="session-model-provider" value={provider} onChange={(e) => setProvider(e.target.value)}>
-            {options.map((p) => (
-              <option key={p} value={p}>
-                {p}
-              </option>
-            ))}
-          </select>
-          <input
-            type="text"
-            aria-label="Model id"
-            data-testid="session-model-model"
-            placeholder="model id"
-            spellCheck={false}
-            autoComplete="off"
-            value={modelId}
-            onChange={(e) => setModelId(e.target.value)}
-          />
-          {needsBaseUrl(provider) && (
+          <label className="session-model-field">
+            <span>Provider</span>
+            <select data-testid="session-model-provider" value={provider} onChange={(e) => setProvider(e.target.value)}>
+              {options.map((p) => (
+                <option key={p} value={p}>
+                  {providerLabel(p)}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label className="session-model-field">
+            <span>Model id</span>
             <input
-              type="url"
-              aria-label="Base URL"
-              data-testid="session-model-baseurl"
-              placeholder="http://127.0.0.1:11434/v1"
+              type="text"
+              data-testid="session-model-model"
+              placeholder={modelPlaceholder(provider).replace(/ \(connect the subscription below\)$/, '') || 'model id'}
               spellCheck={false}
               autoComplete="off"
-              value={baseUrl}
-              onChange={(e) => setBaseUrl(e.target.value)}
+              value={modelId}
+              onChange={(e) => setModelId(e.target.value)}
             />
+          </label>
+          {needsBaseUrl(provider) && (
+            <label className="session-model-field">
+              <span>Base URL</span>
+              <input
+                type="url"
+                data-testid="session-model-baseurl"
+                placeholder="http://127.0.0.1:11434/v1"
+                spellCheck={false}
+                autoComplete="off"
+                value={baseUrl}
+                onChange={(e) => setBaseUrl(e.target.value)}
+              />
+            </label>
           )}
           <button type="submit" className="btn btn-small btn-primary" data-testid="session-model-save" disabled={saving || busy}>
             {saving ? 'Saving…' : 'Save'}

@@ -15,6 +15,7 @@ import {
   keySourceLabel,
   modelPlaceholder,
   needsBaseUrl,
+  providerLabel,
   resolvedLabel,
   validateDraft,
   type SettingsDraft,
@@ -49,24 +50,10 @@ const SLOT_INFO: Record<Slot, { label: string; help: string }> = {
   vision: { label: 'Vision model', help: 'Reads images and diagrams you share.' },
 };
 
-const PROVIDER_LABEL: Record<string, string> = {
-  openrouter: 'OpenRouter',
-  openai: 'OpenAI',
-  'openai-compatible': 'OpenAI-compatible server',
-  local: 'Local offline demo model',
-  chatgpt: 'ChatGPT subscription',
-  'github-copilot-subscription': 'GitHub Copilot subscription',
-  'xai-subscription': 'xAI subscription',
-  deepgram: 'Deepgram (dictation)',
-};
 
 /** The keys this section holds: model providers and the dictation service (search keys: Web research). */
 const KEY_ROWS = [...KEY_PROVIDERS, 'deepgram'] as const;
 type KeyRowName = (typeof KEY_ROWS)[number];
-
-function providerLabel(p: string): string {
-  return PROVIDER_LABEL[p] ?? p;
-}
 
 export default function SettingsPage() {
   const { settings, settingsError, refreshSettings } = useAppState();

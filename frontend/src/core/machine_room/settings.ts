@@ -46,6 +46,23 @@ export interface SlotDraft {
 
 export type SettingsDraft = Record<Slot, SlotDraft>;
 
+/** What the app calls each provider wherever one is chosen (Settings, a lesson's own model). */
+export const PROVIDER_LABEL: Record<string, string> = {
+  openrouter: 'OpenRouter',
+  openai: 'OpenAI',
+  'openai-compatible': 'OpenAI-compatible server',
+  local: 'Local offline demo model',
+  chatgpt: 'ChatGPT subscription',
+  'github-copilot-subscription': 'GitHub Copilot subscription',
+  'xai-subscription': 'xAI subscription',
+  deepgram: 'Deepgram (dictation)',
+};
+
+/** A provider id in plain words ("openai-compatible" → "OpenAI-compatible server"); an unknown id as is. */
+export function providerLabel(provider: string): string {
+  return PROVIDER_LABEL[provider] ?? provider;
+}
+
 export function needsBaseUrl(provider: string): boolean {
   return provider === 'openai-compatible';
 }
