@@ -108,10 +108,14 @@ class MergeSection:
         """A job's findings embedded before it takes the merge section (issue 28 item 2: the
         embedding was ~40 % of a vault import's CPU and ran inside the section, so jobs waited on
         each other's), for `audit(prepared=...)`; in a worker thread, one job at a time
-        (`embedding`). None without an embedder, an unavailable one, or no findings. Call it NOT
-        holding the section: it reads no graph."""
+        (`embedding`). None without an embedder, an unavailable one, or no findings, and for a
+        lone finding while the graph is empty (the audit ranks nothing then: the embedder is not
+        loaded for it; should a node land meanwhile, the audit embeds the finding itself). Call it
+        NOT holding the section: its result does not depend on the graph."""
         vectors = self.vectors
         if vectors is None or not findings.propositions:
+            return None
+        if len(findings.propositions) == 1 and not self.graph.nodes():
             return None
         async with self.embedding:
             return await run_background(vectors.embed_findings, findings.propositions)

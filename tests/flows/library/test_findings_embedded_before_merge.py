@@ -133,3 +133,24 @@ def test_a_failing_embedder_before_the_section_leaves_candidates_lexical(tmp_pat
     asyncio.run(scenario())
     assert len(fake.calls) == 1 and pipe.extraction.merge.vectors.failure  # asked once, then never
     assert {n.name for n in pipe.graph.nodes().values()} >= {"Binary heap", "Heapsort", "Decrease key"}
+
+
+def test_a_lone_finding_on_an_empty_graph_does_not_load_the_embedder(tmp_path: Path) -> None:
+    pipe = Pipeline(tmp_path / "graph")
+    merge = pipe.extraction.merge
+    recording = Recording(merge.lock)
+    merge.vectors = CandidateVectors(recording)
+
+    async def scenario() -> None:
+        await pipe.import_note("vault/first.md", "# Graph theory\n\nGraphs.\n")
+        assert recording.calls == []  # nothing to rank against: not embedded, before or inside
+        await pipe.import_note("vault/second.md", "# Binary heap\n\nA tree.\n")
+
+    asyncio.run(scenario())
+    # the second note's finding before the section; the first note's node, never embedded, at
+    # the index's sync inside it (as before: only nodes the index does not hold are embedded there)
+    assert recording.calls == [
+        (["Binary heap. Binary heap holds."], False),
+        (["Graph theory. Graph theory holds."], True),
+    ]
+    assert len(pipe.graph.nodes()) == 2
