@@ -1,17 +1,21 @@
 """What a new user noticed in a lesson's first minutes (issue 29, item 4), in real Chromium on a
-scripted lesson (tests/scripts/classroom.py): the per-lesson model editor speaks Settings' words."""
+scripted lesson (tests/scripts/classroom.py): the per-lesson model editor speaks Settings' words;
+"Regenerate" writes the teacher's last reply again."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
 from tests.procs import ServerProcess, server_on_stub
 from tests.scripts.classroom import lesson_reply
+from tests.stub_openai import Reply, last_user_text
 
 pytestmark = pytest.mark.e2e
 
@@ -43,3 +47,45 @@ def test_the_lesson_model_editor_uses_settings_labels(page: Page, server: Server
         expect(form.locator("label", has_text=field)).to_be_visible()
     provider.select_option(label="OpenAI")
     expect(form.get_by_label("Base URL")).to_have_count(0)
+
+
+@pytest.fixture
+def counting_server(data_dir: Path) -> Iterator[ServerProcess]:
+    """A teacher whose every reply is numbered: a regenerated reply is a new one."""
+    count = itertools.count(1)
+
+    def reply(body: dict[str, object]) -> Reply:
+        return Reply(f"Reply {next(count)} to: {last_user_text(body)}")
+
+    with server_on_stub(data_dir, reply, delay_s=0.01) as proc:
+        yield proc
+
+
+def test_regenerate_writes_the_last_reply_again(page: Page, counting_server: ServerProcess) -> None:
+    page.goto(counting_server.url + "/")
+    page.get_by_test_id("new-lesson").click()
+    expect(page).to_have_url(re.compile(r"/chat/c_[0-9a-f]+$"))
+    chat_id = page.url.rsplit("/", 1)[1]
+    expect(page.get_by_test_id("regenerate")).to_have_count(0)  # nothing to regenerate yet
+    page.get_by_test_id("composer-input").fill("Teach me heaps")
+    page.get_by_test_id("composer-send").click()
+    replies = page.get_by_test_id("message-assistant")
+    expect(replies.last).to_contain_text("to: Teach me heaps", timeout=20_000)
+    expect(page.get_by_test_id("chat-status")).to_have_text("ready", timeout=20_000)
+    first = replies.last.inner_text().strip()  # "Reply N to: …" (other requests, e.g. a title, count too)
+
+    page.get_by_test_id("regenerate").click()
+    expect(replies.last).not_to_have_text(first, timeout=20_000)
+    expect(replies.last).to_contain_text("to: Teach me heaps")
+    expect(page.get_by_test_id("chat-status")).to_have_text("ready", timeout=20_000)
+    expect(replies).to_have_count(1)  # replaced, not added
+    expect(page.get_by_test_id("message-user")).to_have_count(1)
+    expect(page.get_by_test_id("regenerate")).to_be_visible()
+    # the server's record agrees, and a reload shows the new reply
+    record = httpx.get(f"{counting_server.url}/api/chats/{chat_id}").json()
+    texts = [p.get("text", "") for m in record["messages"] for p in m["parts"] if m["role"] == "assistant"]
+    second = replies.last.inner_text().strip()
+    assert [t.strip() for t in texts if t.strip()] == [second]
+    page.reload()
+    expect(page.get_by_test_id("message-assistant")).to_have_count(1)
+    expect(page.get_by_test_id("message-assistant").last).to_have_text(second)

@@ -5,7 +5,7 @@ import type { ChatRecord } from '../../api';
 import { useActivity } from '../../activityState';
 import { useAppState } from '../../appState';
 import { describeError } from '../../core/errors';
-import { showTypingIndicator } from '../../core/classroom/messages';
+import { canRegenerate, showTypingIndicator } from '../../core/classroom/messages';
 import { phaseOf } from '../../core/classroom/phases';
 import { derivePlanStatuses, planOf } from '../../core/classroom/plan';
 import { answersById, pendingQuestions } from '../../core/classroom/transcript';
@@ -170,6 +170,19 @@ export default function ChatView({ record }: { record: ChatRecord }) {
                     />
                   );
                 })}
+                {canRegenerate(status, messages) && !lesson.waiting && (
+                  <div className="regenerate-row">
+                    <button
+                      type="button"
+                      className="btn btn-small"
+                      data-testid="regenerate"
+                      title="Have the teacher write this reply again"
+                      onClick={lesson.regenerateLast}
+                    >
+                      Regenerate
+                    </button>
+                  </div>
+                )}
                 {showTypingIndicator(status, messages) && (
                   <div className="typing" data-testid="streaming-indicator" aria-label="The tutor is writing">
                     <span />

@@ -8,6 +8,7 @@ import { DefaultChatTransport, lastAssistantMessageIsCompleteWithToolCalls, type
 import * as api from '../../api';
 import { useAppState } from '../../appState';
 import { describeError } from '../../core/errors';
+import { canRegenerate } from '../../core/classroom/messages';
 import { answeredQuestionIds, pendingQuestions } from '../../core/classroom/transcript';
 import {
   decideRecovery,
@@ -213,6 +214,15 @@ export function useLessonChat(initial: api.ChatRecord) {
     [sendMessage],
   );
 
+  /** Write the teacher's last reply again (the server's `regenerate-message`; see canRegenerate). */
+  const regenerateLast = useCallback(() => {
+    if (!canRegenerate(statusRef.current, messagesRef.current)) return;
+    setNotice(null);
+    setFailure(null);
+    clearError();
+    void regenerate();
+  }, [regenerate, clearError]);
+
   const answer = useCallback(
     (tool: 'quiz' | 'ask_user_question', toolCallId: string, output: QuizResult | AskResult) => {
       setNotice(null);
@@ -325,5 +335,6 @@ export function useLessonChat(initial: api.ChatRecord) {
     answer,
     stopTurn,
     retry,
+    regenerateLast,
   };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { UIMessage } from 'ai';
-import { hasVisibleText, messageText, normalizeMessages, showTypingIndicator } from './messages';
+import { canRegenerate, hasVisibleText, messageText, normalizeMessages, showTypingIndicator } from './messages';
 
 const user: UIMessage = { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'Hi' }] };
 const emptyAssistant: UIMessage = { id: 'a1', role: 'assistant', parts: [{ type: 'step-start' }] };
@@ -65,5 +65,25 @@ describe('showTypingIndicator', () => {
   it('hides when ready or in error', () => {
     expect(showTypingIndicator('ready', [user])).toBe(false);
     expect(showTypingIndicator('error', [user])).toBe(false);
+  });
+});
+
+describe('canRegenerate', () => {
+  const learner = { role: 'user' as const, parts: [{ type: 'text' as const, text: 'Teach me heaps' }] };
+  const reply = { role: 'assistant' as const, parts: [{ type: 'text' as const, text: 'A heap is…' }] };
+  const steer = { role: 'user' as const, parts: [{ type: 'data-subagent-artifact', data: {} }] } as unknown as typeof learner;
+
+  it('offers the last reply to a learner message once no turn runs', () => {
+    expect(canRegenerate('ready', [learner, reply])).toBe(true);
+    expect(canRegenerate('error', [learner, reply])).toBe(true);
+  });
+
+  it('not while a turn runs, nor for a reply to a steer, nor without a reply', () => {
+    expect(canRegenerate('streaming', [learner, reply])).toBe(false);
+    expect(canRegenerate('submitted', [learner, reply])).toBe(false);
+    expect(canRegenerate('ready', [learner, reply, steer, reply])).toBe(false);
+    expect(canRegenerate('ready', [learner])).toBe(false);
+    expect(canRegenerate('ready', [reply])).toBe(false);
+    expect(canRegenerate('ready', [])).toBe(false);
   });
 });

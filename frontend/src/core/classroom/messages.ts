@@ -1,4 +1,5 @@
 import type { UIMessage } from 'ai';
+import { isSteerMessage } from '../workbench/workbench';
 
 // Helpers around AI SDK v6 UIMessage ({id, role, parts: [...]}).
 
@@ -58,4 +59,19 @@ export function showTypingIndicator(status: string, messages: Pick<UIMessage, 'r
   if (status !== 'streaming') return false;
   const last = messages[messages.length - 1];
   return !last || last.role !== 'assistant' || !hasVisibleText(last);
+}
+
+/**
+ * Whether the teacher's last reply may be written again ("Regenerate"): the transcript ends with
+ * an assistant reply that answers the learner's own message (not a steer, the server's job
+ * result), and no turn is running (`status` "ready" or "error"). The server takes such a
+ * `regenerate-message` turn: it drops the replies after that learner message and writes a new one
+ * (server/core/classroom/turns.py `accept_learner_message`).
+ */
+export function canRegenerate(status: string, messages: readonly Pick<UIMessage, 'role' | 'parts'>[]): boolean {
+  if (status !== 'ready' && status !== 'error') return false;
+  const last = messages[messages.length - 1];
+  const before = messages[messages.length - 2];
+  if (!last || !before || last.role !== 'assistant' || before.role !== 'user') return false;
+  return !isSteerMessage(before);
 }
