@@ -67,12 +67,25 @@ class ChatService:
         self._encoded: dict[str, tuple[ChatSummary, bool, bytes]] = {}
         """Per session, its row as last encoded: (the summary object, running, its JSON)."""
 
-    def create(self, title: str | None) -> ChatRecord:
+    def create(self, title: str | None, demo: bool = False) -> ChatRecord:
         """A new, empty session stamped with the strong slot's model.
 
-        Raises Refused(unavailable) when no model can be resolved; OSError when the write fails.
+        `demo`: the learner chose the offline demo model on the demo screen; without it, a session
+        that would run on the offline model is refused (issue 29, item 3: the tiny model gets facts
+        wrong, so nobody is taught by it without saying yes to that first).
+
+        Raises Refused(unavailable) when no model can be resolved; Refused(conflict,
+        demo_not_chosen) when it would be the offline model and `demo` is false; OSError when the
+        write fails.
         """
         stamp = self.models.stamp_for_new_session()
+        if stamp.provider == "local" and not demo:
+            raise Refused(
+                "conflict",
+                "demo_not_chosen",
+                "Lessons would run on the offline demo model, which gets facts wrong. Choose it on "
+                "the demo screen, or add a model in Settings.",
+            )
         now = self.clock()
         record = ChatRecord(
             id=self.new_id("c_"),

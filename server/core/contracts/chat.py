@@ -272,9 +272,16 @@ class ChatSummary(Camel):
 
 
 class CreateChat(Camel):
-    """`POST /api/chats` body."""
+    """`POST /api/chats` body.
+
+    Attributes:
+        title: the lesson's title, or None for the automatic one.
+        demo: the learner chose the offline demo model on the demo screen (issue 29, item 3); a
+            lesson is stamped with the offline model only when this is true.
+    """
 
     title: str | None = Field(default=None, max_length=200)
+    demo: bool = False
 
 
 class RenameChat(Camel):

@@ -41,6 +41,10 @@ AGENT_CACHE_SIZE = 16
 OFFLINE_RETRIES = 1
 """Retries of a failed tool call for the offline demo model (each costs it tens of seconds)."""
 
+DEMO_METADATA: dict[str, Any] = {"type": "message-metadata", "messageMetadata": {"demo": True}}
+"""The chunk that marks a reply written by the offline demo model (`metadata.demo`, issue 29,
+item 3): the page shows a visible demo mark on it."""
+
 Agents = dict[tuple[Any, ...], tuple[Model, Agent[LessonDeps, Any]]]
 """Built role agents by (role, model object, cap, retries, tools, assessment), most recently used
 last (`TurnService._agents`)."""
@@ -221,10 +225,14 @@ async def run_role(
         take_steers=None if seams.steer_source is None else partial(take_steers, seams.steer_source, state),
     )
     reported = len(state.usage)
+    marked = not resolved.offline
     try:
         async for chunk in stream:
             if skip_start and chunk.get("type") == "start":
                 continue
+            if not marked and chunk.get("type") != "start":
+                marked = True
+                yield {**DEMO_METADATA, "messageMetadata": {"demo": True}}  # the demo mark, live and saved
             if chunk.get("type") == "data-enqueued-messages":
                 for steer in state.steers[state.announced :]:
                     yield artifact_chunk(steer)

@@ -59,7 +59,7 @@ def wait_for(predicate, timeout_s: float = 20.0) -> None:
 
 def test_a_crash_mid_turn_reaches_the_learner_in_plain_words(crashing) -> None:
     client, scripted, _ = crashing
-    chat = client.post("/api/chats", json={}).json()
+    chat = client.post("/api/chats", json={"demo": True}).json()
     assert chat["model"]["provider"] == "local"
     response = client.post("/api/chat", json=turn_body(chat["id"], "Teach me fractions."))
     assert response.status_code == 503, response.text
@@ -149,7 +149,7 @@ def test_a_failed_offline_model_shows_in_settings_and_answers_503(
         offline = scripted.server(ready_timeout_s=1.0 if case == "hang" else 30.0)
     services = build_services(DataPaths(data_dir), secrets=FakeSecrets(), offline_server=offline)
     with serve(create_app(services)) as url, httpx.Client(base_url=url, timeout=60) as client:
-        chat = client.post("/api/chats", json={}).json()
+        chat = client.post("/api/chats", json={"demo": True}).json()
         assert client.patch(f"/api/chats/{chat['id']}", json={"title": "Fractions"}).status_code == 200
         before = client.get(f"/api/chats/{chat['id']}").json()
         for mid in ("u1", "u2"):  # the second turn tries once more and fails the same way, promptly
@@ -211,7 +211,7 @@ def test_keyed_models_keep_working_whatever_the_offline_model_does(
         serve(create_app(services)) as url,
         httpx.Client(base_url=url, timeout=60) as client,
     ):
-        offline_chat = client.post("/api/chats", json={}).json()
+        offline_chat = client.post("/api/chats", json={"demo": True}).json()
         assert offline_chat["model"]["provider"] == "local"
         stuck: dict[str, httpx.Response] = {}
 
@@ -260,7 +260,7 @@ def test_a_hang_mid_turn_kills_the_child_restarts_it_once_and_says_so(tmp_path: 
     # no model_factory: the real engine with the deadlines of settings.json
     services = build_services(DataPaths(data_dir), secrets=FakeSecrets(), offline_server=offline)
     with serve(create_app(services)) as url, httpx.Client(base_url=url, timeout=60) as client:
-        chat = client.post("/api/chats", json={}).json()
+        chat = client.post("/api/chats", json={"demo": True}).json()
         assert chat["model"]["provider"] == "local"
         began = time.monotonic()
         response = client.post("/api/chat", json=turn_body(chat["id"], "Teach me fractions."))
@@ -305,7 +305,7 @@ def test_a_crash_after_the_reply_began_ends_the_stream_with_the_crash_in_plain_w
         model_factory=default_model_factory,
     )
     with serve(create_app(services)) as url, httpx.Client(base_url=url, timeout=60) as client:
-        chat = client.post("/api/chats", json={}).json()
+        chat = client.post("/api/chats", json={"demo": True}).json()
         response = client.post("/api/chat", json=turn_body(chat["id"], "Teach me fractions."))
         assert response.status_code == 200, response.text
         chunks = [c for c in sse_chunks(response.text) if isinstance(c, dict)]
@@ -340,7 +340,7 @@ def test_the_offline_model_is_asked_for_one_named_tool_on_the_wire(tmp_path: Pat
             model_factory=lambda resolved, key, url: default_model_factory(resolved, key, f"{stub_url}/v1"),
         )
         with serve(create_app(services)) as url, httpx.Client(base_url=url, timeout=60) as client:
-            chat = client.post("/api/chats", json={}).json()
+            chat = client.post("/api/chats", json={"demo": True}).json()
             assert chat["model"]["provider"] == "local"
             response = client.post("/api/chat", json=turn_body(chat["id"], "Teach me fractions."))
             assert response.status_code == 200, response.text

@@ -53,10 +53,11 @@ async def list_chats(services: ServicesDep) -> Response:
     return Response(services.chats.list_json(), media_type="application/json")
 
 
-@router.post("/api/chats", status_code=201, responses=errors(400, 413, 503))
+@router.post("/api/chats", status_code=201, responses=errors(400, 409, 413, 503))
 async def create_chat(services: ServicesDep, body: CreateChat | None = None) -> dict[str, Any]:
-    """A new session stamped with the strong slot's model; 503 models_not_configured when none resolves."""
-    record = services.chats.create(body.title if body else None)
+    """A new session stamped with the strong slot's model; 503 models_not_configured when none
+    resolves; 409 demo_not_chosen when it would be the offline demo model and `demo` is not true."""
+    record = services.chats.create(body.title if body else None, demo=bool(body and body.demo))
     return record.model_dump(by_alias=True)
 
 
