@@ -116,11 +116,13 @@ export async function listChats(): Promise<ChatSummary[]> {
   return Array.isArray(data.chats) ? data.chats : [];
 }
 
-export async function createChat(title?: string): Promise<ChatRecord> {
+/** POST /api/chats. `demo`: the learner chose the offline demo model on the demo screen (without
+ * it, a lesson that would run on that model is refused: 409 demo_not_chosen). */
+export async function createChat(title?: string, demo = false): Promise<ChatRecord> {
   return toRecord(
     await json<ChatRecord>('/api/chats', {
       method: 'POST',
-      body: JSON.stringify(title ? { title } : {}),
+      body: JSON.stringify({ ...(title ? { title } : {}), ...(demo ? { demo: true } : {}) }),
     }),
   );
 }
@@ -226,6 +228,25 @@ export async function removeNotes(sources: readonly string[], importId: string |
     body: JSON.stringify(importId ? { sources, importId } : { sources }),
   });
   return { files: normalizeImportFiles(raw), importId: importIdOf(raw) };
+}
+
+/** What a lesson taught that is in the graph (GET /api/graph/lessons/{id}): for its delete dialog (issue 29). */
+export interface LessonKnowledge {
+  /** Propositions the lesson is a source of (0: it never was read into the graph). */
+  propositions: number;
+  /** Its reading into the graph runs now (a removal would be refused until it ends). */
+  reading: boolean;
+}
+
+export async function lessonKnowledge(id: string): Promise<LessonKnowledge> {
+  const raw = await json<{ propositions?: unknown; reading?: unknown }>(`/api/graph/lessons/${encodeURIComponent(id)}`);
+  return { propositions: typeof raw.propositions === 'number' ? raw.propositions : 0, reading: raw.reading === true };
+}
+
+/** POST /api/graph/lessons/{id}/remove: take what a (deleted) lesson taught out of the graph; its status and plain-words detail. */
+export async function removeLessonKnowledge(id: string): Promise<{ status: string; detail: string }> {
+  const raw = await json<{ status?: unknown; detail?: unknown }>(`/api/graph/lessons/${encodeURIComponent(id)}/remove`, { method: 'POST' });
+  return { status: String(raw.status ?? ''), detail: String(raw.detail ?? '') };
 }
 
 function safeJson(text: string): unknown {

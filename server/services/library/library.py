@@ -211,6 +211,24 @@ class LibraryService:
         self.count(import_id, results)
         return ImportOutcome(import_id, results)
 
+    def lesson_knowledge(self, chat_id: str) -> dict[str, Any]:
+        """What a lesson taught that is in the graph (issue 29: the lesson's delete dialog says it
+        stays and offers to remove it): `{"sourceId", "propositions", "reading"}`;
+        `propositions`: the graph's propositions the lesson is a source of (0 when it never was
+        read into the graph); `reading`: whether its reading runs now (a removal waits for it)."""
+        count = sum(1 for node in self.graph.nodes().values() if chat_id in node.sources)
+        return {"sourceId": chat_id, "propositions": count, "reading": self.extraction.running(chat_id)}
+
+    def remove_lesson(self, chat_id: str) -> ImportResult:
+        """Take what a lesson taught out of the graph, as the learner chose when deleting it
+        (`Retirements.remove` with kind "chat": a run with no jobs, no model call): `removed`,
+        `refused` (not a lesson in the graph), `running` (its reading runs: nothing removed) or
+        `unchanged` (nothing of it is left).
+
+        Raises:
+            OSError: the accepted queue could not be written: nothing was removed."""
+        return self.notes.retirements.remove([chat_id], kind="chat")[0]
+
     async def import_chosen_folder(self, folder: str) -> ImportOutcome:
         """A folder the learner chose imported as one import labelled "Import of <folder name>":
         the walk in a worker thread (`collect_folder`), its files read page by page

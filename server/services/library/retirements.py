@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from server.core.clock import Clock, NewId
-from server.core.contracts.graph import SourceLine
+from server.core.contracts.graph import SourceKind, SourceLine
 from server.core.contracts.intake import IntakeEntry
 from server.core.ports import IntakeStore, LibraryGraph
 from server.services.library.extraction import ExtractionService
@@ -96,32 +96,34 @@ class Retirements:
             and self.graph.contributors(src)
         ]
 
-    def remove(self, ids: list[str]) -> list[ImportResult]:
+    def remove(self, ids: list[str], kind: SourceKind = "notes") -> list[ImportResult]:
         """Take out what the given notes said, on the learner's confirmation (the notes
         `gone_from` listed): each one's contribution is retired (a run with no jobs, no model
         call; accepted-queue entries first, so a crash resumes it) and its fingerprint cleared,
         so the file coming back is read again.
 
+        `kind` "chat": the ids are lessons whose chats the learner deleted and asked to take what
+        they taught out too (issue 29); the same run retires a lesson's contribution.
+
         Returns:
-            One result per distinct id, in order: `removed`; `refused` (not a notes file of the graph,
-            e.g. a lesson); `running` (an import of it runs: it is left as it is); `unchanged`
-            (nothing of it is left in the graph)."""
+            One result per distinct id, in order: `removed`; `refused` (not a source of this
+            `kind` in the graph, e.g. a lesson when notes are asked for); `running` (an import or
+            reading of it runs: it is left as it is); `unchanged` (nothing of it is left in the
+            graph)."""
         sources = self.graph.sources()
         out: list[ImportResult | None] = []
         gone: list[SourceLine] = []
         for src in dict.fromkeys(ids):  # each once
             line = sources.get(src)
-            if line is None or line.kind != "notes":
+            what = "notes file" if kind == "notes" else "lesson"
+            if line is None or line.kind != kind:
                 out.append(
-                    ImportResult(
-                        src, src, "refused", f"{src}: not a notes file in your graph; nothing removed"
-                    )
+                    ImportResult(src, src, "refused", f"{src}: not a {what} in your graph; nothing removed")
                 )
             elif self.extraction.running(src):
+                busy = "an import of this file" if kind == "notes" else "reading this lesson into your graph"
                 out.append(
-                    ImportResult(
-                        line.path or src, src, "running", "an import of this file is running; nothing removed"
-                    )
+                    ImportResult(line.path or src, src, "running", f"{busy} is running; nothing removed")
                 )
             elif not self.graph.contributors(src):
                 out.append(
@@ -162,14 +164,17 @@ class Retirements:
         return results
 
     def retire(self, line: SourceLine, key: str) -> bool:
-        """Start the run that retires a gone file's contribution (no jobs, no model call); its
-        accepted entry `key` settles when it ends. Returns whether it started."""
+        """Start the run that retires a gone file's (or a removed lesson's) contribution (no jobs,
+        no model call); its accepted entry `key` settles when it ends. The source keeps the kind
+        the graph knows it by (a resumed entry does not carry it). Returns whether it started."""
         src = line.id
+        known = self.graph.sources().get(src)
+        kind = known.kind if known is not None else line.kind
         self.graph.record_source(
-            SourceLine(id=src, kind="notes", title=line.title, path=line.path, at=self.clock())
+            SourceLine(id=src, kind=kind, title=line.title, path=line.path, at=self.clock())
         )
         started = self.extraction.start(
-            src, "notes", line.title, [], version={}, on_complete=lambda _merged: self.settle(key)
+            src, kind, line.title, [], version={}, on_complete=lambda _merged: self.settle(key)
         )
         if not started:
             self.settle(key)

@@ -1,4 +1,4 @@
-import { useCallback } from 'react';
+import { useCallback, useState } from 'react';
 import { Link, NavLink, useMatch, useNavigate } from 'react-router-dom';
 import * as api from '../../api';
 import { useActivity } from '../../activityState';
@@ -7,6 +7,7 @@ import { describeError } from '../../core/errors';
 import type { ChatSummary } from '../../core/types';
 import { useConfirmDelete } from '../../useConfirmDelete';
 import ConfirmDialog from '../ConfirmDialog';
+import LessonTaught from './LessonTaught';
 import SessionRow from './SessionRow';
 
 export default function Sidebar() {
@@ -31,8 +32,15 @@ export default function Sidebar() {
     [refreshChats],
   );
 
+  /** The delete dialog's one explicit choice: also remove what the lesson taught from the graph (issue 29). */
+  const [forget, setForget] = useState(false);
   const del = useConfirmDelete<ChatSummary>(
     async (chat) => {
+      if (forget) {
+        // first: a refusal (its reading runs) keeps the lesson and says why in the dialog
+        const out = await api.removeLessonKnowledge(chat.id);
+        if (out.status === 'running' || out.status === 'refused') throw new Error(out.detail);
+      }
       await api.deleteChat(chat.id);
       if (chat.id === currentId) navigate('/');
     },
@@ -64,7 +72,10 @@ export default function Sidebar() {
             chat={chat}
             active={chat.id === currentId}
             onRename={(title) => rename(chat.id, title)}
-            onDelete={() => del.ask(chat)}
+            onDelete={() => {
+              setForget(false);
+              del.ask(chat);
+            }}
           />
         ))}
       </nav>
@@ -112,6 +123,7 @@ export default function Sidebar() {
           <p>
             “{deleting.title || 'Untitled lesson'}” and its whole transcript will be removed. This cannot be undone.
           </p>
+          <LessonTaught chatId={deleting.id} forget={forget} onForgetChange={setForget} />
         </ConfirmDialog>
       )}
     </aside>

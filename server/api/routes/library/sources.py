@@ -212,6 +212,23 @@ async def remove_notes(body: RemoveNotes, services: ServicesDep) -> dict[str, An
     return {"files": [r.view() for r in outcome.results], "importId": outcome.import_id}
 
 
+@router.get("/api/graph/lessons/{chat_id}", responses=errors(503))
+async def lesson_knowledge(chat_id: str, services: ServicesDep) -> dict[str, Any]:
+    """What a lesson taught that is in the graph, for its delete dialog (issue 29):
+    `{"sourceId", "propositions", "reading"}` (`propositions` 0 when it never was read in). It
+    stays when the lesson is deleted unless the learner also asks to remove it."""
+    return await asyncio.to_thread(services.library.lesson_knowledge, chat_id)
+
+
+@router.post("/api/graph/lessons/{chat_id}/remove", responses=errors(503))
+async def remove_lesson_knowledge(chat_id: str, services: ServicesDep) -> dict[str, Any]:
+    """Take what a lesson taught out of the graph, as the learner chose when deleting it: the
+    result `{"name", "sourceId", "status", "detail", ...}` with status `removed` (retired in the
+    background, no model call), `refused` (not a lesson in the graph), `running` (it is being
+    read into the graph: nothing removed) or `unchanged` (nothing of it was left)."""
+    return services.library.remove_lesson(chat_id).view()
+
+
 @router.get("/api/activity", responses=errors(503))
 async def activity(services: ServicesDep) -> dict[str, Any]:
     """Background jobs (extraction, practice and computing Workbench workers), one row each,
