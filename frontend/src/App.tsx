@@ -6,6 +6,7 @@ import Layout from './components/shell/Layout';
 import HomePage from './components/library/HomePage';
 import ChatPage from './components/classroom/ChatPage';
 import SettingsPage from './components/machine_room/SettingsPage';
+import DemoChoicePage from './components/machine_room/DemoChoicePage';
 import LibraryPage from './components/library/LibraryPage';
 import NotFoundPage from './components/shell/NotFoundPage';
 import PracticePage from './components/practice/PracticePage';
@@ -22,6 +23,7 @@ export default function App() {
               <Route index element={<HomePage practiceDialog={CreateSetDialog} />} />
               <Route path="chat/:id" element={<ChatPage />} />
               <Route path="settings" element={<SettingsPage />} />
+              <Route path="demo" element={<DemoChoicePage />} />
               <Route path="library" element={<LibraryPage />} />
               <Route path="practice" element={<PracticePage />} />
               <Route path="practice/:id" element={<ExamPage />} />

@@ -2,6 +2,8 @@ import { createContext, useCallback, useContext, useEffect, useMemo, useRef, use
 import { useLocation, useNavigate } from 'react-router-dom';
 import * as api from './api';
 import { describeError } from './core/errors';
+import { DEMO_NOT_CHOSEN, DEMO_ROUTE } from './core/machine_room/demo';
+import { bannerFor } from './core/machine_room/settings';
 import type { ChatSummary, Settings } from './core/types';
 import { useServerEvents } from './serverEvents';
 
@@ -86,9 +88,11 @@ export function useAppState(): AppState {
   return ctx;
 }
 
-/** "New lesson": POST /api/chats, refresh the list, go to /chat/<id>. */
+/** "New lesson": POST /api/chats, refresh the list, go to /chat/<id>. When lessons would run on the
+ * offline demo model, it leads to the demo screen first (`DEMO_ROUTE`), which calls
+ * `create({ demo: true })` once the learner chose the demo (issue 29, item 3). */
 export function useCreateLesson() {
-  const { refreshChats } = useAppState();
+  const { refreshChats, settings } = useAppState();
   const navigate = useNavigate();
   const [creating, setCreating] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -99,19 +103,29 @@ export function useCreateLesson() {
     setError(null);
   }, [pathname]);
 
-  const create = useCallback(async () => {
-    setCreating(true);
-    setError(null);
-    try {
-      const record = await api.createChat();
-      void refreshChats();
-      navigate(`/chat/${encodeURIComponent(record.id)}`);
-    } catch (err) {
-      setError(describeError(err).detail);
-    } finally {
-      setCreating(false);
-    }
-  }, [navigate, refreshChats]);
+  const onDemo = bannerFor(settings)?.kind === 'offline';
+  const create = useCallback(
+    async ({ demo = false }: { demo?: boolean } = {}) => {
+      if (onDemo && !demo) {
+        navigate(DEMO_ROUTE);
+        return;
+      }
+      setCreating(true);
+      setError(null);
+      try {
+        const record = await api.createChat(undefined, demo);
+        void refreshChats();
+        navigate(`/chat/${encodeURIComponent(record.id)}`);
+      } catch (err) {
+        const { code, detail } = describeError(err);
+        if (code === DEMO_NOT_CHOSEN) navigate(DEMO_ROUTE);
+        else setError(detail);
+      } finally {
+        setCreating(false);
+      }
+    },
+    [navigate, refreshChats, onDemo],
+  );
 
   return { create, creating, error, clearError: () => setError(null) };
 }

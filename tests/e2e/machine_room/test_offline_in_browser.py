@@ -37,6 +37,8 @@ def test_a_first_lesson_on_the_offline_model_in_the_browser(page, data_dir: Path
         expect(page.locator("#api-keys h2")).to_be_in_viewport()
         page.goto(server.url + "/")
         page.get_by_test_id("new-lesson").click()
+        expect(page).to_have_url(re.compile(r"/demo$"))  # the demo screen first (issue 29, item 3)
+        page.get_by_test_id("demo-start").click()
         expect(page).to_have_url(re.compile(r"/chat/c_[0-9a-f]+$"))
         page.get_by_test_id("composer-input").fill("Teach me fractions.")
         page.get_by_test_id("composer-send").click()

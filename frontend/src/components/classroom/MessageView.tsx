@@ -2,6 +2,7 @@ import './messageView.css';
 import { memo } from 'react';
 import type { UIMessage } from 'ai';
 import { messageText } from '../../core/classroom/messages';
+import { DEMO_MARK, isDemoReply } from '../../core/machine_room/demo';
 import { asToolPart } from '../../core/toolParts';
 import { ARTIFACT_PART, ENQUEUED_PART, artifactParts, isSteerMessage, readArtifactPart } from '../../core/workbench/workbench';
 import Markdown from '../Markdown';
@@ -106,6 +107,11 @@ function AssistantMessage({ message, streaming, pendingIds, usage }: AssistantPr
       data-testid="message-assistant"
       data-message-id={message.id}
     >
+      {isDemoReply(message.metadata) && (
+        <div className="demo-mark" role="note" data-testid="demo-mark" title="Written by the offline demo model, which gets facts wrong">
+          {DEMO_MARK}
+        </div>
+      )}
       {message.parts.map((part, i) => {
         if (part.type === 'text') return <Markdown key={i} text={part.text} />;
         if (part.type === 'reasoning') {
