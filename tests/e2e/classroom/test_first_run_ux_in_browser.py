@@ -1,11 +1,13 @@
 """What a new user noticed in a lesson's first minutes (issue 29, item 4), in real Chromium on a
 scripted lesson (tests/scripts/classroom.py): the per-lesson model editor speaks Settings' words;
-"Regenerate" writes the teacher's last reply again."""
+"Regenerate" writes the teacher's last reply again; checking a quiz by keyboard hands the focus to
+the message box (then to the next question), and a skip link reaches the message box."""
 
 from __future__ import annotations
 
 import itertools
 import re
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -89,3 +91,68 @@ def test_regenerate_writes_the_last_reply_again(page: Page, counting_server: Ser
     page.reload()
     expect(page.get_by_test_id("message-assistant")).to_have_count(1)
     expect(page.get_by_test_id("message-assistant").last).to_have_text(second)
+
+
+HOLD = threading.Event()
+"""Set: the teacher's requests wait for RELEASE (the test looks at the page between turns)."""
+RELEASE = threading.Event()
+
+
+@pytest.fixture
+def held_server(data_dir: Path) -> Iterator[ServerProcess]:
+    HOLD.clear()
+    RELEASE.clear()
+
+    def reply(body: dict[str, object]) -> Reply | str:
+        if HOLD.is_set():
+            RELEASE.wait(timeout=60)
+        return lesson_reply(body)
+
+    with server_on_stub(data_dir, reply, delay_s=0.01) as proc:
+        yield proc
+    RELEASE.set()
+
+
+def test_keyboard_focus_after_a_quiz_and_the_skip_link(page: Page, held_server: ServerProcess) -> None:
+    page.goto(held_server.url + "/")
+    page.get_by_test_id("new-lesson").click()
+    expect(page).to_have_url(re.compile(r"/chat/c_[0-9a-f]+$"))
+    page.get_by_test_id("composer-input").fill("Teach me derivatives")
+    page.get_by_test_id("composer-send").click()
+    dock = page.get_by_test_id("question-dock")
+    expect(dock.get_by_test_id("dock-quiz")).to_be_visible(timeout=20_000)
+    expect(page.get_by_test_id("chat-status")).to_have_text("ready", timeout=20_000)
+    # the quiz took the focus; choose by keyboard and check with Enter
+    focused = page.locator(":focus")
+    expect(focused).to_have_attribute("data-testid", "dock-option")
+    HOLD.set()  # the teacher's next reply waits: the page is looked at between the turns
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    expect(dock.get_by_test_id("dock-verdict")).to_be_visible()
+    # no other question waits: the focus is in the message box, not on the page body
+    expect(page.get_by_test_id("composer-input")).to_be_focused()
+    assert page.evaluate("document.activeElement !== document.body")
+
+    # the skip link is the page's first Tab stop (before the sidebar) and reaches the message box
+    tabbable = page.evaluate(
+        """() => [...document.querySelectorAll('a[href], button, input, textarea, select, [tabindex]')]
+            .filter(e => e.tabIndex >= 0 && !e.disabled && e.getClientRects().length > 0)
+            .slice(0, 2).map(e => e.dataset.testid || e.tagName)"""
+    )
+    assert tabbable[0] == "skip-to-composer", tabbable
+    page.evaluate(
+        """() => [...document.querySelectorAll('a[href], button, input, textarea, select, [tabindex]')]
+            .filter(e => e.tabIndex >= 0 && !e.disabled && e.getClientRects().length > 0)[1].focus()"""
+    )
+    page.keyboard.press("Shift+Tab")
+    skip = page.get_by_test_id("skip-to-composer")
+    expect(skip).to_be_focused()
+    expect(skip).to_be_in_viewport()
+    expect(skip).to_have_text("Skip to the message box")
+    page.keyboard.press("Enter")
+    expect(page.get_by_test_id("composer-input")).to_be_focused()
+
+    # the next question takes the focus when it comes
+    RELEASE.set()
+    expect(dock).to_contain_text("What do you want to learn?", timeout=20_000)
+    expect(dock.locator(":focus")).to_have_count(1)

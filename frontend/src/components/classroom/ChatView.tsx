@@ -13,7 +13,8 @@ import { TRANSCRIPT_WINDOW, revealEarlier, transcriptWindow } from '../../core/c
 import { useLessonChat } from './useLessonChat';
 import { useLessonCoverage } from './useLessonCoverage';
 import { useLessonJobs, WorkbenchProvider } from '../workbench/workbenchState';
-import Composer from './Composer';
+import { createPortal } from 'react-dom';
+import Composer, { COMPOSER_ID, focusComposer } from './Composer';
 import EarlierMessages from './EarlierMessages';
 import MessageView from './MessageView';
 import PlanPanel from './PlanPanel';
@@ -126,6 +127,7 @@ export default function ChatView({ record }: { record: ChatRecord }) {
 
   return (
     <div className="chat">
+      <SkipToComposer />
       <SessionHeader
         chatId={record.id}
         title={title}
@@ -223,12 +225,41 @@ export default function ChatView({ record }: { record: ChatRecord }) {
                 <span className="spinner" aria-hidden="true" /> Waiting for the other turn in this lesson to finish…
               </p>
             )}
-            <QuestionDock key={record.id} pending={pending} answers={answers} busy={busy} onAnswer={answer} />
+            <QuestionDock key={record.id} pending={pending} answers={answers} busy={busy} onAnswer={answer} onHandOff={focusComposer} />
             <Composer busy={busy} onSend={send} onStop={() => void lesson.stopTurn()} questionPending={pending.length > 0} />
           </div>
         </div>
         <PlanPanel plan={plan} statuses={statuses} phase={phase} open={planOpen} onClose={() => setPlanOpen(false)} />
       </div>
     </div>
+  );
+}
+
+/**
+ * "Skip to the message box": the page's first Tab stop while a lesson is open (placed first in
+ * the body, before the sidebar), shown only when focused.
+ */
+function SkipToComposer() {
+  const [host, setHost] = useState<HTMLElement | null>(null);
+  useLayoutEffect(() => {
+    const el = document.createElement('div');
+    document.body.prepend(el);
+    setHost(el);
+    return () => el.remove();
+  }, []);
+  if (!host) return null;
+  return createPortal(
+    <a
+      href={`#${COMPOSER_ID}`}
+      className="skip-link"
+      data-testid="skip-to-composer"
+      onClick={(e) => {
+        e.preventDefault();
+        focusComposer();
+      }}
+    >
+      Skip to the message box
+    </a>,
+    host,
   );
 }

@@ -13,6 +13,14 @@ interface Props {
 
 const MAX_HEIGHT = 220;
 
+/** The message box's element id: the skip link's target. */
+export const COMPOSER_ID = 'composer-input';
+
+/** Focus the lesson's message box, if one is on the page. */
+export function focusComposer(): void {
+  document.getElementById(COMPOSER_ID)?.focus();
+}
+
 export default function Composer({ busy, onSend, onStop, questionPending = false }: Props) {
   const [text, setText] = useState('');
   const ref = useRef<HTMLTextAreaElement>(null);
@@ -87,6 +95,7 @@ export default function Composer({ busy, onSend, onStop, questionPending = false
       )}
       <textarea
         ref={ref}
+        id={COMPOSER_ID}
         className="composer-input"
         data-testid="composer-input"
         rows={1}

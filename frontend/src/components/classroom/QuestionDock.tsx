@@ -18,6 +18,8 @@ interface Props {
   answers: Map<string, unknown>;
   busy: boolean;
   onAnswer: (tool: 'quiz' | 'ask_user_question', toolCallId: string, output: QuizResult | AskResult) => void;
+  /** Called when an answer left no question to focus: the page focuses its message box. */
+  onHandOff?: () => void;
 }
 
 /** "A", "B", ... for the options as shown. */
@@ -33,7 +35,7 @@ export function optionLetter(position: number): string {
  * the bar expands it again. After "Check" the verdict shows here only until that reply ends and never
  * above the next question (the transcript's quiz card keeps it for good).
  */
-export default function QuestionDock({ pending, answers, busy, onAnswer }: Props) {
+export default function QuestionDock({ pending, answers, busy, onAnswer, onHandOff }: Props) {
   const [verdict, setVerdict] = useState<Verdict | null>(null);
   // True from "Check" until the reply it starts has ended.
   const [awaiting, setAwaiting] = useState(false);
@@ -73,6 +75,19 @@ export default function QuestionDock({ pending, answers, busy, onAnswer }: Props
       section?.querySelector<HTMLElement>('[role="radio"][tabindex="0"]') ?? section?.querySelector<HTMLElement>('textarea, button:not(:disabled)');
     target?.focus({ preventScroll: true });
   }, [collapsed]);
+
+  // An answer removes its question, and with it the focused control: hand the focus on to the next
+  // question waiting here, else to the message box, never to the page body (issue 29).
+  const handOff = useRef(false);
+  useEffect(() => {
+    if (!handOff.current) return;
+    handOff.current = false;
+    const active = document.activeElement;
+    if (active && active !== document.body && active.isConnected) return; // the learner moved on already
+    const next = sectionRef.current?.querySelector<HTMLElement>('[role="radio"][tabindex="0"], textarea');
+    if (next) next.focus({ preventScroll: true });
+    else onHandOff?.();
+  }, [pendingKey, onHandOff]);
 
   // The local verdict shows from "Check" until its reply ends, only while no other question waits
   // and only while the transcript holds that very answer: a refused (bad_answer) or superseded
@@ -130,6 +145,7 @@ export default function QuestionDock({ pending, answers, busy, onAnswer }: Props
                   onCheck={(result) => {
                     setVerdict({ toolCallId: q.part.toolCallId, quiz, result });
                     setAwaiting(true);
+                    handOff.current = true;
                     onAnswer('quiz', q.part.toolCallId, result);
                   }}
                 />
@@ -145,6 +161,7 @@ export default function QuestionDock({ pending, answers, busy, onAnswer }: Props
                 busy={busy}
                 onSend={(output) => {
                   setVerdict(null);
+                  handOff.current = true;
                   onAnswer('ask_user_question', q.part.toolCallId, output);
                 }}
               />
