@@ -17,6 +17,9 @@ last entry when there are fewer). Behaviours:
 - `hang-deaf`: never answers and ignores SIGTERM (only SIGKILL ends it);
 - `bad-check`: answers the self-check with HTTP 500.
 
+While a file `hold-chat` exists beside FILE, every chat completion waits for it to be removed (a
+reply the test can watch being written).
+
 A real process with a real socket and a real signal: the server under test must reap it.
 """
 
@@ -89,6 +92,7 @@ def main() -> int:
 
     chats = 0
     lock = threading.Lock()
+    hold = starts.with_name("hold-chat")
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *_: object) -> None:
@@ -115,6 +119,8 @@ def main() -> int:
                     return
                 self.answer(200, {"choices": [{"text": " it", "index": 0, "finish_reason": "length"}]})
                 return
+            while hold.exists():  # the test holds this chat completion until it removes the file
+                time.sleep(0.05)
             nonlocal chats
             with lock:
                 chats += 1

@@ -36,6 +36,10 @@ export interface OfflineInfo {
   /** `lastCrash` until the offline model next answers a turn well (null after that). */
   recentCrash?: string | null;
   restarts?: number;
+  /** Tokens it writes per second of a turn on this computer, measured by the server (null before its first reply). */
+  tokensPerSecond?: number | null;
+  /** Seconds its next reply is expected to take, from that speed (null before its first reply). */
+  expectedWaitS?: number | null;
 }
 
 export interface Settings {

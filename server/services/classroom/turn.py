@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from functools import partial
 from typing import Any
@@ -353,7 +354,9 @@ class TurnService:
             else:
                 self._settled(saved)
                 if state.offline and state.fold.finished and state.fold.error_text is None:
-                    self.models.offline_answered()  # a crash shown in the banner is history now
+                    # a crash shown in the banner is history now; the turn measures its speed
+                    written = sum(u.output_tokens or 0 for u in state.usage if u.provider == "local")
+                    self.models.offline_answered(written, time.monotonic() - state.started)
             turn.publish(DONE)
         finally:
             try:

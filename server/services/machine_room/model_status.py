@@ -22,7 +22,8 @@ def settings_status(
     offline_available: bool,
 ) -> dict[str, Any]:
     """The view: `{models, roles, providers, keys: {<provider>: {set, source, env}}, offline:
-    {available, running, model, error, lastCrash, recentCrash, restarts}, resolved: {<slot>:
+    {available, running, model, error, lastCrash, recentCrash, restarts, tokensPerSecond,
+    expectedWaitS}, resolved: {<slot>:
     ResolvedModel (camelCase) | None}, problems: [sentence]}`.
 
     Args:
@@ -59,6 +60,8 @@ def settings_status(
             "lastCrash": offline.last_crash if offline else None,
             "recentCrash": offline.recent_crash if offline else None,
             "restarts": offline.restarts if offline else 0,
+            "tokensPerSecond": offline.speed.tokens_per_s if offline else None,
+            "expectedWaitS": offline.speed.expected_wait_s if offline else None,
         },
         "resolved": resolved,
         "problems": problems,

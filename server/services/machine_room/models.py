@@ -342,10 +342,11 @@ class ModelService:
                 return hang
         return await self.offline.failure_report(since)
 
-    def offline_answered(self) -> None:
-        """A turn on the offline model finished well: its last crash leaves the banner."""
+    def offline_answered(self, tokens: int = 0, seconds: float = 0.0) -> None:
+        """A turn on the offline model finished well: its last crash leaves the banner, and the
+        turn (`tokens` written in `seconds` of wall time) updates its measured speed."""
         if self.offline is not None:
-            self.offline.answered()
+            self.offline.answered(tokens, seconds)
 
     # -- writes ---------------------------------------------------------------------------------
     def save_slots(self, models: Any, roles: Any = None) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from server.config import OFFLINE_MODEL_NAME
+from server.core.machine_room.offline_speed import OfflineSpeed
 from server.services.machine_room.offline_child import (
     GGUF_ENV,
     KILL_GRACE_S,
@@ -125,6 +126,9 @@ class OfflineModelServer:
         self.recent_crash: str | None = None
         """`last_crash` until the offline model next answers a turn well (`answered()`): what the
         banner shows after a restart that worked, when `error` is already None again."""
+        self.speed = OfflineSpeed()
+        """Its measured speed and expected wait on this machine (issue 29, item 3), from the turns
+        it finished well since the server started (`answered`)."""
         self.restarts = 0
         """Children started after the first one (after a crash or a failed start), over the server's life."""
         self._spawned = 0
@@ -314,9 +318,12 @@ class OfflineModelServer:
             self._task.cancel()
         self._task = asyncio.get_running_loop().create_task(self._restart_after_crash())
 
-    def answered(self) -> None:
-        """A turn on the offline model finished well: the last crash is history (`recent_crash`)."""
+    def answered(self, tokens: int = 0, seconds: float = 0.0) -> None:
+        """A turn on the offline model finished well: the last crash is history (`recent_crash`),
+        and the turn is one more sample of the model's speed on this machine (`speed`): `tokens`
+        it wrote in `seconds` (the turn's wall time, start to end)."""
         self.recent_crash = None
+        self.speed = self.speed.measured(tokens, seconds)
 
     async def _restart_after_crash(self) -> None:
         crash = self.last_crash

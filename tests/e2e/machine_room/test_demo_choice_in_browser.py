@@ -73,3 +73,36 @@ def test_a_demo_lesson_starts_only_by_choice_and_its_replies_are_marked(
     page.reload()
     expect(page.get_by_test_id("message-assistant").first.get_by_test_id("demo-mark")).to_be_visible()
     expect(page.get_by_test_id("message-user").first.get_by_test_id("demo-mark")).to_have_count(0)
+
+
+def test_while_the_demo_model_writes_the_page_shows_the_expected_wait(
+    page, demo_url: str, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """The first reply measures the speed (nothing to expect before it, and the banner says so
+    while it is written); the second is held by the scripted child, and meanwhile the banner
+    gives its expected wait from that speed, as `GET /api/settings` has it."""
+    hold = tmp_path / "hold-chat"  # beside the scripted child's starts file: holds its replies
+    page.goto(demo_url + "/demo")
+    page.get_by_test_id("demo-start").click()
+    expect(page).to_have_url(re.compile(r"/chat/c_[0-9a-f]+$"), timeout=30_000)
+    status = page.get_by_test_id("chat-status")
+    hold.touch()
+    page.get_by_test_id("composer-input").fill("Teach me fractions.")
+    page.get_by_test_id("composer-send").click()
+    wait = page.get_by_test_id("demo-wait")
+    expect(wait).to_contain_text("measured after its first reply", timeout=30_000)
+    hold.unlink()
+    expect(status).to_have_text(re.compile(r"^\s*(ready|error)\s*$"), timeout=60_000)
+    expect(wait).to_contain_text("On this computer the demo model writes", timeout=30_000)
+    offline = httpx.get(demo_url + "/api/settings").json()["offline"]
+    assert offline["tokensPerSecond"] > 0 and offline["expectedWaitS"] > 0, offline
+
+    hold.touch()
+    page.get_by_test_id("composer-input").fill("Go on.")
+    page.get_by_test_id("composer-send").click()
+    expect(wait).to_contain_text(
+        re.compile(r"The demo model is writing a reply: expect about \d+ (s|min) "), timeout=30_000
+    )
+    expect(wait).to_contain_text("tokens/s on this computer")
+    hold.unlink()
+    expect(status).to_have_text(re.compile(r"^\s*(ready|error)\s*$"), timeout=60_000)

@@ -4,7 +4,8 @@ With no model set up, the strong slot falls back to the offline model; `POST /ap
 refuses (409 demo_not_chosen, in plain words, nothing written) until the body says `demo: true`,
 which the demo screen sends. A keyed lesson needs no such choice. A reply the offline model
 writes carries `metadata.demo` (live, as a `message-metadata` chunk, and in the saved record):
-the page's demo mark.
+the page's demo mark. A turn it finishes well measures its speed (`offline.tokensPerSecond`,
+`offline.expectedWaitS` in `GET /api/settings`).
 """
 
 from __future__ import annotations
@@ -73,6 +74,8 @@ def test_a_reply_of_the_demo_model_carries_the_demo_mark(
     )
     with serve(create_app(services)) as url, httpx.Client(base_url=url, timeout=120) as client:
         chat = client.post("/api/chats", json={"demo": True}).json()
+        before = client.get("/api/settings").json()["offline"]
+        assert before["tokensPerSecond"] is None and before["expectedWaitS"] is None, "nothing measured yet"
         response = client.post("/api/chat", json=turn_body(chat["id"], "Teach me fractions."))
         assert response.status_code == 200, response.text
         chunks = [c for c in sse_chunks(response.text) if isinstance(c, dict)]
@@ -85,3 +88,6 @@ def test_a_reply_of_the_demo_model_carries_the_demo_mark(
         saved = client.get(f"/api/chats/{chat['id']}").json()["messages"]
         replies = [m for m in saved if m["role"] == "assistant"]
         assert replies and all(m["metadata"]["demo"] is True for m in replies), replies
+        # the turn measured the model's speed on this machine: the page's expected wait
+        offline = client.get("/api/settings").json()["offline"]
+        assert offline["tokensPerSecond"] > 0 and offline["expectedWaitS"] > 0, offline

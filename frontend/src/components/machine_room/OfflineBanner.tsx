@@ -1,5 +1,6 @@
 import { Link } from 'react-router-dom';
 import { useAppState } from '../../appState';
+import { demoWaitLine } from '../../core/machine_room/demo';
 import { bannerFor } from '../../core/machine_room/settings';
 import { useNarrow } from '../useNarrow';
 import './offlineBanner.css';
@@ -10,8 +11,17 @@ const KEYS_LINK = '/settings#api-keys';
 
 /** Shown on every page when lessons would run on the offline demo model, or cannot run at all. */
 export default function OfflineBanner() {
-  const { settings, settingsError } = useAppState();
+  const { settings, settingsError, chats } = useAppState();
   const banner = bannerFor(settings);
+  // while a lesson on the demo model runs: its expected wait, from its speed measured here (issue 29)
+  const writing = (chats ?? []).some((c) => c.running === true && c.model?.provider === 'local');
+  const waitLine = banner?.kind === 'offline' ? demoWaitLine(settings?.offline, writing) : null;
+  const wait = waitLine && (
+    <span className="demo-wait" data-testid="demo-wait">
+      {' '}
+      {waitLine}
+    </span>
+  );
   // On a phone the demo-model notice is a one-line chip that opens on demand, so the page keeps its room.
   const narrow = useNarrow();
 
@@ -44,7 +54,7 @@ export default function OfflineBanner() {
       <details className="banner banner-info banner-chip" data-testid="offline-banner">
         <summary>Offline demo model: weak answers</summary>
         You are using a tiny offline demo model ({banner.model}). Add your own API key in <Link to={KEYS_LINK}>Settings</Link>{' '}
-        for real lessons.
+        for real lessons.{wait}
       </details>
     );
   }
@@ -52,7 +62,7 @@ export default function OfflineBanner() {
     return (
       <div className="banner banner-info" role="status" data-testid="offline-banner">
         You are using a tiny offline demo model ({banner.model}). Its answers will be weak. Add your own API key in{' '}
-        <Link to={KEYS_LINK}>Settings</Link> for real lessons.
+        <Link to={KEYS_LINK}>Settings</Link> for real lessons.{wait}
       </div>
     );
   }

@@ -18,3 +18,30 @@ export const DEMO_MARK = 'Demo model: may be wrong';
 export function isDemoReply(metadata: unknown): boolean {
   return typeof metadata === 'object' && metadata !== null && (metadata as { demo?: unknown }).demo === true;
 }
+
+/** A duration in plain words: "about 40 s", "about 3 min". */
+export function aboutDuration(seconds: number): string {
+  if (seconds < 60) return `about ${Math.max(1, Math.round(seconds))} s`;
+  return `about ${Math.round(seconds / 60)} min`;
+}
+
+function positive(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0;
+}
+
+/**
+ * The banner's line on the demo model's speed (issue 29, item 3): while it writes a reply
+ * (`writing`), the expected wait from its speed measured on this computer; when idle, that speed;
+ * null when idle and nothing is measured yet.
+ */
+export function demoWaitLine(offline: { tokensPerSecond?: number | null; expectedWaitS?: number | null } | null | undefined, writing: boolean): string | null {
+  const rate = offline?.tokensPerSecond;
+  const wait = offline?.expectedWaitS;
+  if (!positive(rate) || !positive(wait)) {
+    return writing ? 'The demo model is writing a reply. Its speed on this computer is measured after its first reply.' : null;
+  }
+  const speed = `${rate < 10 ? rate.toFixed(1) : Math.round(rate)} tokens/s`;
+  return writing
+    ? `The demo model is writing a reply: expect ${aboutDuration(wait)} (it writes ${speed} on this computer).`
+    : `On this computer the demo model writes ${speed}: a reply takes ${aboutDuration(wait)}.`;
+}
