@@ -69,9 +69,6 @@ const DRAG_THRESHOLD = 4;
 const FOLDER_COLOR = '#5b6573';
 /** Room around a fitted graph: the title and tools on top, labels to the right of nodes. */
 const FIT_INSETS = { top: 90, right: 170, bottom: 50, left: 60 };
-/** Refits after a fit at most (`GraphRenderer.refit`), and the gap kept from edges and chrome, CSS px. */
-const REFITS = 4;
-const EDGE = 8;
 
 export class GraphRenderer {
   private readonly canvas: HTMLCanvasElement;
@@ -136,8 +133,6 @@ export class GraphRenderer {
   private drawTimes: number[] = [];
   private lastFrameAt = 0;
   private frames = 0;
-  /** Refits left after the last fit (`refit`); 0: none pending. */
-  private refits = 0;
   private lastDraw: DrawStats = { hullLabels: [], folderLabels: [], fileLabels: [], folderBoxes: [], labels: 0, onScreen: 0, mode: 'direct', labelBoxes: [], mathLabels: 0 };
   private destroyed = false;
   private readonly stopThemeFollow: () => void;
@@ -617,85 +612,16 @@ export class GraphRenderer {
     } catch {
       stored = null;
     }
-    if (stored) this.setCamera(stored);
-    else this.fit();
+    this.setCamera(stored ?? fitCamera(fitBounds(this.nodes), this.width, this.height, FIT_INSETS));
   }
 
   private setCamera(c: Camera): void {
     this.zoomBehavior.transform(select(this.canvas), zoomIdentity.translate(c.x, c.y).scale(c.k));
   }
 
-  /** Show the whole graph (but for nodes far away from all the rest: `fitBounds`); the frames
-   * drawn next refit it to what they drew (`refit`). */
+  /** Show the whole graph (but for nodes far away from all the rest: `fitBounds`). */
   fit(): void {
     this.setCamera(fitCamera(fitBounds(this.nodes), this.width, this.height, FIT_INSETS));
-    this.refits = REFITS;
-  }
-
-  /**
-   * The canvas area (CSS px) not covered by the page's chrome over it (elements marked
-   * `data-graph-chrome` in the canvas's parent: a box in the upper half covers the top, one in
-   * the lower half the bottom), less `EDGE` on every side.
-   */
-  private safeArea(): { x0: number; y0: number; x1: number; y1: number } {
-    const area = { x0: EDGE, y0: EDGE, x1: this.width - EDGE, y1: this.height - EDGE };
-    const frame = this.canvas.getBoundingClientRect();
-    for (const el of this.canvas.parentElement?.querySelectorAll('[data-graph-chrome]') ?? []) {
-      const r = el.getBoundingClientRect();
-      if (!r.width || !r.height) continue;
-      const top = r.top - frame.top;
-      const bottom = r.bottom - frame.top;
-      if ((top + bottom) / 2 < this.height / 2) area.y0 = Math.max(area.y0, bottom + EDGE);
-      else area.y1 = Math.min(area.y1, top - EDGE);
-    }
-    if (area.y1 - area.y0 < this.height / 3) return { x0: EDGE, y0: EDGE, x1: this.width - EDGE, y1: this.height - EDGE };
-    return area;
-  }
-
-  /**
-   * After a fit, once the frame is drawn and still: what was drawn (the fitted nodes with their
-   * hulls' padding, every node and cluster label drawn) is measured on screen and, when it does
-   * not lie inside the safe area (`safeArea`: not under the title, tools or hint, not over an
-   * edge), the camera zooms out and recentres so it does (labels keep their pixel size, so this
-   * repeats at most `REFITS` times). Issue 29: clusters cut off at the right edge at 390 px.
-   */
-  private refit(): void {
-    const b = fitBounds(this.nodes);
-    if (!b) {
-      this.refits = 0;
-      return;
-    }
-    const { x, y, k } = this.transform;
-    const pad = (this.settings.nodeSize * 2.4 + 8) * k;
-    const w = { x0: b.x0 * k + x - pad, y0: b.y0 * k + y - pad, x1: b.x1 * k + x + pad, y1: b.y1 * k + y + pad };
-    const u = { ...w };
-    for (const l of this.lastDraw.labelBoxes) {
-      u.x0 = Math.min(u.x0, l.x0);
-      u.y0 = Math.min(u.y0, l.y0);
-      u.x1 = Math.max(u.x1, l.x1);
-      u.y1 = Math.max(u.y1, l.y1);
-    }
-    const s = this.safeArea();
-    if (u.x0 >= s.x0 - 0.5 && u.y0 >= s.y0 - 0.5 && u.x1 <= s.x1 + 0.5 && u.y1 <= s.y1 + 0.5) {
-      this.refits = 0;
-      return;
-    }
-    this.refits--;
-    // labels stick out of the hulls' box by these many px, whatever the zoom
-    const out = { l: w.x0 - u.x0, t: w.y0 - u.y0, r: u.x1 - w.x1, b: u.y1 - w.y1 };
-    const sw = s.x1 - s.x0;
-    const sh = s.y1 - s.y0;
-    const availW = Math.max(sw - out.l - out.r, sw * 0.3);
-    const availH = Math.max(sh - out.t - out.b, sh * 0.3);
-    const ratio = Math.min(availW / Math.max(w.x1 - w.x0, 1), availH / Math.max(w.y1 - w.y0, 1), 1);
-    const k2 = Math.max(MIN_ZOOM, k * ratio);
-    const pad2 = (this.settings.nodeSize * 2.4 + 8) * k2;
-    const ww = (b.x1 - b.x0) * k2 + 2 * pad2;
-    const wh = (b.y1 - b.y0) * k2 + 2 * pad2;
-    // centre the whole (hulls and labels) in the safe area
-    const left = s.x0 + out.l + (sw - out.l - out.r - ww) / 2;
-    const top = s.y0 + out.t + (sh - out.t - out.b - wh) / 2;
-    this.setCamera({ x: left + pad2 - b.x0 * k2, y: top + pad2 - b.y0 * k2, k: k2 });
   }
 
   /** Centre the camera on a node, keeping the zoom (at least `minK`). */
@@ -771,7 +697,6 @@ export class GraphRenderer {
       }
       this.lastFrameAt = now;
       this.frames++;
-      if (this.refits > 0 && !this.simRunning && !this.drag) this.refit();
     }
     if (this.simRunning || this.dirty) this.schedule();
   };
@@ -1000,7 +925,7 @@ export class GraphRenderer {
       clusters: this.clusters.length,
       fps: fpsMs ? Math.round((1000 / fpsMs) * 10) / 10 : null,
       drawMs: draw === null ? null : Math.round(draw * 100) / 100,
-      settled: !this.simRunning && !this.drag && this.refits === 0,
+      settled: !this.simRunning && !this.drag,
       zoom: this.transform.k,
       hullLabels: [...this.lastDraw.hullLabels],
       folderLabels: [...this.lastDraw.folderLabels],
