@@ -1,3 +1,4 @@
+import { useEffect } from 'react';
 import { Link } from 'react-router-dom';
 import { useAppState, useCreateLesson } from '../../appState';
 import { bannerFor } from '../../core/machine_room/settings';
@@ -9,9 +10,13 @@ import './demoChoice.css';
  * on it only when the learner chooses "Start a demo lesson" (POST /api/chats with demo: true).
  */
 export default function DemoChoicePage() {
-  const { settings } = useAppState();
+  const { settings, refreshSettings } = useAppState();
   const { create, creating, error } = useCreateLesson();
   const banner = bannerFor(settings);
+  // the settings this screen decides on may be older than a key added meanwhile: read them again
+  useEffect(() => {
+    void refreshSettings();
+  }, [refreshSettings]);
 
   if (banner?.kind !== 'offline') {
     return (
