@@ -85,6 +85,42 @@ export default function ChatView({ record }: { record: ChatRecord }) {
     if (el && stickToBottom.current) el.scrollTop = el.scrollHeight;
   }, [messages, status, error, pendingIds]);
 
+  // A Workbench card that arrives is scrolled into view, not left below the fold under the
+  // composer (issue 29): the cards on the page at first are known; a new one is revealed whole
+  // (its top, when it is taller than the transcript), and a card that ends the transcript keeps
+  // the transcript following the bottom.
+  const knownCards = useRef<Set<string> | null>(null);
+  useLayoutEffect(() => {
+    const el = scrollRef.current;
+    if (!el) return;
+    const cards = [...el.querySelectorAll<HTMLElement>('[data-testid="artifact-card"]')];
+    const known = knownCards.current;
+    knownCards.current = new Set(cards.map((c) => c.id));
+    if (known === null) return; // the lesson as it was opened: nothing arrived
+    const arrived = cards.filter((c) => !known.has(c.id));
+    const card = arrived[arrived.length - 1];
+    if (!card) return;
+    const view = el.getBoundingClientRect();
+    const box = card.getBoundingClientRect();
+    if (box.height >= view.height || box.top < view.top) el.scrollTop += box.top - view.top;
+    else if (box.bottom > view.bottom) el.scrollTop += box.bottom - view.bottom;
+    stickToBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 80;
+  }, [messages]);
+
+  // Content that grows after it was drawn (a picture that loads, a card, the dock below) keeps a
+  // transcript that follows the bottom at the bottom.
+  useEffect(() => {
+    const el = scrollRef.current;
+    const inner = el?.firstElementChild;
+    if (!el || !inner || typeof ResizeObserver === 'undefined') return;
+    const observer = new ResizeObserver(() => {
+      if (stickToBottom.current) el.scrollTop = el.scrollHeight;
+    });
+    observer.observe(inner);
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, []);
+
   // Only the transcript's DOM is windowed (a long lesson would take minutes to draw); everything
   // above reads the whole message list.
   const [windowLimit, setWindowLimit] = useState(TRANSCRIPT_WINDOW);
@@ -103,6 +139,9 @@ export default function ChatView({ record }: { record: ChatRecord }) {
     const fromBottom = revealFromBottom.current;
     revealFromBottom.current = null;
     if (el && fromBottom !== null) el.scrollTop = el.scrollHeight - fromBottom;
+    // earlier messages shown again are not arrivals: their cards join the known ones
+    const cards = el?.querySelectorAll<HTMLElement>('[data-testid="artifact-card"]') ?? [];
+    if (knownCards.current) for (const c of cards) knownCards.current.add(c.id);
   }, [windowLimit]);
 
   const { send: sendText, answer: sendAnswer } = lesson;
