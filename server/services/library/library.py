@@ -15,6 +15,7 @@ from server.core.contracts.chat import ChatRecord
 from server.core.events import EventBus
 from server.core.library.coverage import fitting_chunk_tokens
 from server.core.ports import ChatStore, IntakeStore, LibraryGraph, SettingsStore
+from server.core.refusals import Refused
 from server.services.library import folders
 from server.services.library.extraction import ExtractionService
 from server.services.library.folders import FolderWalk, import_roots
@@ -215,7 +216,11 @@ class LibraryService:
         """What a lesson taught that is in the graph (issue 29: the lesson's delete dialog says it
         stays and offers to remove it): `{"sourceId", "propositions", "reading"}`;
         `propositions`: the graph's propositions the lesson is a source of (0 when it never was
-        read into the graph); `reading`: whether its reading runs now (a removal waits for it)."""
+        read into the graph); `reading`: whether its reading runs now (a removal waits for it).
+
+        Raises:
+            Refused: not_found, when `chat_id` is neither a lesson nor a source of the graph."""
+        self._known_lesson(chat_id)
         count = sum(1 for node in self.graph.nodes().values() if chat_id in node.sources)
         return {"sourceId": chat_id, "propositions": count, "reading": self.extraction.running(chat_id)}
 
@@ -226,8 +231,17 @@ class LibraryService:
         `unchanged` (nothing of it is left).
 
         Raises:
+            Refused: not_found, when `chat_id` is neither a lesson nor a source of the graph.
             OSError: the accepted queue could not be written: nothing was removed."""
+        self._known_lesson(chat_id)
         return self.notes.retirements.remove([chat_id], kind="chat")[0]
+
+    def _known_lesson(self, chat_id: str) -> None:
+        """Raises Refused (not_found) unless `chat_id` is a lesson or a source of the graph (a
+        deleted lesson's knowledge stays a source until removed)."""
+        if chat_id not in self.graph.sources() and self.chats.get(chat_id) is None:
+            detail = f"no lesson {chat_id!r} and nothing it taught in the graph"
+            raise Refused("not_found", "lesson_not_found", detail)
 
     async def import_chosen_folder(self, folder: str) -> ImportOutcome:
         """A folder the learner chose imported as one import labelled "Import of <folder name>":

@@ -212,7 +212,7 @@ async def remove_notes(body: RemoveNotes, services: ServicesDep) -> dict[str, An
     return {"files": [r.view() for r in outcome.results], "importId": outcome.import_id}
 
 
-@router.get("/api/graph/lessons/{chat_id}", responses=errors(503))
+@router.get("/api/graph/lessons/{chat_id}", responses=errors(404, 503))
 async def lesson_knowledge(chat_id: str, services: ServicesDep) -> dict[str, Any]:
     """What a lesson taught that is in the graph, for its delete dialog (issue 29):
     `{"sourceId", "propositions", "reading"}` (`propositions` 0 when it never was read in). It
@@ -220,7 +220,7 @@ async def lesson_knowledge(chat_id: str, services: ServicesDep) -> dict[str, Any
     return await asyncio.to_thread(services.library.lesson_knowledge, chat_id)
 
 
-@router.post("/api/graph/lessons/{chat_id}/remove", responses=errors(503))
+@router.post("/api/graph/lessons/{chat_id}/remove", responses=errors(404, 503))
 async def remove_lesson_knowledge(chat_id: str, services: ServicesDep) -> dict[str, Any]:
     """Take what a lesson taught out of the graph, as the learner chose when deleting it: the
     result `{"name", "sourceId", "status", "detail", ...}` with status `removed` (retired in the
