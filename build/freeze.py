@@ -169,7 +169,7 @@ def first_offline_token(port: int, started: float, timeout: float = 180.0) -> tu
         headers = {"content-type": "application/json"}
         return urllib.request.Request(f"http://127.0.0.1:{port}{path}", data, headers)
 
-    with urllib.request.urlopen(post("/api/chats", {}), timeout=10) as response:  # noqa: S310 - loopback http
+    with urllib.request.urlopen(post("/api/chats", {"demo": True}), timeout=10) as response:  # noqa: S310 - loopback http
         chat = json.loads(response.read())["id"]
     message = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Teach me fractions."}]}
     request = post("/api/chat", {"id": chat, "messages": [message]})

@@ -106,7 +106,7 @@ def smoke(
                 if httpx.get(f"{url}/api/health", timeout=10).status_code != 403:
                     raise SmokeFailure("health answered without the token")
                 report(f"ok health {health.json()['version']}, token required")
-                chat_id = client.post("/api/chats", json={}).json()["id"]
+                chat_id = client.post("/api/chats", json={"demo": True}).json()["id"]
                 message = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": LESSON}]}
                 turn = client.post("/api/chat", json={"id": chat_id, "messages": [message]})
                 if turn.status_code != 200 or not turn.text.endswith("data: [DONE]\n\n"):

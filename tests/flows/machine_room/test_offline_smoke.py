@@ -78,7 +78,7 @@ def wait_for_jobs(client: httpx.Client, seconds: float) -> list[dict]:
 def first_offline_turn(client: httpx.Client, text: str = "Teach me fractions.") -> dict:
     """A new lesson (stamped with the offline model) and its first turn, which must stream a
     reply from the offline model (issue 9: a 503 is a failure). Returns the created session."""
-    created = client.post("/api/chats", json={}).json()
+    created = client.post("/api/chats", json={"demo": True}).json()
     assert created["model"]["provider"] == "local", created
     message = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": text}]}
     response = client.post("/api/chat", json={"id": created["id"], "messages": [message]})
@@ -187,7 +187,7 @@ def test_a_learners_image_never_stops_a_lesson_on_the_offline_model(data_dir: Pa
     }
     try:
         with httpx.Client(base_url=server.url, timeout=IMPORT_WAIT_S) as client:
-            created = client.post("/api/chats", json={}).json()
+            created = client.post("/api/chats", json={"demo": True}).json()
             assert created["model"]["provider"] == "local", created
             sent = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "What is this?"}, image]}
             response = client.post("/api/chat", json={"id": created["id"], "messages": [sent]})
