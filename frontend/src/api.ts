@@ -245,7 +245,10 @@ export async function lessonKnowledge(id: string): Promise<LessonKnowledge> {
 
 /** POST /api/graph/lessons/{id}/remove: take what a (deleted) lesson taught out of the graph; its status and plain-words detail. */
 export async function removeLessonKnowledge(id: string): Promise<{ status: string; detail: string }> {
-  const raw = await json<{ status?: unknown; detail?: unknown }>(`/api/graph/lessons/${encodeURIComponent(id)}/remove`, { method: 'POST' });
+  const raw = await json<{ status?: unknown; detail?: unknown }>(`/api/graph/lessons/${encodeURIComponent(id)}/remove`, {
+    method: 'POST',
+    body: JSON.stringify({ confirmed: true }),
+  });
   return { status: String(raw.status ?? ''), detail: String(raw.detail ?? '') };
 }
 

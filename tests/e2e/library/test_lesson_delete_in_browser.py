@@ -26,6 +26,9 @@ from tests.stub_openai import Reply, last_user_text
 
 pytestmark = pytest.mark.e2e
 
+CONFIRMED = {"confirmed": True}
+"""The removal's body: the learner ticked "Also remove what it taught from my graph"."""
+
 TEACHING = {
     "heaps": [
         "A binary heap keeps the smallest key at its root",
@@ -133,8 +136,14 @@ def test_deleting_a_lesson_keeps_what_it_taught_unless_asked_to_remove_it(
         assert client.get(f"/api/graph/lessons/{tries}").json()["propositions"] == 0
 
         # a second removal finds nothing left; an unknown id is refused in plain words
-        assert client.post(f"/api/graph/lessons/{tries}/remove").json()["status"] == "unchanged"
+        assert (
+            client.post(f"/api/graph/lessons/{tries}/remove", json=CONFIRMED).json()["status"] == "unchanged"
+        )
+        unconfirmed = client.post(f"/api/graph/lessons/{tries}/remove", json={})
+        assert unconfirmed.status_code == 400 and "confirmed" in unconfirmed.json()["detail"], (
+            unconfirmed.text
+        )
         nope = "/api/graph/lessons/c_nope"
-        for unknown in (client.get(nope), client.post(f"{nope}/remove")):
+        for unknown in (client.get(nope), client.post(f"{nope}/remove", json=CONFIRMED)):
             assert unknown.status_code == 404, unknown.text
             assert unknown.json()["detail"] == "no lesson 'c_nope' and nothing it taught in the graph"

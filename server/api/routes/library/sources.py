@@ -220,8 +220,17 @@ async def lesson_knowledge(chat_id: str, services: ServicesDep) -> dict[str, Any
     return await asyncio.to_thread(services.library.lesson_knowledge, chat_id)
 
 
-@router.post("/api/graph/lessons/{chat_id}/remove", responses=errors(404, 503))
-async def remove_lesson_knowledge(chat_id: str, services: ServicesDep) -> dict[str, Any]:
+class RemoveLesson(BaseModel):
+    """`POST /api/graph/lessons/{chat_id}/remove` body: the learner's explicit choice, ticked in
+    the lesson's delete dialog ("Also remove what it taught from my graph"): `{"confirmed": true}`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    confirmed: Literal[True]
+
+
+@router.post("/api/graph/lessons/{chat_id}/remove", responses=errors(400, 404, 413, 503))
+async def remove_lesson_knowledge(chat_id: str, body: RemoveLesson, services: ServicesDep) -> dict[str, Any]:
     """Take what a lesson taught out of the graph, as the learner chose when deleting it: the
     result `{"name", "sourceId", "status", "detail", ...}` with status `removed` (retired in the
     background, no model call), `refused` (not a lesson in the graph), `running` (it is being
