@@ -291,7 +291,7 @@ def test_a_hung_turn_is_stopped_within_a_second(faulty: Faulty) -> None:
     started = time.monotonic()
     aborted = faulty.client.post(f"/api/chats/{chat_id}/abort")
     took = time.monotonic() - started
-    thread.join(5)
+    thread.join(30)  # the turn has settled once abort returned; the join only waits out a loaded machine
     # the abort reached the waiting turn at once: it did not sit out its own 10 s wait for the task
     assert aborted.json() == {"aborted": True} and took < ABORT_WAIT_S, took
     assert not thread.is_alive(), "the POST answered"
