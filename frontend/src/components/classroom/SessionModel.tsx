@@ -3,10 +3,9 @@ import { useState, type FormEvent } from 'react';
 import * as api from '../../api';
 import { useAppState } from '../../appState';
 import { describeError } from '../../core/errors';
-import { modelPlaceholder, needsBaseUrl, providerLabel } from '../../core/machine_room/settings';
+import { modelPlaceholder, needsBaseUrl, providerLabel, providerOptions } from '../../core/machine_room/settings';
 import type { ChatModel } from '../../core/types';
-
-const FALLBACK_PROVIDERS = ['openrouter', 'openai', 'openai-compatible', 'local'];
+import ProviderSelect from '../machine_room/ProviderSelect';
 
 interface Props {
   chatId: string;
@@ -25,11 +24,8 @@ export default function SessionModel({ chatId, model, busy, onChanged }: Props) 
   const [saving, setSaving] = useState(false);
   const [error, setError] = useState<string | null>(null);
 
-  const providers = settings?.providers?.length ? settings.providers : FALLBACK_PROVIDERS;
-  const options = provider && !providers.includes(provider) ? [...providers, provider] : providers;
-
   function open() {
-    setProvider(model?.provider ?? providers[0] ?? '');
+    setProvider(model?.provider ?? providerOptions(settings?.providers)[0] ?? '');
     setModelId(model?.model ?? '');
     setBaseUrl(model?.baseUrl ?? '');
     setError(null);
@@ -72,13 +68,7 @@ export default function SessionModel({ chatId, model, busy, onChanged }: Props) 
         <form className="session-model-form" onSubmit={(e) => void save(e)} data-testid="session-model-form">
           <label className="session-model-field">
             <span>Provider</span>
-            <select data-testid="session-model-provider" value={provider} onChange={(e) => setProvider(e.target.value)}>
-              {options.map((p) => (
-                <option key={p} value={p}>
-                  {providerLabel(p)}
-                </option>
-              ))}
-            </select>
+            <ProviderSelect data-testid="session-model-provider" value={provider} onChange={setProvider} providers={settings?.providers} />
           </label>
           <label className="session-model-field">
             <span>Model id</span>

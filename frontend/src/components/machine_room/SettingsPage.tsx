@@ -33,6 +33,7 @@ import {
 } from '../../core/machine_room/librarySettings';
 import { KEY_PROVIDERS, SLOTS, type Settings, type Slot } from '../../core/types';
 import ThemeSwitch from './ThemeSwitch';
+import ProviderSelect from './ProviderSelect';
 import SubscriptionSettings from './SubscriptionSettings';
 import {
   desktopBridge,
@@ -135,8 +136,6 @@ function ModelsSection({ settings }: { settings: Settings }) {
     }
   }
 
-  const providers = settings.providers?.length ? settings.providers : ['openrouter', 'openai', 'openai-compatible', 'local'];
-
   return (
     <section className="card">
       <h2>Models</h2>
@@ -158,8 +157,6 @@ function ModelsSection({ settings }: { settings: Settings }) {
       >
         {SLOTS.map((slot) => {
           const d = draft[slot];
-          // Keep a provider that the server no longer lists selectable.
-          const options = d.provider && !providers.includes(d.provider) ? [...providers, d.provider] : providers;
           return (
             <fieldset key={slot} className="slot" data-testid={`slot-${slot}`}>
               <legend>{SLOT_INFO[slot].label}</legend>
@@ -167,18 +164,13 @@ function ModelsSection({ settings }: { settings: Settings }) {
               <div className="slot-fields">
                 <label>
                   <span>Provider</span>
-                  <select
+                  <ProviderSelect
                     data-testid={`slot-${slot}-provider`}
                     value={d.provider}
-                    onChange={(e) => update(slot, { provider: e.target.value })}
-                  >
-                    <option value={NOT_SET}>Not set</option>
-                    {options.map((p) => (
-                      <option key={p} value={p}>
-                        {providerLabel(p)}
-                      </option>
-                    ))}
-                  </select>
+                    onChange={(provider) => update(slot, { provider })}
+                    providers={settings.providers}
+                    allowNotSet
+                  />
                 </label>
                 <label className="grow">
                   <span>Model id</span>

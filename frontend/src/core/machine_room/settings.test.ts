@@ -5,7 +5,9 @@ import {
   draftToUpdate,
   draftsEqual,
   keySourceLabel,
+  FALLBACK_PROVIDERS,
   modelPlaceholder,
+  providerOptions,
   resolvedLabel,
   validateDraft,
 } from './settings';
@@ -143,5 +145,26 @@ describe('labels', () => {
     expect(modelPlaceholder('openrouter')).toContain('anthropic/claude-sonnet-4');
     expect(modelPlaceholder('openai-compatible')).not.toContain('/');
     expect(modelPlaceholder('openai')).toContain('gpt');
+  });
+});
+
+describe('providerOptions', () => {
+  it("offers the server's list in its order", () => {
+    expect(providerOptions(['openai', 'openrouter'], 'openai')).toEqual(['openai', 'openrouter']);
+  });
+
+  it('falls back when the server lists none', () => {
+    expect(providerOptions(undefined)).toEqual([...FALLBACK_PROVIDERS]);
+    expect(providerOptions(null, '')).toEqual([...FALLBACK_PROVIDERS]);
+    expect(providerOptions([], 'openai')).toEqual([...FALLBACK_PROVIDERS]);
+  });
+
+  it('keeps a current provider the server no longer lists, last and once', () => {
+    expect(providerOptions(['openai'], 'chatgpt')).toEqual(['openai', 'chatgpt']);
+    expect(providerOptions(['openai', 'openai'], 'openai')).toEqual(['openai']);
+  });
+
+  it('never lists the not-set value', () => {
+    expect(providerOptions(['openai', ''], '')).toEqual(['openai']);
   });
 });

@@ -63,6 +63,24 @@ export function providerLabel(provider: string): string {
   return PROVIDER_LABEL[provider] ?? provider;
 }
 
+/** The providers offered when the server's settings do not list any (yet). */
+export const FALLBACK_PROVIDERS: readonly string[] = ['openrouter', 'openai', 'openai-compatible', 'local'];
+
+/**
+ * The provider ids a provider picker offers, in order: the server's list (GET /api/settings
+ * `providers`; FALLBACK_PROVIDERS when missing or empty), then `current` when it is set and not
+ * listed (a provider the server no longer lists stays selectable, so opening a form loses nothing).
+ * Duplicates and empty ids are dropped; NOT_SET ('') is never an entry here.
+ */
+export function providerOptions(listed: readonly string[] | null | undefined, current: string = NOT_SET): string[] {
+  const base = listed?.length ? listed : FALLBACK_PROVIDERS;
+  const out: string[] = [];
+  for (const p of [...base, current]) {
+    if (typeof p === 'string' && p !== NOT_SET && !out.includes(p)) out.push(p);
+  }
+  return out;
+}
+
 export function needsBaseUrl(provider: string): boolean {
   return provider === 'openai-compatible';
 }
