@@ -39,7 +39,7 @@ from server.core.contracts.graph import (
     VersionLine,
 )
 from server.core.contracts.models import ModelRef, ResolvedModel, Settings
-from server.core.fanout import FanOut
+from server.core.fanout import FanOut, MergeLanded
 from server.core.library.candidates import statement_key
 from server.core.library.coverage import message_views
 from server.core.library.notes import source_id
@@ -145,7 +145,10 @@ class Pipeline:
         def clock() -> str:
             return f"2026-01-01T{next(ticks):09d}"
 
-        self.extraction = ExtractionService(self.graph, model_for, clock=clock, fanout=FanOut({}))
+        self.landed: list[str] = []
+        """Each `MergeLanded`'s label, in order (the layout settle runs once per message)."""
+        fanout = FanOut({MergeLanded: [lambda m: self.landed.append(m.label)]})
+        self.extraction = ExtractionService(self.graph, model_for, clock=clock, fanout=fanout)
         graph_settings = {"graph": {"extractionChunkTokens": chunk_tokens}}
         settings = FakeSettingsStore(Settings.model_validate(graph_settings))
         self.chats = FakeChatStore()

@@ -185,10 +185,15 @@ class MergeSection:
         graph: Callable[[], tuple[dict[str, Proposition], dict[str, Chain]]],
         pending: bool,
         replace: dict[str, str] | None,
+        announce: bool = True,
     ) -> tuple[MergePlan, bool]:
         """Plan and commit one job's merge (nodes, chains, run line, coverage, simplification),
         then, for a version's last job, its swap (`_replace`). Call it holding the merge section.
-        Returns the plan and whether the swap (if any) was written."""
+        Returns the plan and whether the swap (if any) was written.
+
+        announce: False leaves `after_merge` (the layout settle and view snapshot, then
+            `graph-changed`) to the caller, who calls it once for several commits (a pack's
+            members: the settle and snapshot were 30 % of a vault import's CPU, issue 28)."""
         self.phase(row, "merging")
         at = self.clock()
         provenance = Provenance(source=row.source, job=row.job, messages=spec.messages)
@@ -233,7 +238,8 @@ class MergeSection:
         # loop's), awaited whole: a commit never outlives its hold on the merge section
         plan = await awaited_whole(run_background(plan_and_commit))
         replaced = await self.replace(row.source, replace) if replace is not None else True
-        await self.after_merge(row.id)
+        if announce:
+            await self.after_merge(row.id)
         return plan, replaced
 
     async def replace(self, source: str, version: dict[str, str]) -> bool:

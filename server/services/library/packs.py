@@ -17,7 +17,7 @@ from server.core.contracts.graph import Findings, IdentityLink, Verdicts
 from server.core.contracts.models import ResolvedModel
 from server.core.library.packing import PackNote, pack_prompt, shares, split_pack
 from server.core.tokens import estimate_tokens
-from server.services.library.feed import honest
+from server.services.library.feed import JobRow, JobSpec, honest
 from server.services.library.jobs import record_usage, run_source
 from server.services.library.merge import row_stats
 from server.services.library.runs import Run, RunHost
@@ -98,34 +98,12 @@ async def run_pack(service: RunHost, pack: Pack) -> None:
                     service.set_phase(row, "waiting")
             owner = {p.id: m[0].source for m in live for p in split[m[0].source].propositions}
             landed: dict[str, str] = {}  # an earlier member's finding id -> its node id
-            for run, row, spec, pending in live:
-                findings = split[run.source]
-                links = []
-                for link in verdicts.links:
-                    if owner.get(link.finding) != run.source:
-                        continue
-                    node = landed.get(link.node, link.node)
-                    if owner.get(node, run.source) != run.source:
-                        continue  # a twin in a note that did not merge: this one is new
-                    links.append(IdentityLink(finding=link.finding, node=node))
-                _, graph = service.merge.view(run.source, run.version, pending)
-                ended.add(run.source)
-                try:
-                    plan, merged = await service.merge.commit(
-                        row, spec, findings, Verdicts(links=links), graph, pending, run.version
-                    )
-                except Exception as exc:  # this note's own merge failed: its error alone
-                    log.warning("merging packed note %s failed: %s", row.id, exc)
-                    row.phase, row.error = "error", honest(exc)
-                    merged = False
-                else:
-                    landed.update(
-                        (p.id, line.id)
-                        for p, line in zip(findings.propositions, plan.node_lines, strict=True)
-                    )
-                    row.stats = row_stats(plan)
-                    row.phase = "done"
-                _complete(run, merged)
+            committed: list[str] = []  # members whose commit wrote: one settle for them all
+            try:
+                await _merge_members(service, live, split, verdicts, owner, landed, ended, committed)
+            finally:
+                if committed:  # the layout settle and view snapshot once per pack, not per member
+                    await service.merge.after_merge(committed[-1])
     except asyncio.CancelledError:
         for run, row, _, _ in members:
             if run.source not in ended:
@@ -155,6 +133,50 @@ async def run_pack(service: RunHost, pack: Pack) -> None:
         )
         pack.alone[run.source] = alone
         await asyncio.gather(alone, return_exceptions=True)  # an abort of this note ends it alone
+
+
+async def _merge_members(
+    service: RunHost,
+    live: list[tuple[Run, JobRow, JobSpec, bool]],
+    split: dict[str, Findings],
+    verdicts: Verdicts,
+    owner: dict[str, str],
+    landed: dict[str, str],
+    ended: set[str],
+    committed: list[str],
+) -> None:
+    """Each live member's own merge, in order, in the merge section (held by the caller): its
+    links (an earlier member's finding resolved to the node it landed on), then its commit
+    without the settle (`committed` collects the row ids that wrote; the caller settles once).
+    A member whose commit fails ends with its own error; the others go on."""
+    for run, row, spec, pending in live:
+        findings = split[run.source]
+        links = []
+        for link in verdicts.links:
+            if owner.get(link.finding) != run.source:
+                continue
+            node = landed.get(link.node, link.node)
+            if owner.get(node, run.source) != run.source:
+                continue  # a twin in a note that did not merge: this one is new
+            links.append(IdentityLink(finding=link.finding, node=node))
+        _, graph = service.merge.view(run.source, run.version, pending)
+        ended.add(run.source)
+        try:
+            plan, merged = await service.merge.commit(
+                row, spec, findings, Verdicts(links=links), graph, pending, run.version, announce=False
+            )
+        except Exception as exc:  # this note's own merge failed: its error alone
+            log.warning("merging packed note %s failed: %s", row.id, exc)
+            row.phase, row.error = "error", honest(exc)
+            merged = False
+        else:
+            committed.append(row.id)
+            landed.update(
+                (p.id, line.id) for p, line in zip(findings.propositions, plan.node_lines, strict=True)
+            )
+            row.stats = row_stats(plan)
+            row.phase = "done"
+        _complete(run, merged)
 
 
 def _charge(

@@ -190,6 +190,10 @@ def test_small_notes_share_one_call_and_each_keeps_its_own_contribution(tmp_path
     assert len(rows) == len(NOTES) and {r["phase"] for r in rows} == {"done"}
     assert sum(r["usage"]["requests"] for r in rows) == 2  # the pack's calls, shared out
 
+    # one layout settle and view snapshot for the pack, after its last member's merge (issue 28:
+    # once per member, they were 30 % of a vault import's CPU)
+    assert len(door.landed) == 1, door.landed
+
     # the same notes again: unchanged, no model call
     assert set(asyncio.run(door.imports(NOTES)).values()) == {"unchanged"}
     assert door.script.packs == 1 and door.script.alone == 0
