@@ -427,10 +427,13 @@ class GraphService:
             }
             busy = sorted(s for s in involved if self.gate.extracting(s))
             if busy:
+                labels = self._labels()
+                names = ", ".join(f"“{labels[s][1]}”" if labels.get(s, ("", None))[1] else s for s in busy)
                 raise Refused(
                     "conflict",
                     "extraction_running",
-                    f"an extraction of {', '.join(busy)} is running; wait for it, then delete",
+                    f"{names} {'is' if len(busy) == 1 else 'are'} being read into the graph; "
+                    "nothing was deleted: wait for the reading to finish, then delete",
                 )
             self.graph.delete(dead_nodes, dead_chains, self.clock())
         self.events.emit("graph-changed")
