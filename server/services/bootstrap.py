@@ -34,6 +34,7 @@ from server.services.library.library import LibraryService
 from server.services.library.memory import release_memory
 from server.services.liveness import TurnRegistry
 from server.services.machine_room.models import ModelFactory, ModelService
+from server.services.machine_room.offline_build import OfflineBuild, builder_command
 from server.services.machine_room.offline_model import OfflineModelServer
 from server.services.machine_room.subscriptions import SubscriptionService
 from server.services.practice.sets import PracticeService
@@ -95,6 +96,16 @@ class Services:
             self.wake.recover(self.jobs.recover())
         except Exception:  # the job records stay as they are; the next start tries again
             log.exception("recovering pending job deliveries failed")
+        if self.offline is not None and not self.offline.installed and (command := builder_command()):
+            # `make run` (issue 29): llama.cpp is built in the background; picked up when it ends
+            self.offline.build = OfflineBuild(
+                command, self.paths.logs / "offline-build.log", self._offline_built
+            )
+            self.offline.build.start()
+        self._start_offline_if_used()
+
+    def _start_offline_if_used(self) -> None:
+        """Start the offline model when it is available and the strong slot resolves to it."""
         if self.offline is None or not self.offline.available:
             return
         try:
@@ -104,6 +115,14 @@ class Services:
             return
         if strong and strong.get("offline"):
             self.offline.ensure_started()
+
+    def _offline_built(self) -> None:
+        """The background build installed llama.cpp: the offline model is offered from now on
+        (each slot resolves anew per request) and started at once when lessons use it."""
+        if self.offline is not None and self.offline.look_again():
+            self._start_offline_if_used()
+        elif self.offline is not None:
+            log.error("llama.cpp was built, but the offline model is still not available here")
 
     async def shutdown(self) -> None:
         """Cancel running turns (each persists what streamed) and extraction runs (a cancelled job

@@ -23,7 +23,7 @@ def settings_status(
 ) -> dict[str, Any]:
     """The view: `{models, roles, providers, keys: {<provider>: {set, source, env}}, offline:
     {available, running, model, error, lastCrash, recentCrash, restarts, tokensPerSecond,
-    expectedWaitS}, resolved: {<slot>:
+    expectedWaitS, build: OfflineBuild.status() | None}, resolved: {<slot>:
     ResolvedModel (camelCase) | None}, problems: [sentence]}`.
 
     Args:
@@ -62,6 +62,7 @@ def settings_status(
             "restarts": offline.restarts if offline else 0,
             "tokensPerSecond": offline.speed.tokens_per_s if offline else None,
             "expectedWaitS": offline.speed.expected_wait_s if offline else None,
+            "build": offline.build_status() if offline else None,
         },
         "resolved": resolved,
         "problems": problems,
