@@ -1,0 +1,114 @@
+"""The background build's progress read from its builder's lines (issue 29, item 1): the step, the
+files compiled, the time left from the pace so far, and the sentence the terminal and banner show."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from server.core.machine_room.offline_build import (
+    BuildProgress,
+    describe,
+    duration,
+    finished,
+    read_line,
+    remaining_s,
+    status,
+)
+
+
+def test_steps_and_ninja_counts_make_the_sentence() -> None:
+    p = BuildProgress(started=100.0)
+    assert (
+        describe(p, 130.0)
+        == "Building the offline model: starting, 30 s so far (usually 5 to 35 minutes on 2 cores)."
+    )
+    p = read_line(p, "install_llama_cpp: step 1/2 compiling llama.cpp", 160.0)
+    p = read_line(p, "Collecting llama-cpp-python==0.3.36", 161.0)
+    assert (p.step, p.steps, p.step_name, p.step_started, p.done) == (1, 2, "compiling llama.cpp", 160.0, 0)
+    assert describe(p, 200.0) == (
+        "Building the offline model: step 1 of 2, compiling llama.cpp, 1 min 40 s so far "
+        "(a whole build usually takes 5 to 35 minutes on 2 cores); then one more step."
+    )
+    p = read_line(p, "  [50/200] Building C object vendor/llama.cpp/ggml/src/ggml.c.o", 260.0)
+    assert (p.done, p.total) == (50, 200)
+    # 50 files in 100 s: 150 more take about 300 s
+    assert remaining_s(p, 260.0) == 300.0
+    assert describe(p, 260.0) == (
+        "Building the offline model: step 1 of 2, compiling llama.cpp (50 of 200 files), 2 min 40 s so far, "
+        "about 5 min 00 s left for this step; then one more step."
+    )
+    p = read_line(p, "install_llama_cpp: step 2/2 installing it", 600.0)
+    assert (p.done, p.total) == (0, 0) and describe(p, 601.0).endswith(
+        "step 2 of 2, installing it, 8 min 21 s so far."
+    )
+    p = finished(p, 0, 605.0, [], "/data/logs/offline-build.log")
+    assert (
+        describe(p, 999.0) == "The offline model was built and installed in 8 min 25 s; it is ready to use."
+    )
+    assert status(p, 999.0) == {
+        "state": "installed", "step": 2, "steps": 2, "stepName": "installing it", "done": 0, "total": 0,
+        "percent": False, "elapsedS": 505.0, "remainingS": None, "error": None, "line": describe(p, 999.0),
+    }  # fmt: skip
+
+
+def test_makes_percentages_and_an_early_count_tell_no_time_left() -> None:
+    p = read_line(BuildProgress(started=0.0), "install_llama_cpp: step 1/2 compiling llama.cpp", 0.0)
+    p = read_line(p, "[ 3%] Building C object ggml.c.o", 10.0)
+    assert p.percent and remaining_s(p, 10.0) is None, "under 5% done: no estimate yet"
+    assert "(3%)" in describe(p, 10.0)
+    p = read_line(p, "[ 25%] Building C object ggml-cpu.c.o", 100.0)
+    assert remaining_s(p, 100.0) == 300.0
+
+
+def test_a_failure_says_the_exit_the_last_line_and_the_log() -> None:
+    p = read_line(BuildProgress(started=0.0), "install_llama_cpp: step 1/2 compiling llama.cpp", 0.0)
+    lines = [
+        "[3/200] Building C object a.o",
+        "  error: command 'cmake' failed: No such file or directory",
+        "   ",
+    ]
+    failed = finished(p, 1, 20.0, lines, "/d/offline-build.log")
+    assert failed.state == "failed" and failed.error == (
+        "building the offline model failed: the builder exited with code 1 (\"error: command 'cmake' failed: "
+        'No such file or directory"); details in /d/offline-build.log'
+    )
+    assert describe(failed, 30.0).startswith(
+        "The offline model could not be built: building the offline model failed"
+    )
+    killed = finished(p, -15, 20.0, [], "/d/log")
+    assert (
+        killed.error
+        == "building the offline model failed: the builder was stopped (signal 15); details in /d/log"
+    )
+    assert read_line(failed, "install_llama_cpp: step 2/2 installing it", 40.0) is failed, (
+        "an ended build stays ended"
+    )
+
+
+def test_duration_words() -> None:
+    assert [duration(s) for s in (0, 59.4, 60, 754, 3600, 4330)] == [
+        "0 s", "59 s", "1 min 00 s", "12 min 34 s", "1 h 00 min", "1 h 12 min",
+    ]  # fmt: skip
+
+
+@given(st.lists(st.text(max_size=80), max_size=40))
+def test_any_output_is_read_without_error_and_counts_never_exceed_their_total(lines: list[str]) -> None:
+    p = BuildProgress(started=0.0)
+    for i, line in enumerate(lines):
+        p = read_line(p, line, float(i))
+        assert 0 <= p.done <= max(p.total, 0) or (p.done == 0 and p.total == 0)
+        assert p.step <= p.steps
+        left = remaining_s(p, float(i) + 1)
+        assert left is None or left >= 0
+        assert describe(p, float(i) + 1).endswith(".")
+
+
+@given(st.integers(1, 5000), st.data())
+def test_ninja_counts_move_forward(total: int, data: st.DataObject) -> None:
+    p = read_line(BuildProgress(started=0.0), "install_llama_cpp: step 1/2 compiling llama.cpp", 0.0)
+    seen = 0
+    for done in data.draw(st.lists(st.integers(0, total), max_size=30)):
+        p = read_line(p, f"[{done}/{total}] Building C object x.o", 1.0)
+        seen = max(seen, done)
+        assert p.done == seen, "a line printed late never moves the count back"
