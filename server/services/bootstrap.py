@@ -214,7 +214,7 @@ def build_services(
     registry = TurnRegistry(events)
     extraction = ExtractionService(
         stores.graph,
-        lambda: models.model_for_slot("cheap"),
+        lambda: models.model_for_role("extraction"),
         clock=utc_now,
         events=events,
         embedder=OnnxEmbedder(idle_release_s=IDLE_RELEASE_S, released=release_memory),  # issue 28 item 3
@@ -228,7 +228,7 @@ def build_services(
         clock=utc_now,
         chats=stores.chats,
         turn_running=registry.running,
-        context_window=lambda: models.context_window("cheap"),
+        context_window=lambda: models.context_window("extraction"),
         intake=stores.intake,
         events=events,
         new_id=new_id,
@@ -242,13 +242,13 @@ def build_services(
         new_id=new_id,
     )
     context = ContextService(
-        stores.summaries, stores.settings, lambda: models.model_for_slot("cheap"), extraction.permits
+        stores.summaries, stores.settings, lambda: models.model_for_role("summaries"), extraction.permits
     )
-    naming = NamingService(stores.chats, lambda: models.model_for_slot("cheap"), events)
+    naming = NamingService(stores.chats, lambda: models.model_for_role("naming"), events)
     practice = PracticeService(  # the one background-model pool (permits), shared with extraction
         stores.practice,
         stores.graph,
-        models.model_for_slot,
+        models.model_for_role,
         extraction.permits,
         events,
         clock=utc_now,

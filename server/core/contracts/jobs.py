@@ -96,12 +96,17 @@ Artifact = ResearchArtifact | DemoArtifact | VisualArtifact
 
 
 class WorkerUsage(Camel):
-    """A worker's model usage; None is unknown, never zero."""
+    """A worker's model usage; None is unknown, never zero.
+
+    `model`: the model id its role ran (issue 30 item 2; None in records written before);
+    `vision_model`: the picture checker's, when a visual was looked at."""
 
     input_tokens: int | None = None
     output_tokens: int | None = None
     requests: int = 0
     cost_usd: float | None = None
+    model: str | None = None
+    vision_model: str | None = None
 
 
 class WorkerResult(Camel):

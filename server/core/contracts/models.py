@@ -85,11 +85,55 @@ class ModelSlots(Camel):
     vision: ModelSlot | None = None
 
 
+RoleName = Literal[
+    "prober",
+    "teacher",
+    "partitioner",
+    "problemGenerator",
+    "grader",
+    "researcher",
+    "demoBuilder",
+    "visualMaker",
+    "visualCheck",
+    "extraction",
+    "summaries",
+    "naming",
+]
+"""Every role that calls a model (seed §7 `BACKGROUND_MODEL_ROLES`, issue 30 item 2); what each
+does and its default slot: `server.core.machine_room.model_roles.MODEL_ROLES`."""
+ROLE_NAMES: tuple[RoleName, ...] = get_args(RoleName)
+
+
 class RoleOverrides(Camel):
-    """Per-role model overrides: when set, the role runs this model instead of the session's."""
+    """`roles` section: per-role model overrides (camelCase on the wire: `problemGenerator`).
+
+    A null role runs its default (`model_roles.MODEL_ROLES`): prober and teacher the lesson's
+    own model, the others a named slot. A set role runs that model instead.
+    """
 
     prober: ModelSlot | None = None
     teacher: ModelSlot | None = None
+    partitioner: ModelSlot | None = None
+    problem_generator: ModelSlot | None = None
+    grader: ModelSlot | None = None
+    researcher: ModelSlot | None = None
+    demo_builder: ModelSlot | None = None
+    visual_maker: ModelSlot | None = None
+    visual_check: ModelSlot | None = None
+    extraction: ModelSlot | None = None
+    summaries: ModelSlot | None = None
+    naming: ModelSlot | None = None
+
+    def of(self, role: RoleName) -> ModelSlot | None:
+        """The override of `role` (its wire name, e.g. "problemGenerator"), None when unset.
+
+        Raises KeyError for a name that is not a role."""
+        value = getattr(self, ROLE_FIELDS[role])
+        return value if isinstance(value, ModelSlot) else None
+
+
+ROLE_FIELDS: dict[str, str] = {to_camel(name): name for name in RoleOverrides.model_fields}
+"""Role wire name -> `RoleOverrides` field ("problemGenerator" -> "problem_generator")."""
 
 
 CHUNK_TOKENS_FLOOR = 500

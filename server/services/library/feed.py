@@ -51,6 +51,8 @@ class JobRow:
     output_tokens: int | None = None
     requests: int = 0
     cost_usd: float | None = None
+    model: str | None = None
+    """The model id the job's extraction role ran (set when it ends; None: it never got one)."""
     queued_at: str = ""
     started_at: str | None = None
     """When the job got a model-call permit and began extracting (None while queued)."""
@@ -78,6 +80,7 @@ class JobRow:
                 "outputTokens": self.output_tokens,
                 "requests": self.requests,
                 "costUsd": self.cost_usd,
+                "model": self.model,
             },
             "queuedAt": self.queued_at,
             "startedAt": self.started_at,

@@ -147,6 +147,7 @@ def record_usage(
     row.output_tokens = usage.output_tokens if called else None
     row.requests = usage.requests + failed_calls
     row.cost_usd = usage_cost(usage, resolved) if resolved else None
+    row.model = resolved.model if resolved else None
     try:
         service.graph.record_usage(  # on the loop: the run ends with its usage recorded
             {

@@ -26,17 +26,21 @@ from server.config import (
 )
 from server.core.contracts.models import (
     KEYED_PROVIDERS,
+    ROLE_NAMES,
     SEARCH_PROVIDERS,
     SLOT_NAMES,
     ModelRef,
     ModelSlot,
     ResearchSettings,
     ResolvedModel,
+    RoleName,
+    RoleOverrides,
     SearchProviderName,
     SecretName,
     Settings,
 )
 from server.core.machine_room.model_failures import FailureKind
+from server.core.machine_room.model_roles import ROLES_BY_NAME, resolve_role
 from server.core.machine_room.model_slots import Resolution, resolve_ref, resolve_slot, stamp_from
 from server.core.machine_room.subscriptions import (
     SUBSCRIPTION_PROVIDERS,
@@ -164,14 +168,27 @@ class ModelService:
         return self.offline is not None and self.offline.available
 
     # -- resolution -----------------------------------------------------------------------------
-    def context_window(self, slot: str) -> tuple[int, float] | None:
-        """The context window of the model `slot` resolves to now when it is known to be small:
-        the offline model's (`CONTEXT_TOKENS` tokens, `TOKENS_PER_ESTIMATE` of its tokens per
-        estimated token); else None (keyed models: large, or no model).
+    def context_window(self, role: RoleName) -> tuple[int, float] | None:
+        """The context window of the model a background `role` resolves to now when it is known
+        to be small: the offline model's (`CONTEXT_TOKENS` tokens, `TOKENS_PER_ESTIMATE` of its
+        tokens per estimated token); else None (keyed models: large, or no model).
 
         Raises StoreCorrupt for unreadable settings."""
-        resolved = self.resolve(self.settings.load(), slot).model
+        outcome = self.resolve_role(self.settings.load(), role)
+        resolved = outcome.model if outcome is not None else None
         return (CONTEXT_TOKENS, TOKENS_PER_ESTIMATE) if resolved is not None and resolved.offline else None
+
+    def resolve_role(self, settings: Settings, role: RoleName) -> Resolution | None:
+        """What `role` runs under `settings` (`model_roles.resolve_role`): None for a lesson role
+        without an override (it runs each lesson's own model)."""
+        return resolve_role(
+            role,
+            settings.roles,
+            settings.models,
+            keys_present=self._keys_present(),
+            offline_available=self.offline_available,
+            key_env=API_KEY_ENV,
+        )
 
     def resolve(self, settings: Settings, slot: str) -> Resolution:
         return resolve_slot(
@@ -189,7 +206,10 @@ class ModelService:
         """
         settings = self.settings.load()
         outcomes: dict[str, Resolution] = {name: self.resolve(settings, name) for name in SLOT_NAMES}
-        return settings_status(settings, outcomes, self.key_source, self.offline, self.offline_available)
+        roles = {name: self.resolve_role(settings, name) for name in ROLE_NAMES}
+        return settings_status(
+            settings, outcomes, self.key_source, self.offline, self.offline_available, roles
+        )
 
     def stamp_for_new_session(self) -> ModelRef:
         """The strong slot as a session stamp (seed §3: stamped verbatim at creation).
@@ -204,18 +224,18 @@ class ModelService:
             raise Refused("unavailable", "models_not_configured", outcome.problem or "no strong model")
         return stamp_from(outcome.model, settings.models.strong)
 
-    def choice_for(self, ref: ModelRef, role: str | None = None) -> tuple[ModelSlot, str]:
+    def choice_for(self, ref: ModelRef, role: RoleName | None = None) -> tuple[ModelSlot, str]:
         """Which model a role runs in a session: the role's override in settings when set,
         else the session's own model. Returns (choice, label for problem sentences)."""
         if role is not None:
-            override = getattr(self.settings.load().roles, role, None)
+            override = self.settings.load().roles.of(role)
             if override is not None:
-                return override, f"the {role} override"
+                return override, f"the {ROLES_BY_NAME[role].label} override"
         return ModelSlot(
             provider=ref.provider, model=ref.model, base_url=ref.base_url
         ), "this session's model"
 
-    async def model_for(self, ref: ModelRef, role: str | None = None) -> tuple[ResolvedModel, Model]:
+    async def model_for(self, ref: ModelRef, role: RoleName | None = None) -> tuple[ResolvedModel, Model]:
         """The runnable model for a role in a session; starts the offline server when needed.
 
         Raises:
@@ -243,6 +263,35 @@ class ModelService:
         if outcome.model is None:
             raise Refused("unavailable", "models_not_configured", outcome.problem or "no model")
         return await self._runnable(outcome.model)
+
+    async def model_for_role(self, role: RoleName) -> tuple[ResolvedModel, Model]:
+        """The runnable model of a background role: its override in settings' `roles` when set,
+        else its default slot (`model_roles.MODEL_ROLES`). The returned ResolvedModel is what
+        really runs; callers record it on the job's usage row.
+
+        Raises:
+            Refused("unavailable", models_not_configured): the role's model cannot run (a plain
+                sentence naming the role or slot and what to set), or `role` is a lesson role
+                without an override (prober and teacher run the lesson's model: `model_for`).
+            Refused("unavailable", model_unreachable): the offline model failed to start.
+            StoreCorrupt: settings.json is unreadable.
+        """
+        outcome = self.resolve_role(self.settings.load(), role)
+        if outcome is None:
+            raise Refused(
+                "unavailable", "models_not_configured", f"{ROLES_BY_NAME[role].label} runs the lesson's model"
+            )
+        if outcome.model is None:
+            raise Refused("unavailable", "models_not_configured", outcome.problem or "no model")
+        return await self._runnable(outcome.model)
+
+    def save_roles(self, roles: RoleOverrides) -> dict[str, Any]:
+        """Replace settings' `roles` section (every override; null: the role's default), keep the
+        other sections; returns status(). Raises StoreCorrupt for unreadable settings."""
+        settings = self.settings.load()
+        settings.roles = roles
+        self.settings.save(settings)
+        return self.status()
 
     async def _subscription_model(self, resolved: ResolvedModel) -> tuple[ResolvedModel, Model]:
         """A subscription route's model with the login's current scoped auth; never an API key.

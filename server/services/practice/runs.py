@@ -53,6 +53,7 @@ class PracticeRow:
                 "outputTokens": self.usage.output_tokens if ended and requests else None,
                 "requests": requests,
                 "costUsd": usage_cost(self.usage, self.resolved) if ended and self.resolved else None,
+                "model": self.resolved.model if self.resolved else None,  # the model that ran
             },
             "queuedAt": self.queued_at,
             "startedAt": self.started_at,

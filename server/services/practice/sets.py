@@ -49,8 +49,8 @@ class PracticeService:
     """Args:
     store: the problem sets (this service is their only writer).
     graph: read at creation only (the selection's live nodes and chains).
-    model_for: `await model_for(slot)` -> (resolved, model); every stage (partitioner,
-        generators, grader) runs the strong slot (seed §7: quality-critical).
+    model_for: `await model_for(role)` -> (resolved, model) of a practice role ("partitioner",
+        "problemGenerator", "grader": the strong slot unless overridden, seed §7).
     permits: the process-wide background-model pool (shared with extraction).
     events: `activity-changed` after every row change and every set write.
     clock: ISO timestamp source (`server.core.clock`).
@@ -80,7 +80,7 @@ class PracticeService:
         self.runs = PracticeRuns(events, clock)
         """The run registry: the stages' activity rows and their tasks."""
         self.stages = PracticeStages(  # model_for read at each stage: a test may point it elsewhere
-            store, self.runs, lambda slot: self.model_for(slot), permits, events, clock
+            store, self.runs, lambda role: self.model_for(role), permits, events, clock
         )
 
     @property
@@ -131,7 +131,7 @@ class PracticeService:
                 "empty_selection",
                 "none of the selected propositions is in the graph any more; reload it and select again",
             )
-        await self.model_for("strong")  # 503 before anything is written
+        await self.model_for("partitioner")  # 503 before anything is written
         chains = chains_for_selection(selection, self.graph.chains().values())
         now = self.clock()
         title = (body.title or "").strip() or default_title(datetime.fromtimestamp(self.wall_clock(), UTC))

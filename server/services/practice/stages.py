@@ -21,6 +21,7 @@ from server.agent.practice.generator import build_generator, generator_prompt
 from server.agent.practice.grader import build_grader, grader_prompt
 from server.agent.practice.partitioner import build_partitioner, partitioner_prompt
 from server.agent.practice.submits import Generated, Graded, Partition
+from server.core.contracts.models import RoleName
 from server.core.contracts.practice import Grade, Problem, ProblemSet
 from server.core.events import EventBus
 from server.core.machine_room.model_failures import failure_in_text, learner_words
@@ -33,15 +34,16 @@ log = logging.getLogger("lh.practice")
 
 RECENT_SETS = 5
 OFFLINE_MAX_TOKENS = 2048
-ModelFor = Callable[[str], Any]
-"""slot name -> awaitable (resolved, model)."""
+ModelFor = Callable[[RoleName], Any]
+"""role name ("partitioner", "problemGenerator", "grader") -> awaitable (resolved, model)."""
 
 
 class PracticeStages:
     """Args:
     store: the problem sets (the stages write them; the service is their only other writer).
     runs: the run registry (rows, tasks, and whether the process is stopping).
-    model_for: `await model_for(slot)` -> (resolved, model); every stage runs the strong slot.
+    model_for: `await model_for(role)` -> (resolved, model); each stage runs its own role's
+        model (`model_roles.MODEL_ROLES`), recorded on its row (`PracticeRow.resolved`).
     permits: the process-wide background-model pool (shared with extraction).
     events: `activity-changed` after every set write.
     clock: ISO timestamp source (the set's `updatedAt` heartbeat).
@@ -78,9 +80,9 @@ class PracticeStages:
         return written
 
     async def _stage(
-        self, row: PracticeRow, slot: str, phase: RowPhase, go: Callable[[Model, int | None], Any]
+        self, row: PracticeRow, role: RoleName, phase: RowPhase, go: Callable[[Model, int | None], Any]
     ) -> Any:
-        resolved, model = await self.model_for(slot)
+        resolved, model = await self.model_for(role)
         row.resolved = resolved
         cap = OFFLINE_MAX_TOKENS if resolved.offline else None
         async with self.permits:  # "queued" until a permit of the shared pool is free
@@ -104,7 +106,7 @@ class PracticeStages:
                 )
                 return (await agent.run(prompt, usage=row.usage)).output
 
-            groups = (await self._stage(row, "strong", "partitioning", partition)).groups
+            groups = (await self._stage(row, "partitioner", "partitioning", partition)).groups
         except asyncio.CancelledError:
             self.runs.phase(row, "aborted")
             if not self.runs.stopping:
@@ -196,7 +198,7 @@ class PracticeStages:
                 )
                 return (await agent.run(prompt, usage=row.usage)).output
 
-            generated = await self._stage(row, "strong", "generating", write)
+            generated = await self._stage(row, "problemGenerator", "generating", write)
         except asyncio.CancelledError:
             self.runs.phase(row, "aborted")
             if not self.runs.stopping:
@@ -246,7 +248,7 @@ class PracticeStages:
                 agent = build_grader(model, max_tokens=cap)
                 return (await agent.run(grader_prompt(problem, touched), usage=row.usage)).output
 
-            graded = await self._stage(row, "strong", "grading", grade)
+            graded = await self._stage(row, "grader", "grading", grade)
         except asyncio.CancelledError:
             self.runs.phase(row, "aborted")
             if not self.runs.stopping:

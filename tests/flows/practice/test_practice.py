@@ -128,8 +128,9 @@ def test_a_set_is_generated_frozen_and_answered_once(tmp_path: Path) -> None:
         assert rows[f"{created.id}:partition"]["phase"] == "done"
         assert rows[f"{created.id}:gen:p1"]["label"].startswith("Problem 1/3 — ")
         assert rows[f"{created.id}:grade:p1"]["phase"] == "done"
-        # seed §7: every stage, the grader included, runs the strong slot
-        assert w.slots and set(w.slots) == {"strong"}
+        # seed §7: each stage asks for its own role's model (the strong slot unless overridden)
+        assert set(w.slots) == {"partitioner", "problemGenerator", "grader"}
+        assert rows[f"{created.id}:grade:p1"]["usage"]["model"] == "scripted"  # the model that ran
 
     run(tmp_path, scenario)
 
@@ -558,7 +559,7 @@ def _until(check: Any, what: str, timeout_s: float = 10.0) -> Any:
 
 def test_the_api_answers_503_without_a_model_and_writes_nothing(live: Any, tmp_path: Path) -> None:
     nodes, _ = _live_practice(live, tmp_path)
-    live.services.practice.model_for = live.services.models.model_for_slot  # the app's own slots
+    live.services.practice.model_for = live.services.models.model_for_role  # the app's own roles
     (live.data / "settings.json").write_text(json.dumps({"models": {}}))
     refused = live.client.post("/api/practice/sets", json={"nodeIds": nodes})
     assert refused.status_code == 503, refused.text

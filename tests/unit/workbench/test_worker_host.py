@@ -10,7 +10,14 @@ import pytest
 from pydantic_ai.models.test import TestModel
 
 from server.core.contracts.jobs import DemoArtifact, WorkerResult, WorkerUsage
-from server.core.contracts.models import ModelSlot, ModelSlots, ResearchSettings, ResolvedModel, Settings
+from server.core.contracts.models import (
+    ModelSlot,
+    ModelSlots,
+    ResearchSettings,
+    ResolvedModel,
+    RoleOverrides,
+    Settings,
+)
 from server.services.machine_room.models import ModelService
 from server.services.workbench import workers
 from server.services.workbench.workers import WorkerHost
@@ -110,3 +117,53 @@ async def test_without_a_vision_slot_a_visual_job_is_not_looked_at(monkeypatch: 
     monkeypatch.setattr(workers, "run_worker", run_worker)
     await worker_host.run("visual", {"request": "a tangent line"})
     assert seen[0].vision is None
+
+
+async def test_each_job_kind_runs_its_roles_override_and_names_the_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 30 item 2: a Workbench helper's override in settings' `roles` is what it runs, the
+    picture checker's override looks at a visual without a vision slot, and the job's usage
+    names the models that ran."""
+    slots = ModelSlots(strong=ModelSlot(provider="openai", model="gpt-strong"))
+    worker_host = host(ResearchSettings(), {"openai": "sk-test"}, slots=slots)
+    settings = worker_host.settings.load()
+    settings.roles = RoleOverrides.model_validate(
+        {
+            "demoBuilder": {"provider": "openai", "model": "gpt-demo"},
+            "visualCheck": {"provider": "openai", "model": "gpt-eyes"},
+        }
+    )
+    worker_host.settings.save(settings)
+    seen: list[Any] = []
+
+    async def run_worker(kind: str, tool_input: dict[str, Any], deps: Any) -> tuple[WorkerResult, Any]:
+        seen.append(deps)
+        return WorkerResult(text="ok", artifact=DemoArtifact(title="t", html="<p>t</p>")), WorkerUsage(
+            requests=1
+        )
+
+    monkeypatch.setattr(workers, "run_worker", run_worker)
+    _, demo_usage = await worker_host.run("demo", {"request": "a slider"})
+    _, visual_usage = await worker_host.run("visual", {"request": "a tangent line"})
+    assert seen[0].model.model_name == "gpt-demo" and seen[0].vision is None
+    assert seen[1].model.model_name == "gpt-strong"  # the visual maker is not overridden
+    assert seen[1].vision is not None and seen[1].vision.model_name == "gpt-eyes"
+    assert (demo_usage.model, demo_usage.vision_model, demo_usage.requests) == ("gpt-demo", None, 1)
+    assert (visual_usage.model, visual_usage.vision_model) == ("gpt-strong", "gpt-eyes")
+
+
+async def test_a_failed_job_still_names_the_model_it_spent_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    slots = ModelSlots(strong=ModelSlot(provider="openai", model="gpt-strong"))
+    worker_host = host(ResearchSettings(), {"openai": "sk-test"}, slots=slots)
+
+    class Spent(RuntimeError):
+        usage = WorkerUsage(requests=2)
+
+    async def run_worker(kind: str, tool_input: dict[str, Any], deps: Any) -> tuple[WorkerResult, Any]:
+        raise Spent("the demo did not run")
+
+    monkeypatch.setattr(workers, "run_worker", run_worker)
+    with pytest.raises(Spent) as failed:
+        await worker_host.run("demo", {"request": "a slider"})
+    assert failed.value.usage.model == "gpt-strong" and failed.value.usage.requests == 2

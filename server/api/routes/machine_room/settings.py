@@ -73,6 +73,14 @@ async def put_settings(body: SettingsUpdate, services: ServicesDep, owner: KeysO
     return {**services.models.save_slots(body.models, body.roles), "keysOwner": owner}
 
 
+@router.put("/api/settings/roles", responses=errors(400, 413, 503))
+async def put_roles(body: RoleOverrides, services: ServicesDep, owner: KeysOwnerDep) -> dict[str, Any]:
+    """Replace every role's model override (`{"grader": slot|null, "problemGenerator": ..., ...}`;
+    a role left out or null runs its default, `modelRoles[].default`); answers the new status
+    (as GET). 400 names an unknown role or a bad slot. Other settings sections are kept."""
+    return {**services.models.save_roles(body), "keysOwner": owner}
+
+
 @router.put("/api/keys/{provider}", status_code=204, responses=errors(400, 409, 413, 503))
 async def put_key(
     provider: SecretName, body: KeyUpdate, services: ServicesDep, owner: KeysOwnerDep
