@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from server import __version__
 from server.config import KEYRING_SERVICE, DataPaths
+from server.core.clock import utc_now
+from server.core.machine_room.backup import BackupStore
 from server.core.machine_room.subscriptions import SubscriptionStore
 from server.core.ports import (
     ChatStore,
@@ -22,6 +25,7 @@ from server.store.classroom.summaries import FileSummaryCache
 from server.store.library.graph import FileGraphStore
 from server.store.library.intake import FileIntakeStore
 from server.store.lock import DataDirLock, DataDirLocked
+from server.store.machine_room.backup import BackupFiles, apply_pending_restore
 from server.store.machine_room.secrets import FileSecrets, KeyringSecrets, keychain_available
 from server.store.machine_room.settings import FileSettingsStore
 from server.store.machine_room.subscriptions import FileSubscriptionStore
@@ -46,6 +50,8 @@ class Stores:
     """Web mode's subscription logins (owner-only files); desktop mode never touches it."""
     intake: IntakeStore
     """The accepted queue: work answered for and not yet finished (resumed at start)."""
+    backup: BackupStore
+    """The data dir's backup archives and a staged restore (decision 0041)."""
 
 
 def build_stores(paths: DataPaths, *, secrets: SecretStore | None = None) -> Stores:
@@ -57,11 +63,13 @@ def build_stores(paths: DataPaths, *, secrets: SecretStore | None = None) -> Sto
         secrets: overrides the key store; by default the OS keychain when a backend exists,
             else an owner-only file in the data dir.
     """
+    apply_pending_restore(paths.root, utc_now().replace(":", "").replace(".", "-"))
     sweep_temp_files(paths.root)  # what a crash (kill -9) mid-write left behind
     if secrets is None:
         secrets = KeyringSecrets(KEYRING_SERVICE) if keychain_available() else FileSecrets(paths.secrets)
+    chats = FileChatStore(paths.chats)
     return Stores(
-        chats=FileChatStore(paths.chats),
+        chats=chats,
         settings=FileSettingsStore(paths.settings),
         secrets=secrets,
         graph=FileGraphStore(paths.graph),
@@ -70,6 +78,7 @@ def build_stores(paths: DataPaths, *, secrets: SecretStore | None = None) -> Sto
         summaries=FileSummaryCache(paths.summaries),
         subscriptions=FileSubscriptionStore(paths.subscriptions),
         intake=FileIntakeStore(paths.intake),
+        backup=BackupFiles(paths.root, chats.held, __version__),
     )
 
 

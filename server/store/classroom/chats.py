@@ -34,6 +34,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -130,6 +131,11 @@ class FileChatStore:
         """Inside `_own_change` (its nested uses are judged by the outermost)."""
         self._listing: list[ChatSummary] | None = None
         """The rows as `summaries` last answered them (None: rebuilt at the next listing)."""
+
+    def held(self) -> AbstractContextManager[Any]:
+        """The store's lock as a context: while held no lesson is written (a backup opens a
+        lesson's snapshot and log together under it)."""
+        return self._lock
 
     # -- records ----------------------------------------------------------------------------------
     def _path(self, chat_id: str) -> Path:
