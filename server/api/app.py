@@ -20,7 +20,7 @@ from server.api.machine_room.static import mount_frontend
 from server.api.routes import events
 from server.api.routes.classroom import chats
 from server.api.routes.library import graph, sources
-from server.api.routes.machine_room import dictation, health, settings, subscriptions
+from server.api.routes.machine_room import dictation, first_run, health, settings, subscriptions
 from server.api.routes.practice import sets
 from server.api.routes.workbench import jobs
 from server.config import DEEPGRAM_API_BASE_ENV, DEFAULT_DEEPGRAM_API_BASE
@@ -85,7 +85,19 @@ def create_app(
     env = os.environ if environ is None else environ
     endpoints = dictation_endpoints(env.get(DEEPGRAM_API_BASE_ENV) or DEFAULT_DEEPGRAM_API_BASE)
     app.state.dictation = DictationTokens(endpoints)
-    for module in (health, settings, chats, jobs, sources, graph, sets, events, dictation, subscriptions):
+    for module in (
+        health,
+        settings,
+        chats,
+        jobs,
+        sources,
+        graph,
+        sets,
+        events,
+        dictation,
+        subscriptions,
+        first_run,
+    ):
         app.include_router(module.router)
     if token and request_stop is not None:
 

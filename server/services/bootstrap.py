@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from server.agent.library.embedder import IDLE_RELEASE_S, OnnxEmbedder
@@ -23,6 +23,7 @@ from server.core.clock import new_id, utc_now
 from server.core.contracts.jobs import JobKind
 from server.core.events import EventBus
 from server.core.fanout import FanOut, JobOutcomeSaved, LessonDeleted, MergeLanded, TurnSettled
+from server.core.machine_room.local_servers import ports_in
 from server.core.ports import Headless, SecretStore
 from server.services.chats import ChatService
 from server.services.classroom.context import ContextService
@@ -33,6 +34,7 @@ from server.services.library.graph import GraphService, MergeGate
 from server.services.library.library import LibraryService
 from server.services.library.memory import release_memory
 from server.services.liveness import TurnRegistry
+from server.services.machine_room.first_run import FirstRunService
 from server.services.machine_room.models import ModelFactory, ModelService
 from server.services.machine_room.offline_build import OfflineBuild, builder_command
 from server.services.machine_room.offline_model import OfflineModelServer
@@ -71,6 +73,8 @@ class Services:
     context: ContextService
     naming: NamingService
     subscriptions: SubscriptionService
+    first_run: FirstRunService = field(default_factory=lambda: FirstRunService(ports_in(os.environ)))
+    """The first screen's key test and local model servers (ports from `LH_LOCAL_SERVER_PORTS`)."""
 
     async def startup(self) -> None:
         """Resume what was accepted before a crash (the accepted queue's imports and lesson
