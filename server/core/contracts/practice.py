@@ -101,20 +101,29 @@ class ProblemSet(Camel):
         return data
 
 
+def cap_note(note: str) -> str:
+    """The learner's note as a set keeps it (seed §7: "trimmed, capped at 2000 characters"):
+    surrounding whitespace dropped, then at most `MAX_NOTE` characters (code points) kept, and the
+    whitespace the cut leaves at the end dropped. Never raises."""
+    return note.strip()[:MAX_NOTE].rstrip()
+
+
 class CreateSet(Camel):
     """`POST /api/practice/sets` body."""
 
     node_ids: list[str] = Field(min_length=1, max_length=2_000)
     params: PracticeParams = Field(default_factory=PracticeParams)
     title: str | None = Field(default=None, max_length=MAX_TITLE)
-    note: str | None = Field(default=None, max_length=20_000)
+    note: str | None = Field(
+        default=None,
+        description=f"the learner's note: trimmed, then cut to its first {MAX_NOTE} characters "
+        "(a longer note is capped, never refused; seed §7)",
+    )
 
     @field_validator("note")
     @classmethod
     def _note(cls, value: str | None) -> str | None:
-        if value is not None and len(value.strip()) > MAX_NOTE:
-            raise ValueError(f"the note is {len(value.strip())} characters; keep it to {MAX_NOTE}")
-        return value
+        return None if value is None else cap_note(value)
 
 
 class AnswerBody(Camel):

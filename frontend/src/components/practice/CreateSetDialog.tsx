@@ -8,6 +8,7 @@ import {
   clusterSetTitle,
   defaultSetTitle,
   levelOf,
+  capNote,
   MAX_NOTE,
   MAX_TITLE,
   type Level,
@@ -88,7 +89,7 @@ export default function CreateSetDialog({ custom, onClose, onCreated }: Props) {
   const nodeIds = useMemo(() => (custom ? custom.nodeIds : [...new Set(pickedClusters.flatMap((c) => c.nodeIds))]), [custom, pickedClusters]);
   const pickedTitle = clusterSetTitle(pickedClusters.map((c) => clusterLabel(c)));
   const titleHint = custom ? today : (pickedTitle ?? today);
-  const noteTooLong = note.trim().length > MAX_NOTE;
+  const noteCap = capNote(note);
 
   const change = (update: Partial<PracticeParams>) => {
     touched.current = true;
@@ -96,14 +97,14 @@ export default function CreateSetDialog({ custom, onClose, onCreated }: Props) {
   };
 
   async function create() {
-    if (!nodeIds.length || busy || noteTooLong) return;
+    if (!nodeIds.length || busy) return;
     setBusy(true);
     setError(null);
     const typed = title.trim();
     const body: api.CreateSetBody = { nodeIds, params };
     if (typed) body.title = typed;
     else if (!custom && pickedTitle) body.title = pickedTitle;
-    if (note.trim()) body.note = note.trim();
+    if (noteCap.kept) body.note = noteCap.kept; // what the server keeps (it caps a longer note too)
     try {
       const id = await api.createPracticeSet(body);
       onClose();
@@ -176,9 +177,10 @@ export default function CreateSetDialog({ custom, onClose, onCreated }: Props) {
             <span className="practice-field-label">
               Note <span className="muted small">(optional: anything the problems should keep in mind)</span>
             </span>
-            <textarea data-testid="note-input" rows={3} value={note} maxLength={MAX_NOTE} onChange={(e) => setNote(e.target.value)} />
-            <span className={noteTooLong ? 'practice-counter error-text' : 'practice-counter muted'} data-testid="note-counter">
-              {note.length}/{MAX_NOTE}
+            <textarea data-testid="note-input" rows={3} value={note} onChange={(e) => setNote(e.target.value)} />
+            <span className="practice-counter muted" data-testid="note-counter">
+              {noteCap.length}/{MAX_NOTE}
+              {noteCap.capped && <span data-testid="note-capped"> · only the first {MAX_NOTE.toLocaleString('en')} characters are kept</span>}
             </span>
           </label>
 
@@ -193,7 +195,7 @@ export default function CreateSetDialog({ custom, onClose, onCreated }: Props) {
           <button type="button" className="btn" data-testid="create-cancel" disabled={busy} onClick={onClose}>
             Cancel
           </button>
-          <button type="button" className="btn btn-primary" data-testid="create-submit" disabled={busy || !nodeIds.length || noteTooLong} onClick={() => void create()}>
+          <button type="button" className="btn btn-primary" data-testid="create-submit" disabled={busy || !nodeIds.length} onClick={() => void create()}>
             {busy ? 'Creating…' : 'Create'}
           </button>
         </footer>

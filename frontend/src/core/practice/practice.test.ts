@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  capNote,
   chainCoverage,
   clusterSetTitle,
   defaultSetTitle,
@@ -281,5 +282,24 @@ describe('answers', () => {
     expect(keepAnswered(fresh, known)).toBe(fresh);
     expect(keepAnswered(stale, null)).toBe(stale);
     expect(keepAnswered(stale, { ...known, id: 'other' })).toBe(stale);
+  });
+});
+
+describe('capNote (the server’s cap_note: trimmed, then the first 2,000 characters)', () => {
+  it('only trims a note within the cap', () => {
+    expect(capNote('  make me face heap order \n')).toEqual({ kept: 'make me face heap order', length: 23, capped: false });
+    expect(capNote('   ')).toEqual({ kept: '', length: 0, capped: false });
+  });
+  it('keeps the first 2,000 characters of a longer note, never refusing it', () => {
+    const long = capNote(' ' + 'a'.repeat(1_999) + ' ' + 'b'.repeat(500));
+    expect(long.capped).toBe(true);
+    expect(long.length).toBe(2_500);
+    expect(long.kept).toBe('a'.repeat(1_999)); // the cut fell after a space: dropped, as the server does
+  });
+  it('counts characters as Python does, never cutting a surrogate pair', () => {
+    const emoji = capNote('😀'.repeat(2_001));
+    expect(emoji.length).toBe(2_001);
+    expect([...emoji.kept].length).toBe(2_000);
+    expect(emoji.kept).toBe('😀'.repeat(2_000));
   });
 });

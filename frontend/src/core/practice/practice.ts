@@ -189,6 +189,18 @@ export type GradeStatus = (typeof GRADE_STATUSES)[number];
 export const MAX_NOTE = 2_000;
 export const MAX_ANSWER = 20_000;
 
+/**
+ * The learner's note as the server keeps it (server/core/contracts/practice.py `cap_note`, seed §7:
+ * "trimmed, capped at 2000 characters"): trimmed, then its first `MAX_NOTE` characters (code
+ * points, as Python counts them, never half a surrogate pair), then trimmed at the end again.
+ * `length` counts the trimmed note's characters; `capped` says whether anything is cut.
+ */
+export function capNote(note: string): { kept: string; length: number; capped: boolean } {
+  const chars = [...note.trim()];
+  const capped = chars.length > MAX_NOTE;
+  return { kept: capped ? chars.slice(0, MAX_NOTE).join('').trimEnd() : chars.join(''), length: chars.length, capped };
+}
+
 export interface SetSummary {
   id: string;
   title: string;

@@ -257,9 +257,6 @@ export default function ChainTable({ data, selection, onSelectionChange, onGener
           <button type="button" className="btn btn-small" data-testid="selection-clear" onClick={() => onSelectionChange(new Set())}>
             Clear
           </button>
-          <button type="button" className="btn btn-small btn-danger" data-testid="selection-delete" onClick={() => onDelete([...selection])}>
-            Delete
-          </button>
           <button
             type="button"
             className="btn btn-small btn-primary"
@@ -268,6 +265,13 @@ export default function ChainTable({ data, selection, onSelectionChange, onGener
             onClick={() => onGenerate([...selection], practice.count)}
           >
             Generate problem set
+          </button>
+          {/* Delete fenced at the bar's right end (seed §6): a divider, the red pair, a trash icon;
+              the safe actions and the destructive one never blend. */}
+          <span className="selection-fence" role="separator" aria-orientation="vertical" data-testid="selection-fence" />
+          <button type="button" className="btn btn-small btn-danger selection-delete" data-testid="selection-delete" onClick={() => onDelete([...selection])}>
+            <TrashIcon />
+            Delete
           </button>
         </div>
       )}
