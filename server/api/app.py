@@ -19,8 +19,10 @@ from server.api.machine_room.security import LoopbackGuard
 from server.api.machine_room.static import mount_frontend
 from server.api.routes import events
 from server.api.routes.classroom import chats
+from server.api.routes.classroom import export as lesson_export
 from server.api.routes.library import graph, sources
 from server.api.routes.machine_room import dictation, first_run, health, settings, subscriptions
+from server.api.routes.practice import export as set_export
 from server.api.routes.practice import sets
 from server.api.routes.workbench import jobs
 from server.config import DEEPGRAM_API_BASE_ENV, DEFAULT_DEEPGRAM_API_BASE
@@ -89,10 +91,12 @@ def create_app(
         health,
         settings,
         chats,
+        lesson_export,
         jobs,
         sources,
         graph,
         sets,
+        set_export,
         events,
         dictation,
         subscriptions,
