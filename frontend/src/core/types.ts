@@ -40,6 +40,26 @@ export interface OfflineInfo {
   tokensPerSecond?: number | null;
   /** Seconds its next reply is expected to take, from that speed (null before its first reply). */
   expectedWaitS?: number | null;
+  /** The background build of llama.cpp started by `make run` (issue 29); null when none ran. */
+  build?: OfflineBuildInfo | null;
+}
+
+/** `GET /api/settings` offline.build: the server's background build of llama.cpp. */
+export interface OfflineBuildInfo {
+  state: 'building' | 'installed' | 'failed';
+  step?: number;
+  steps?: number;
+  stepName?: string;
+  /** Files compiled of `total` in this step (or a percentage of 100 when `percent`). */
+  done?: number;
+  total?: number;
+  percent?: boolean;
+  elapsedS?: number;
+  /** Seconds the current step still needs, from its pace so far (null: not known yet). */
+  remainingS?: number | null;
+  error?: string | null;
+  /** One plain sentence: step, files, time so far, time left, what follows (as the terminal says). */
+  line: string;
 }
 
 export interface Settings {

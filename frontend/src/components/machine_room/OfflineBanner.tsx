@@ -1,6 +1,8 @@
+import { useEffect, type ReactNode } from 'react';
 import { Link } from 'react-router-dom';
 import { useAppState } from '../../appState';
 import { demoWaitLine } from '../../core/machine_room/demo';
+import { BUILD_POLL_MS, buildNotice, buildRunning, problemsWhileBuilding } from '../../core/machine_room/offlineBuild';
 import { bannerFor } from '../../core/machine_room/settings';
 import { useNarrow } from '../useNarrow';
 import './offlineBanner.css';
@@ -9,8 +11,43 @@ import './offlineBanner.css';
  * top of Settings, on the model slots, and had to look for the keys). */
 const KEYS_LINK = '/settings#api-keys';
 
-/** Shown on every page when lessons would run on the offline demo model, or cannot run at all. */
+/** Shown on every page while llama.cpp for the offline model is built in the background (issue 29),
+ * above the banner below: its progress in the server's words, asked for every few seconds. */
 export default function OfflineBanner() {
+  const { settings, refreshSettings } = useAppState();
+  const notice = buildNotice(settings?.offline);
+  const running = buildRunning(settings?.offline);
+  useEffect(() => {
+    if (!running) return;
+    const timer = window.setInterval(() => void refreshSettings(), BUILD_POLL_MS);
+    return () => window.clearInterval(timer);
+  }, [running, refreshSettings]);
+  let build: ReactNode = null;
+  if (notice?.kind === 'building') {
+    build = (
+      <div className="banner banner-info" role="status" data-testid="offline-build">
+        {notice.line} Meanwhile a subscription, an API key or a model server on this computer works now: set one
+        up in <Link to="/settings">Settings</Link>.
+      </div>
+    );
+  } else if (notice) {
+    build = (
+      <div className="banner banner-warn" role="status" data-testid="offline-build">
+        {notice.line} Lessons can still run on a subscription, an API key or a model server on this computer (
+        <Link to="/settings">Settings</Link>); <code>make run</code> tries the build again next time.
+      </div>
+    );
+  }
+  return (
+    <>
+      {build}
+      <ModelBanner building={running} />
+    </>
+  );
+}
+
+/** Shown on every page when lessons would run on the offline demo model, or cannot run at all. */
+function ModelBanner({ building }: { building: boolean }) {
   const { settings, settingsError, chats } = useAppState();
   const banner = bannerFor(settings);
   // while a lesson on the demo model runs: its expected wait, from its speed measured here (issue 29)
@@ -33,6 +70,8 @@ export default function OfflineBanner() {
     );
   }
   if (!banner) return null;
+  const problems = banner.kind === 'problems' ? problemsWhileBuilding(banner.problems, building) : [];
+  if (banner.kind === 'problems' && problems.length === 0) return null; // the build's notice says it all
   if (banner.kind === 'offline' && banner.error) {
     return (
       <div className="banner banner-warn" role="status" data-testid="offline-banner">
@@ -70,7 +109,7 @@ export default function OfflineBanner() {
     <div className="banner banner-warn" role="status" data-testid="offline-banner">
       <strong>No model can run lessons right now.</strong>
       <ul>
-        {banner.problems.map((p, i) => (
+        {problems.map((p, i) => (
           <li key={i}>{p}</li>
         ))}
       </ul>
