@@ -103,6 +103,12 @@ export function putSettings(update: SettingsUpdate): Promise<Settings> {
   return json('/api/settings', { method: 'PUT', body: JSON.stringify(update) });
 }
 
+/** PUT /api/settings/roles {<role>: {provider, model, baseUrl?} | null}: every role's override
+ * (null: its default); answers the new settings (as GET). 400 names an unknown role or bad slot. */
+export function putRoles(roles: Record<string, ModelRef | null>): Promise<Settings> {
+  return json('/api/settings/roles', { method: 'PUT', body: JSON.stringify(roles) });
+}
+
 export async function putKey(provider: KeyProvider | SearchProvider | 'deepgram', key: string): Promise<void> {
   await request(`/api/keys/${encodeURIComponent(provider)}`, { method: 'PUT', body: JSON.stringify({ key }) });
 }

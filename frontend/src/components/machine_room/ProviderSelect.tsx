@@ -8,6 +8,8 @@ interface Props {
   providers: readonly string[] | null | undefined;
   /** Offer "Not set" first (a Settings slot may be left unconfigured). */
   allowNotSet?: boolean;
+  /** The words of that first choice ("Not set" unless given, e.g. "Default: the Strong model"). */
+  notSetLabel?: string;
   disabled?: boolean;
   'data-testid'?: string;
   'aria-label'?: string;
@@ -18,7 +20,7 @@ interface Props {
  * provider in plain words (providerLabel), the current one kept even when the server no longer
  * lists it (providerOptions), values are the provider ids the server takes.
  */
-export default function ProviderSelect({ value, onChange, providers, allowNotSet = false, disabled, ...rest }: Props) {
+export default function ProviderSelect({ value, onChange, providers, allowNotSet = false, notSetLabel = 'Not set', disabled, ...rest }: Props) {
   return (
     <select
       data-testid={rest['data-testid']}
@@ -27,7 +29,7 @@ export default function ProviderSelect({ value, onChange, providers, allowNotSet
       disabled={disabled}
       onChange={(e) => onChange(e.target.value)}
     >
-      {allowNotSet && <option value={NOT_SET}>Not set</option>}
+      {allowNotSet && <option value={NOT_SET}>{notSetLabel}</option>}
       {providerOptions(providers, value).map((p) => (
         <option key={p} value={p}>
           {providerLabel(p)}

@@ -34,6 +34,7 @@ import {
 import { KEY_PROVIDERS, SLOTS, type Settings, type Slot } from '../../core/types';
 import ThemeSwitch from './ThemeSwitch';
 import ProviderSelect from './ProviderSelect';
+import RoleModels from './RoleModels';
 import SubscriptionSettings from './SubscriptionSettings';
 import {
   desktopBridge,
@@ -74,6 +75,7 @@ export default function SettingsPage() {
       {settings && (
         <>
           <ModelsSection settings={settings} />
+          <RoleModels settings={settings} />
           <SubscriptionSettings />
           <KeysSection settings={settings} />
           <LibrarySection />

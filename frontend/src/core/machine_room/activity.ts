@@ -29,6 +29,8 @@ export interface ActivityUsage {
   outputTokens: number | null;
   requests: number;
   costUsd: number | null;
+  /** The model id the job ran (its role's model, issue 30 item 2); absent when not known. */
+  model?: string;
 }
 
 export interface ActivityStats {
@@ -189,6 +191,7 @@ export function normalizeActivityRow(raw: unknown): ActivityRow | null {
       outputTokens: numberOrNull(usage.outputTokens),
       requests: numberOrNull(usage.requests) ?? 0,
       costUsd: numberOrNull(usage.costUsd),
+      ...(typeof usage.model === 'string' && usage.model.trim() ? { model: usage.model.trim() } : {}),
     },
     queuedAt: stringOr(raw.queuedAt, stringOr(raw.startedAt, '')),
     startedAt: stringOr(raw.startedAt, null),
@@ -400,12 +403,14 @@ export function packWords(pack: ActivityPack): string {
  * "no model calls" (its share of the calls may round to 0; issue 28 item 7).
  */
 export function formatRowUsage(row: Pick<ActivityRow, 'phase' | 'usage' | 'pack'>): string {
-  if (isRunningRow(row)) return 'usage counted when it ends';
+  // the model that ran (or runs), when the server names it: "… · on gpt-4o-mini"
+  const on = row.usage.model ? ` · on ${row.usage.model}` : '';
+  if (isRunningRow(row)) return `usage counted when it ends${on}`;
   const { usage, pack } = row;
-  if (pack && pack.requests > 0) return `${formatTokens(usage)} tokens · ${formatCost(usage.costUsd)} · ${packWords(pack)}`;
+  if (pack && pack.requests > 0) return `${formatTokens(usage)} tokens · ${formatCost(usage.costUsd)} · ${packWords(pack)}${on}`;
   if (usage.requests === 0 && usage.inputTokens === null && usage.outputTokens === null) return 'no model calls';
   const requests = `${formatCount(usage.requests)} model call${usage.requests === 1 ? '' : 's'}`;
-  return `${formatTokens(usage)} tokens · ${formatCost(usage.costUsd)} · ${requests}`;
+  return `${formatTokens(usage)} tokens · ${formatCost(usage.costUsd)} · ${requests}${on}`;
 }
 
 export interface UsageSum {
