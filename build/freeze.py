@@ -11,7 +11,8 @@ freeze time, bundle size, cold start to health (spawn -> `LH_READY` -> `GET /api
 and cold start to the offline model's first token (spawn -> offline model running -> the first
 content chunk of a lesson's first turn, no key), median/min/max over the runs. The smoke test runs
 one offline turn: a bundle whose offline model cannot answer fails the freeze.
-Exits non-zero if the freeze or the smoke test fails.
+Exits non-zero if the freeze or the smoke test fails, or when the bundle holds files of the
+repository's data/ (the bundle is then deleted) or lacks a prompt the server loads (`verify_contents`).
 """
 
 from __future__ import annotations
@@ -124,6 +125,110 @@ def verify_frontend(snapshot_digest: dict[str, str]) -> None:
         raise SystemExit("the bundle has no server/static/index.html")
     if tree_digest(bundled.parent) != snapshot_digest or missing_assets(bundled.parent):
         raise SystemExit("the bundled frontend differs from server/static: run build/freeze.py again")
+
+
+REPO_DATA = ROOT / "data"
+"""The repository's data dir (`python -m server`'s default, `server/config.py`): lessons, the
+graph, keys' settings. Never part of a bundle."""
+PROMPTS = ROOT / "server" / "agent" / "prompts"
+"""The role prompts (`server.agent.prompts.load_prompt` reads `<name>.md` as package data)."""
+LEAK_MIN_BYTES = 64
+"""Files of the data dir shorter than this are not looked for by content: they say nothing about a
+learner (`{}`, `[]`, an empty ledger line) and match packages' own files by chance."""
+_LOAD_PROMPT = re.compile(r"""load_prompt\(\s*["']([A-Za-z0-9_-]+)["']\s*\)""")
+
+
+def _files(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.is_file() and not p.is_symlink()] if root.is_dir() else []
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def leaked_data(bundle: Path, repo_data: Path = REPO_DATA) -> list[str]:
+    """Bundle files (paths relative to `bundle`) that came from the repository's data dir: a `data`
+    folder at the bundle's top (beside the executable, or in `_internal/`, where a spec's `datas`
+    entry with the destination "data" lands), and any bundle file with the name and the bytes of a
+    file under `repo_data` of at least `LEAK_MIN_BYTES`. Sorted; [] when nothing leaked. Reads only
+    files whose name and size match (the data dir can be large)."""
+    leaks: set[str] = set()
+    for top in (bundle / "data", bundle / "_internal" / "data"):
+        leaks.update(p.relative_to(bundle).as_posix() for p in _files(top))
+        if top.is_dir() and not _files(top):
+            leaks.add(top.relative_to(bundle).as_posix() + "/")
+    by_key: dict[tuple[str, int], list[Path]] = {}
+    for path in _files(repo_data):
+        size = path.stat().st_size
+        if size >= LEAK_MIN_BYTES:
+            by_key.setdefault((path.name, size), []).append(path)
+    digests: dict[Path, str] = {}
+    for path in _files(bundle):
+        same = by_key.get((path.name, path.stat().st_size))
+        if not same:
+            continue
+        mine = _digest(path)
+        if any(digests.setdefault(other, _digest(other)) == mine for other in same):
+            leaks.add(path.relative_to(bundle).as_posix())
+    return sorted(leaks)
+
+
+def prompt_names(source: Path = ROOT / "server", prompts: Path = PROMPTS) -> list[str]:
+    """Every prompt the server can load: each `<name>.md` in `prompts` and each name a
+    `load_prompt("<name>")` call in `source`'s Python files spells out. Sorted."""
+    names = {p.stem for p in prompts.glob("*.md")}
+    for module in source.rglob("*.py"):
+        names.update(_LOAD_PROMPT.findall(module.read_text(encoding="utf-8")))
+    return sorted(names)
+
+
+def missing_prompts(bundle: Path, names: list[str], prompts: Path = PROMPTS) -> list[str]:
+    """The prompts a bundle lacks, each as a plain phrase: "<name>.md (not in the bundle)", or
+    "(differs from server/agent/prompts)" when the bundled copy is not byte-equal to the repository's,
+    or "(no such file in server/agent/prompts)" when code loads a prompt the repository lacks.
+    The bundle's prompts are the `server/agent/prompts/` folder anywhere in it (PyInstaller puts
+    data in `_internal/`)."""
+    found = next(
+        (p for p in bundle.rglob("prompts") if p.is_dir() and p.parent.as_posix().endswith("server/agent")),
+        None,
+    )
+    problems: list[str] = []
+    for name in names:
+        source = prompts / f"{name}.md"
+        bundled = found / f"{name}.md" if found is not None else None
+        if not source.is_file():
+            problems.append(f"{name}.md (no such file in server/agent/prompts)")
+        elif bundled is None or not bundled.is_file():
+            problems.append(f"{name}.md (not in the bundle)")
+        elif bundled.read_bytes() != source.read_bytes():
+            problems.append(f"{name}.md (differs from server/agent/prompts)")
+    return problems
+
+
+def verify_contents(
+    bundle: Path = BUNDLE,
+    repo_data: Path = REPO_DATA,
+    prompts: Path = PROMPTS,
+    source: Path = ROOT / "server",
+) -> None:
+    """Hard-fail (SystemExit, naming the files) when the repository's data dir leaked into the
+    bundle — the bundle is then deleted, so no copy of a learner's lessons or graph is left in
+    dist/ — or when a prompt the server loads is missing from it or differs (seed §8: "the build
+    hard-fails if repo `data/` would leak into the bundle or if prompt assets fall out")."""
+    leaks = leaked_data(bundle, repo_data)
+    if leaks:
+        shutil.rmtree(bundle, ignore_errors=True)
+        shown = ", ".join(leaks[:8]) + (f" and {len(leaks) - 8} more" if len(leaks) > 8 else "")
+        raise SystemExit(
+            f"the bundle held files of the repository's data dir ({shown}); it was deleted. "
+            "Remove whatever adds data/ to the bundle (build/server.spec `datas`) and freeze again"
+        )
+    missing = missing_prompts(bundle, prompt_names(source, prompts), prompts)
+    if missing:
+        raise SystemExit(
+            f"the bundle lacks prompts the server loads: {', '.join(missing)}. "
+            "Check build/server.spec `datas` (server/agent/prompts/*.md) and freeze again"
+        )
 
 
 def server_env(data_dir: Path) -> dict[str, str]:
@@ -296,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     exe = executable()
     if not exe.is_file():
         raise SystemExit(f"{exe} does not exist: run without --measure-only first")
+    verify_contents(BUNDLE)  # no data/ in it, every prompt in it (also for --measure-only)
     size = dir_size(BUNDLE)
     report["bundle_bytes"] = size
     report["bundle_mib"] = round(size / 2**20, 1)

@@ -264,3 +264,13 @@ def test_starts_with_stdout_and_stderr_closed(data_dir: Path) -> None:
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(20) == 0
+
+
+def test_the_bundle_holds_every_prompt_and_nothing_of_the_repository_data_dir() -> None:
+    """The real bundle passes the freeze's content guards (`build/freeze.py: verify_contents`, whose
+    failures tests/unit/machine_room/test_freeze_guards.py shows): every prompt the server loads is
+    in it byte-equal, and no file of the repository's data/ is."""
+    from tests.unit.machine_room.test_freeze_guards import freeze
+
+    assert freeze.missing_prompts(BUNDLE, freeze.prompt_names()) == []
+    assert freeze.leaked_data(BUNDLE) == []
