@@ -21,6 +21,7 @@ from server.api.routes import events
 from server.api.routes.classroom import chats
 from server.api.routes.classroom import export as lesson_export
 from server.api.routes.library import graph, sources
+from server.api.routes.machine_room import backup as backup_routes
 from server.api.routes.machine_room import dictation, first_run, health, settings, subscriptions
 from server.api.routes.practice import export as set_export
 from server.api.routes.practice import sets
@@ -103,6 +104,7 @@ def create_app(
         first_run,
     ):
         app.include_router(module.router)
+    app.include_router(backup_routes.router)  # decision 0041
     if token and request_stop is not None:
 
         @app.post("/api/shutdown", status_code=202, responses=GUARDED)

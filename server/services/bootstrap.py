@@ -34,6 +34,7 @@ from server.services.library.graph import GraphService, MergeGate
 from server.services.library.library import LibraryService
 from server.services.library.memory import release_memory
 from server.services.liveness import TurnRegistry
+from server.services.machine_room.backup import BackupService
 from server.services.machine_room.first_run import FirstRunService
 from server.services.machine_room.models import ModelFactory, ModelService
 from server.services.machine_room.offline_build import OfflineBuild, builder_command
@@ -73,6 +74,8 @@ class Services:
     context: ContextService
     naming: NamingService
     subscriptions: SubscriptionService
+    backup: BackupService
+    """Back up the data dir; check and stage a restore (decision 0041)."""
     first_run: FirstRunService = field(default_factory=lambda: FirstRunService(ports_in(os.environ)))
     """The first screen's key test and local model servers (ports from `LH_LOCAL_SERVER_PORTS`)."""
 
@@ -317,4 +320,5 @@ def build_services(
         context=context,
         naming=naming,
         subscriptions=subscriptions,
+        backup=BackupService(stores.backup, extraction.merge_section, utc_now, new_id),
     )

@@ -69,6 +69,9 @@ SEMANTIC_RULES = {
     "PATCH /api/chats/{chat_id}": "a title must hold more than white space, and what counts as white "
     "space differs between Python's str.strip, ECMA and Rust regex, so no pattern states it alike "
     'in every reader (a fresh-clone CI seed sent {"title": "\\n"})',
+    "POST /api/backup/check": "the archive must be a backup this app wrote (a zip with its manifest "
+    "and every file it lists): any other bytes are refused, 400 archive_refused",
+    "POST /api/backup/restore": "the token must be the one the last check answered (400 restore_unknown)",
 }
 """Operations whose schema-valid requests may still be refused with 400 on purpose: the
 `positive_data_acceptance` check does not apply to them (every other check does)."""
