@@ -25,7 +25,7 @@ from server.api.routes.machine_room import backup as backup_routes
 from server.api.routes.machine_room import dictation, first_run, health, settings, subscriptions
 from server.api.routes.practice import export as set_export
 from server.api.routes.practice import sets
-from server.api.routes.workbench import jobs
+from server.api.routes.workbench import consent, jobs
 from server.config import DEEPGRAM_API_BASE_ENV, DEFAULT_DEEPGRAM_API_BASE
 from server.core.machine_room.dictation import dictation_endpoints
 from server.services.bootstrap import Services
@@ -94,6 +94,7 @@ def create_app(
         chats,
         lesson_export,
         jobs,
+        consent,
         sources,
         graph,
         sets,

@@ -42,6 +42,7 @@ from server.services.machine_room.offline_model import OfflineModelServer
 from server.services.machine_room.subscriptions import SubscriptionService
 from server.services.practice.sets import PracticeService
 from server.services.stores import Stores, build_stores
+from server.services.workbench.consent import BackgroundConsentService
 from server.services.workbench.reads import JobReads
 from server.services.workbench.runner import JobRunner
 from server.services.workbench.steers import OwedSteers
@@ -76,6 +77,8 @@ class Services:
     subscriptions: SubscriptionService
     backup: BackupService
     """Back up the data dir; check and stage a restore (decision 0041)."""
+    consent: BackgroundConsentService
+    """Background consent per subscription (seed §8.1; the wake gate's "consented")."""
     first_run: FirstRunService = field(default_factory=lambda: FirstRunService(ports_in(os.environ)))
     """The first screen's key test and local model servers (ports from `LH_LOCAL_SERVER_PORTS`)."""
 
@@ -272,7 +275,8 @@ def build_services(
     def spawn_job(chat_id: str, call_id: str, kind: JobKind, tool_input: dict[str, Any]) -> str:
         return jobs.spawn(chat_id, call_id, kind, tool_input).id
 
-    owed = OwedSteers()  # the turn takes steers from it; the wake pipeline fills it and starts turns
+    consent = BackgroundConsentService(stores.settings, stores.chats, models.choice_for, events)
+    owed = OwedSteers(consent.allows)  # the turn takes steers; the wake pipeline fills it and starts turns
     turns = TurnService(
         stores.chats,
         models,
@@ -285,10 +289,21 @@ def build_services(
         job_tools=workers.job_kinds,
         spawn_job=spawn_job,
         steer_source=owed.take,
+        background_refusal=consent.refusal,
         clock=utc_now,
         new_id=new_id,
     )
-    wake = WakeService(stores.chats, jobs, events, registry.running, start_wake=turns.start_wake, owed=owed)
+    wake = WakeService(
+        stores.chats,
+        jobs,
+        events,
+        registry.running,
+        start_wake=turns.start_wake,
+        owed=owed,
+        consent=consent.refusal,
+        stop_wake=turns.abort,
+    )
+    consent.listeners.append(wake.consent_changed)
     chats = ChatService(
         stores.chats,
         models,
@@ -321,4 +336,5 @@ def build_services(
         naming=naming,
         subscriptions=subscriptions,
         backup=BackupService(stores.backup, extraction.merge_section, utc_now, new_id),
+        consent=consent,
     )

@@ -147,6 +147,8 @@ class GraphSettings(Camel):
     """`graph` section.
 
     Attributes:
+        enabled: whether lessons use the knowledge graph at all (seed §6); off, the teacher is not
+            given the graph tools whatever `agent.graphTools` says (`teacher_reads_graph`).
         extraction_chunk_tokens: a lesson's uncovered teacher prose that triggers extraction at
             once, and the per-job budget for batches and notes chunks, in estimated tokens; a value
             under 500 is floored to 500 (never invalidates the file).
@@ -156,6 +158,7 @@ class GraphSettings(Camel):
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
 
+    enabled: bool = True
     extraction_chunk_tokens: int = 8192
     lesson_idle_seconds: float = DEFAULT_IDLE_SECONDS
 
@@ -186,6 +189,44 @@ class AgentSettings(Camel):
 
     graph_tools: bool = True
     context_tokens: int = Field(default=24_000, ge=2_000, le=2_000_000)
+
+
+def teacher_reads_graph(graph: GraphSettings, agent: AgentSettings) -> bool:
+    """Whether the teacher is given the read-only graph tools (seed §6): `agent.graphTools`
+    composed with `graph.enabled` (both must be on)."""
+    return graph.enabled and agent.graph_tools
+
+
+SubscriptionRoute = Literal["chatgpt", "github-copilot-subscription", "xai-subscription"]
+SUBSCRIPTION_ROUTES: tuple[SubscriptionRoute, ...] = get_args(SubscriptionRoute)
+"""The subscription providers of `Provider` (the same ids as
+`server.core.machine_room.subscriptions.SUBSCRIPTION_PROVIDERS`)."""
+
+
+class BackgroundConsent(Camel):
+    """`backgroundConsent` section (seed §5.1, §8.1): per subscription, whether work the learner
+    did not start (an idle wake of a lesson by a finished job, a finished job's result steered into
+    a running turn) may run on it. Independent per provider, default ON. Providers that are not
+    subscriptions (API keys, local servers, the offline model) need no consent.
+
+    Wire keys are the provider ids: `{"chatgpt": true, "github-copilot-subscription": false, ...}`.
+    """
+
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+
+    chatgpt: bool = True
+    github_copilot_subscription: bool = Field(default=True, alias="github-copilot-subscription")
+    xai_subscription: bool = Field(default=True, alias="xai-subscription")
+
+    def allows(self, provider: str) -> bool:
+        """Whether background work may run on `provider` (True for every non-subscription one)."""
+        if provider not in SUBSCRIPTION_ROUTES:
+            return True
+        return bool(getattr(self, provider.replace("-", "_")))
+
+    def view(self) -> dict[str, bool]:
+        """`{provider id: allowed}` for the three subscriptions."""
+        return {p: self.allows(p) for p in SUBSCRIPTION_ROUTES}
 
 
 class ModelCallSettings(Camel):
@@ -244,6 +285,7 @@ class Settings(Camel):
     agent: AgentSettings = Field(default_factory=AgentSettings)
     model_calls: ModelCallSettings = Field(default_factory=ModelCallSettings)
     research: ResearchSettings = Field(default_factory=ResearchSettings)
+    background_consent: BackgroundConsent = Field(default_factory=BackgroundConsent)
 
 
 class ModelRef(Camel):

@@ -8,9 +8,11 @@ record: every placement here skips ids already present.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from server.core.contracts.jobs import JobRecord, is_steer
+from server.core.contracts.models import BackgroundConsent
 from server.core.transcript import awaits_continuation, pending_questions
 
 JsonObj = dict[str, Any]
@@ -44,6 +46,30 @@ def idle_wake_ready(messages: list[JsonObj]) -> bool:
     arrives while a quiz is pending waits for the answer, and goes into that answer's turn), and
     the lesson is not waiting for a continuation of answers already saved."""
     return not pending_questions(messages) and not awaits_continuation(messages)
+
+
+def paused(messages: list[JsonObj]) -> bool:
+    """Whether the learner paused the lesson: its last message is a teacher reply cut short
+    without an error (`metadata.interrupted` and no `metadata.error`: the learner pressed Stop,
+    or the app closed mid-reply). A paused lesson is not woken by a finished job: the result
+    waits for the learner's next message, whose turn takes it (seed §5.1, the gate's "unpaused").
+    A reply cut short by a model error is not a pause."""
+    if not messages or messages[-1].get("role") != "assistant":
+        return False
+    meta = messages[-1].get("metadata")
+    return isinstance(meta, dict) and meta.get("interrupted") is True and not meta.get("error")
+
+
+def background_allowed(providers: Iterable[str], consent: BackgroundConsent) -> bool:
+    """Whether work the learner did not start may run on every one of `providers` (the models
+    a lesson's turn may call: its own and its prober/teacher overrides). Only subscriptions ask
+    consent (seed §8.1: independent per provider, default ON)."""
+    return all(consent.allows(p) for p in providers)
+
+
+def withheld(providers: Iterable[str], consent: BackgroundConsent) -> list[str]:
+    """The subscriptions among `providers` whose background consent is off (sorted, once each)."""
+    return sorted({p for p in providers if not consent.allows(p)})
 
 
 def place_steers(

@@ -82,6 +82,8 @@ class TurnService:
         spawn_job: the job runner's dispatch: (session, tool call id, kind, input) -> job id.
         steer_source: the Workbench's live intake: the steers a running turn of a session takes
             now (`OwedSteers.take`).
+        background_refusal: the 403 an idle wake of a session gets now because a subscription
+            it runs has background consent off (`BackgroundConsentService.refusal`), or None.
         clock: ISO timestamp source (`server.core.clock`).
         new_id: mints message ids (`m_` + 16 hex digits).
     """
@@ -100,6 +102,7 @@ class TurnService:
         job_tools: Callable[[], list[JobKind]],
         spawn_job: Callable[[str, str, JobKind, dict[str, Any]], str],
         steer_source: Callable[[str], list[dict[str, Any]]],
+        background_refusal: Callable[[str], Refused | None] = lambda chat_id: None,
         clock: Clock = utc_now,
         new_id: NewId = new_id,
     ) -> None:
@@ -114,6 +117,7 @@ class TurnService:
         self.job_tools = job_tools
         self.spawn_job = spawn_job
         self.steer_source = steer_source
+        self.background_refusal = background_refusal
         self.clock = clock
         self.new_id = new_id
         self.failures: dict[str, dict[str, str]] = {}
@@ -167,7 +171,8 @@ class TurnService:
 
         Raises Refused: 404 (no session), 409 `turn_running` (back off and try again),
         409 `question_pending` (a question awaits the learner: the steers wait for that answer's
-        turn), 503 (no model)."""
+        turn), 403 `background_not_consented` (a subscription the session runs has background
+        consent off: the steers wait for consent), 503 (no model)."""
         record = self.chats.get(chat_id)
         if record is None:
             raise Refused("not_found", "chat_not_found", f"no session {chat_id!r}")
@@ -177,6 +182,9 @@ class TurnService:
         try:
             if not idle_wake_ready(record.messages):
                 raise Refused("conflict", "question_pending", "a question awaits the learner's answer")
+            refusal = self.background_refusal(record.id)
+            if refusal is not None:
+                raise refusal
             messages = place_steers(record.messages, steers)
             if len(messages) == len(record.messages):
                 self.registry.end(record.id)

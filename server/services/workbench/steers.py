@@ -9,11 +9,17 @@ same object). What a run does with the steers it took is the agent's `SteerInbox
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 
 class OwedSteers:
     """Per session, the steer messages owed and which of them a live turn has taken.
+
+    Args:
+        consented: whether a live turn of the session may take steers now (seed §5.1: "live
+            agent and background consent?"; `BackgroundConsentService.allows`). Without it the
+            entries stay, for the wake pipeline to deliver once consent permits. Default: always.
 
     Attributes:
         entries: per session, steer id -> (job id, steer message); one entry per steer id.
@@ -21,15 +27,17 @@ class OwedSteers:
             again to it).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, consented: Callable[[str], bool] = lambda chat_id: True) -> None:
+        self.consented = consented
         self.entries: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {}
         self.taken: dict[str, set[str]] = {}
 
     def take(self, chat_id: str) -> list[dict[str, Any]]:
-        """The live turn's intake: steers of this session not yet taken (in arrival order). Their
-        delivery completes when the turn's save holds them."""
+        """The live turn's intake: steers of this session not yet taken (in arrival order); none
+        while background consent withholds the session's subscription. Their delivery completes
+        when the turn's save holds them."""
         pending = self.entries.get(chat_id)
-        if not pending:
+        if not pending or not self.consented(chat_id):
             return []
         taken = self.taken.setdefault(chat_id, set())
         out = []

@@ -1,14 +1,17 @@
 """The wake pipeline (seed §5.1): each finished job's steer enters its lesson exactly once.
 
 A per-session registry (`OwedSteers`) holds one entry per steer id. A live turn of the session
-takes the entries at its next model-request boundary (`OwedSteers.take`); its save places them
-before its reply. A
-session without a live turn, and with no question awaiting the learner, is woken through the
-normal turn composition (`TurnService.start_wake`); a 409 (a turn began meanwhile) backs off
-500 -> 1000 -> 2000 -> 5000 ms; any other failed start leaves the entries quietly pending until
-the session's next turn or a restart. Delivery completes only when the steer message is in the
-saved record; then the job is acknowledged. After a restart, `recover` re-registers what the
-job records still owe.
+takes the entries at its next model-request boundary (`OwedSteers.take`) when background consent
+permits; its save places them before its reply. A session is woken through the normal turn
+composition (`TurnService.start_wake`) only when it is turn-free, question-free, unpaused (the
+learner did not stop its last reply: `server.core.workbench.wake.paused`) and consented (no
+subscription it runs has background consent off: `BackgroundConsentService`). A 409 (a turn began
+meanwhile) backs off 500 -> 1000 -> 2000 -> 5000 ms; a 403 (consent off) holds the entries until
+consent is switched on again (`consent_changed`), which wakes them; any other failed start leaves
+the entries quietly pending until the session's next turn or a restart. Switching consent off
+stops an idle wake running on that subscription (never a learner's own turn). Delivery completes
+only when the steer message is in the saved record; then the job is acknowledged. After a
+restart, `recover` re-registers what the job records still owe.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from server.core.contracts.jobs import JobRecord, steer_message
 from server.core.events import EventBus
 from server.core.ports import ChatStore
 from server.core.refusals import Refused
-from server.core.workbench.wake import backoff_delay, delivered, pending_delivery
+from server.core.workbench.wake import backoff_delay, delivered, paused, pending_delivery
 from server.services.workbench.runner import JobRunner
 from server.services.workbench.steers import OwedSteers
 
@@ -30,6 +33,17 @@ log = logging.getLogger("lh.wake")
 
 StartWake = Callable[[str, list[dict[str, Any]]], Awaitable[object]]
 """`TurnService.start_wake`: (session, steers) -> the started turn or None; raises Refused."""
+ConsentRefusal = Callable[[str], Refused | None]
+"""`BackgroundConsentService.refusal`: the 403 a session's idle wake gets now, or None."""
+StopWake = Callable[[str], Awaitable[bool]]
+"""`TurnService.abort`: stop the session's running turn (False when none runs)."""
+
+CONSENT_REFUSED = "background_not_consented"
+"""The code of the 403 that holds a result until consent permits delivery."""
+
+
+async def _no_stop(chat_id: str) -> bool:
+    return False
 
 
 class WakeService:
@@ -41,6 +55,9 @@ class WakeService:
     turn_running: whether a session's turn is live.
     start_wake: starts an idle wake through the normal turn composition (`TurnService.start_wake`).
     owed: the steers owed per session (the live turn takes from the same object).
+    consent: the gate's consent check (`BackgroundConsentService.refusal`; default: always
+        consented).
+    stop_wake: stops a running idle wake when consent is switched off (`TurnService.abort`).
     sleep: the clock's wait (tests pass a fake clock).
     """
 
@@ -53,6 +70,8 @@ class WakeService:
         *,
         start_wake: StartWake,
         owed: OwedSteers,
+        consent: ConsentRefusal = lambda chat_id: None,
+        stop_wake: StopWake = _no_stop,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.chats = chats
@@ -60,10 +79,18 @@ class WakeService:
         self.turn_running = turn_running
         self.start_wake = start_wake
         self.owed = owed
+        self.consent = consent
+        self.stop_wake = stop_wake
         self.sleep = sleep
         self.parked: set[str] = set()
         """Sessions whose idle wake failed to start: quiet until their next turn or a restart."""
+        self.held: set[str] = set()
+        """Sessions whose results wait for background consent (not a failure: a consent change
+        wakes them)."""
+        self.woken: set[str] = set()
+        """Sessions whose running turn is an idle wake this pipeline started (until it settles)."""
         self.loops: dict[str, asyncio.Task[None]] = {}
+        self._stops: set[asyncio.Task[None]] = set()
         self._unsubscribe = events.subscribe(self._on_event)
 
     # -- intake -----------------------------------------------------------------------------------
@@ -87,6 +114,8 @@ class WakeService:
         self.owed.entries.pop(chat_id, None)
         self.owed.taken.pop(chat_id, None)
         self.parked.discard(chat_id)
+        self.held.discard(chat_id)
+        self.woken.discard(chat_id)
         loop = self.loops.pop(chat_id, None)
         if loop is not None:
             loop.cancel()
@@ -100,6 +129,7 @@ class WakeService:
         if event != "turn-settled":
             return
         chat_id = str(data.get("chatId"))
+        self.woken.discard(chat_id)
         self.owed.taken.pop(chat_id, None)  # the saved ones are confirmed below; the rest offered again
         self.parked.discard(chat_id)  # the session's next turn ran: a quiet entry may try again
         if chat_id in self.owed.entries:
@@ -132,8 +162,40 @@ class WakeService:
             self.owed.entries.pop(chat_id, None)
         return done
 
+    def consent_changed(self, provider: str, allowed: bool) -> None:
+        """A subscription's background consent was switched (`BackgroundConsentService.set`).
+        On: every held session is tried again (each re-checks its own consent). Off: an idle wake
+        running on that subscription is stopped; the learner's own turns are not touched
+        (foreground-preserving cancellation)."""
+        if allowed:
+            held, self.held = self.held, set()
+            for chat_id in sorted(held):
+                self._kick(chat_id)
+            return
+        for chat_id in sorted(self.woken):
+            if self.consent(chat_id) is not None:
+                log.info(
+                    "[wake %s] background consent for %s switched off: the wake stops", chat_id, provider
+                )
+                self._spawn(self.stop_wake(chat_id), f"stop wake {chat_id}")
+
+    def _spawn(self, work: Awaitable[object], name: str) -> None:
+        async def run() -> None:
+            try:
+                await work
+            except Exception:
+                log.exception("%s failed", name)
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        task = loop.create_task(run(), name=name)
+        self._stops.add(task)
+        task.add_done_callback(self._stops.discard)
+
     def _kick(self, chat_id: str) -> None:
-        if chat_id in self.parked or not self.owed.entries.get(chat_id):
+        if chat_id in self.parked or chat_id in self.held or not self.owed.entries.get(chat_id):
             return
         loop = self.loops.get(chat_id)
         if loop is not None and not loop.done():
@@ -155,10 +217,20 @@ class WakeService:
                     return
                 if self.turn_running(chat_id):
                     return  # the live turn takes them at its next boundary; its settle kicks again
+                if self.consent(chat_id) is not None:
+                    self.held.add(chat_id)  # a consent change wakes it; nothing is sent meanwhile
+                    return
+                record = self.chats.get(chat_id)
+                if record is None or paused(record.messages):
+                    return  # the learner stopped the teacher: their next turn takes the results
                 steers = [steer for _, steer in pending.values()]
                 try:
                     await self.start_wake(chat_id, steers)
                 except Refused as exc:
+                    if exc.code == CONSENT_REFUSED:
+                        log.info("[wake %s] held until background consent permits delivery", chat_id)
+                        self.held.add(chat_id)
+                        return
                     if exc.code == "turn_running":
                         await self.sleep(backoff_delay(attempt))
                         attempt += 1
@@ -172,6 +244,8 @@ class WakeService:
                     log.exception("[wake %s] could not start; the result stays pending", chat_id)
                     self.parked.add(chat_id)
                     return
+                if self.turn_running(chat_id):
+                    self.woken.add(chat_id)  # its settle discards it
                 self.confirm(chat_id)  # the wake's write-ahead saved the steers: delivered
                 return
         finally:
@@ -179,7 +253,7 @@ class WakeService:
                 self.loops.pop(chat_id, None)
 
     async def shutdown(self) -> None:
-        loops = list(self.loops.values())
+        loops = [*self.loops.values(), *self._stops]
         for loop in loops:
             loop.cancel()
         if loops:

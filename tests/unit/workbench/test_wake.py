@@ -5,6 +5,7 @@ failed start parked quietly, delivery only when the marker is in the saved recor
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,20 +22,33 @@ from server.core.contracts.jobs import (
     steer_id,
     steer_message,
 )
+from server.core.contracts.models import (
+    PROVIDERS,
+    SUBSCRIPTION_ROUTES,
+    BackgroundConsent,
+    ModelRef,
+    ModelSlot,
+    Settings,
+)
 from server.core.events import EventBus
 from server.core.fanout import FanOut, JobOutcomeSaved
 from server.core.refusals import Refused
 from server.core.workbench.wake import (
+    background_allowed,
     backoff_delay,
     delivered,
     idle_wake_ready,
+    paused,
     place_steers,
     place_steers_in_answer,
     steer_ids,
+    withheld,
 )
+from server.services.workbench.consent import BackgroundConsentService
 from server.services.workbench.runner import JobRunner
 from server.services.workbench.steers import OwedSteers
 from server.services.workbench.wake import WakeService
+from server.store.machine_room.settings import FileSettingsStore
 from tests.fakes import FakeChatStore
 from tests.fakes.jobs import FakeJobStore
 
@@ -177,7 +191,7 @@ class Harness:
             title="t",
             created_at="t",
             updated_at="t",
-            model={"provider": "openai", "model": "m"},
+            model=ModelRef(provider="openai", model="m"),
             messages=[msg("u1", "user"), msg("a1")],
         )
 
@@ -321,3 +335,213 @@ async def test_a_worker_past_its_deadline_ends_as_an_honest_error() -> None:
     assert saved.delivery is not None and saved.delivery.status == "pending"  # the lesson is told
     assert h.runner.tasks == {} and not h.runner.computing("c")  # the Background agents row goes
     assert h.wake.pending("c") == [f"steer_{job.id}_result"]
+
+
+# -- background consent and the pause (issue 30 item 1; seed §5.1, §8.1) ---------------------------------
+def test_background_consent_is_on_by_default_and_independent_per_provider() -> None:
+    consent = BackgroundConsent()
+    assert consent.view() == {"chatgpt": True, "github-copilot-subscription": True, "xai-subscription": True}
+    off = BackgroundConsent.model_validate({"github-copilot-subscription": False})
+    assert off.view() == {"chatgpt": True, "github-copilot-subscription": False, "xai-subscription": True}
+    # an API key, a local server, the offline model: no consent asked
+    assert all(off.allows(p) for p in ("openai", "openrouter", "openai-compatible", "local"))
+    wire = Settings(background_consent=off).model_dump(mode="json", by_alias=True)
+    assert wire["backgroundConsent"] == off.view()
+    assert Settings.model_validate(wire).background_consent == off
+
+
+@given(
+    st.dictionaries(st.sampled_from(list(SUBSCRIPTION_ROUTES)), st.booleans()),
+    st.sets(st.sampled_from(PROVIDERS)),
+)
+def test_a_lesson_is_consented_exactly_when_none_of_its_providers_is_withheld(
+    switches: dict[str, bool], providers: set[str]
+) -> None:
+    consent = BackgroundConsent.model_validate(switches)
+    off = {p for p, allowed in switches.items() if not allowed}
+    assert withheld(providers, consent) == sorted(providers & off)
+    assert background_allowed(providers, consent) == (not providers & off)
+
+
+def test_a_stopped_reply_pauses_the_lesson_an_errored_one_does_not() -> None:
+    stopped = {**msg("a2"), "metadata": {"interrupted": True}}
+    failed = {**msg("a2"), "metadata": {"interrupted": True, "error": "rate limited"}}
+    assert paused([msg("u1", "user"), stopped])
+    assert not paused([msg("u1", "user"), failed])
+    assert not paused([msg("u1", "user"), msg("a1")])
+    assert not paused([stopped, msg("u2", "user")])  # the learner wrote again: not paused
+    assert not paused([])
+
+
+class ConsentHarness(Harness):
+    """The Harness with the real consent service over a real settings file; the lesson runs on
+    the ChatGPT subscription (its prober and teacher run the lesson's own model)."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        super().__init__()
+        record = self.chats.records["c"]
+        self.chats.records["c"] = record.model_copy(
+            update={"model": ModelRef(provider="chatgpt", model="gpt-5")}
+        )
+        self.settings = FileSettingsStore(tmp_path / "settings.json")
+        self.settings_events: list[str] = []
+        self.events.subscribe(lambda event, data: self.settings_events.append(event))
+        self.consent = BackgroundConsentService(
+            self.settings,
+            self.chats,
+            lambda ref, role: (ModelSlot(provider=ref.provider, model=ref.model, base_url=ref.base_url), "x"),
+            self.events,
+        )
+        self.stopped: list[str] = []
+
+        async def stop(chat_id: str) -> bool:
+            self.stopped.append(chat_id)
+            return True
+
+        self.owed = OwedSteers(self.consent.allows)
+        self.wake._unsubscribe()  # the Harness's own pipeline is replaced by one with the consent gate
+        self.wake = WakeService(
+            self.chats,
+            self.runner,
+            self.events,
+            lambda c: c in self.running,
+            start_wake=self.start,
+            owed=self.owed,
+            consent=self.consent.refusal,
+            stop_wake=stop,
+            sleep=self.fake_sleep,
+        )
+        self.consent.listeners.append(self.wake.consent_changed)
+
+    async def fake_sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+
+    def delivered(self) -> bool:
+        saved = self.jobs.get("job_1")
+        return saved is not None and saved.delivery is not None and saved.delivery.status == "delivered"
+
+
+async def test_consent_off_holds_the_result_without_a_start_and_consent_on_delivers_it(
+    tmp_path: Path,
+) -> None:
+    h = ConsentHarness(tmp_path)
+    assert h.consent.set("chatgpt", False) == {
+        "chatgpt": False,
+        "github-copilot-subscription": True,
+        "xai-subscription": True,
+    }
+    assert "subscriptions-changed" in h.settings_events
+    h.wake.intake(h.owed_job())
+    await h.settle()
+    assert h.starts == 0 and "c" in h.wake.held and "c" not in h.wake.parked  # a deferral, not a failure
+    assert h.wake.pending("c") == ["steer_job_1_result"] and not h.delivered()
+    h.events.emit("turn-settled", {"chatId": "c"})  # the lesson's next turn ends: still withheld
+    await h.settle()
+    assert h.starts == 0 and h.wake.pending("c") == ["steer_job_1_result"]
+    h.consent.set("xai-subscription", False)  # another provider's switch changes nothing here
+    await h.settle()
+    assert h.starts == 0
+    h.consent.set("chatgpt", True)  # consent permits delivery: the held result wakes the lesson
+    await h.settle()
+    assert h.starts == 1 and steer_ids(h.chats.records["c"].messages) == ["steer_job_1_result"]
+    assert h.delivered() and h.wake.held == set()
+    assert FileSettingsStore(tmp_path / "settings.json").load().background_consent.view() == {
+        "chatgpt": True,
+        "github-copilot-subscription": True,
+        "xai-subscription": False,
+    }
+
+
+async def test_a_403_start_holds_ownership_until_consent_permits_delivery(tmp_path: Path) -> None:
+    h = ConsentHarness(tmp_path)
+    # consent was on at the gate, off by the time the turn composition looked (a race): 403
+    h.refusals = [Refused("forbidden", "background_not_consented", "switched off")]
+    h.wake.intake(h.owed_job())
+    await h.settle()
+    assert h.starts == 1 and "c" in h.wake.held and "c" not in h.wake.parked and h.sleeps == []
+    assert h.wake.pending("c") == ["steer_job_1_result"]  # the registry still owns it
+    h.wake.intake(h.owed_job())  # a repeated submission shares the held entry: no new attempt
+    await h.settle()
+    assert h.starts == 1
+    h.consent.set("chatgpt", False)
+    h.consent.set("chatgpt", True)
+    await h.settle()
+    assert h.starts == 2 and h.delivered()
+    assert steer_ids(h.chats.records["c"].messages) == ["steer_job_1_result"]
+
+
+async def test_a_live_turn_takes_no_steer_without_consent(tmp_path: Path) -> None:
+    h = ConsentHarness(tmp_path)
+    h.consent.set("chatgpt", False)
+    h.running.add("c")
+    h.wake.intake(h.owed_job())
+    await h.settle()
+    assert h.owed.take("c") == []  # "live agent and background consent?": no
+    h.running.discard("c")
+    h.events.emit("turn-settled", {"chatId": "c"})
+    await h.settle()
+    assert h.starts == 0 and "c" in h.wake.held
+    h.consent.set("chatgpt", True)
+    await h.settle()
+    assert h.delivered()
+    # with consent, the live turn takes it (a second job)
+    h.running.add("c")
+    h.wake.intake(h.owed_job("job_2"))
+    assert [s["id"] for s in h.owed.take("c")] == ["steer_job_2_result"]
+
+
+async def test_an_api_key_lesson_is_not_held_by_a_subscriptions_switch(tmp_path: Path) -> None:
+    h = ConsentHarness(tmp_path)
+    record = h.chats.records["c"]
+    h.chats.records["c"] = record.model_copy(update={"model": ModelRef(provider="openai", model="gpt-5")})
+    h.consent.set("chatgpt", False)
+    h.wake.intake(h.owed_job())
+    await h.settle()
+    assert h.starts == 1 and h.delivered()
+
+
+async def test_a_paused_lesson_waits_for_the_learners_next_turn(tmp_path: Path) -> None:
+    h = ConsentHarness(tmp_path)
+    record = h.chats.records["c"]
+    stopped = {**msg("a2"), "metadata": {"interrupted": True}}
+    h.chats.records["c"] = record.model_copy(
+        update={"messages": [*record.messages, msg("u2", "user"), stopped]}
+    )
+    h.wake.intake(h.owed_job())
+    await h.settle()
+    assert h.starts == 0 and "c" not in h.wake.parked and "c" not in h.wake.held
+    assert h.wake.pending("c") == ["steer_job_1_result"]
+    # the learner writes again; that turn ends without taking the steer (it failed early)
+    record = h.chats.records["c"]
+    h.chats.records["c"] = record.model_copy(
+        update={"messages": [*record.messages, msg("u3", "user"), msg("a3")]}
+    )
+    h.events.emit("turn-settled", {"chatId": "c"})
+    await h.settle()
+    assert h.starts == 1 and h.delivered()
+
+
+async def test_consent_off_stops_a_running_idle_wake_never_a_learners_turn(tmp_path: Path) -> None:
+    h = ConsentHarness(tmp_path)
+
+    async def start_and_stay(chat_id: str, steers: list[dict[str, Any]]) -> object:
+        result = await Harness.start(h, chat_id, steers)
+        h.running.add(chat_id)  # the wake's turn runs on
+        return result
+
+    h.wake.start_wake = start_and_stay
+    h.wake.intake(h.owed_job())
+    await h.settle()
+    assert h.delivered() and h.wake.woken == {"c"}
+    h.consent.set("chatgpt", False)
+    await h.settle()
+    assert h.stopped == ["c"]  # the idle wake on the withdrawn subscription is stopped
+    h.running.discard("c")
+    h.events.emit("turn-settled", {"chatId": "c"})
+    assert h.wake.woken == set()
+    # a learner's own turn on the same subscription is foreground: switching off leaves it running
+    h.consent.set("chatgpt", True)
+    h.running.add("c")
+    h.consent.set("chatgpt", False)
+    await h.settle()
+    assert h.stopped == ["c"]
