@@ -15,6 +15,7 @@ import {
   type RenderSettings,
 } from './core/library/graph';
 import { normalizeCoverage, normalizeFlush, type FlushAnswer, type LessonCoverage } from './core/classroom/lessonGraph';
+import { normalizeKeyTest, normalizeLocalServers, type KeyTestBody, type KeyTestResult, type LocalServers } from './core/machine_room/firstRun';
 import { normalizeLibrarySettings, type LibrarySettings } from './core/machine_room/librarySettings';
 import { normalizeGone, normalizeImportFiles, normalizeSources, type GoneNote, type GraphSource, type ImportFileResult, type NameDecision } from './core/library/imports';
 import { normalizeMessages } from './core/classroom/messages';
@@ -147,9 +148,11 @@ export async function deleteChat(id: string): Promise<void> {
   await request(chatPath(id), { method: 'DELETE' });
 }
 
-/** PUT /api/chats/{id}/settings {model: {provider, model, baseUrl?}}; 409 while a turn runs. */
-export async function setChatModel(id: string, model: ModelRef): Promise<ChatRecord> {
-  return toRecord(await json<ChatRecord>(chatPath(id, '/settings'), { method: 'PUT', body: JSON.stringify({ model }) }));
+/** PUT /api/chats/{id}/settings {model: {provider, model, baseUrl?}, demo?}; 409 while a turn runs;
+ * `demo` confirms a switch to the offline demo model (409 demo_not_chosen without it). */
+export async function setChatModel(id: string, model: ModelRef, demo = false): Promise<ChatRecord> {
+  const body = demo ? { model, demo: true } : { model };
+  return toRecord(await json<ChatRecord>(chatPath(id, '/settings'), { method: 'PUT', body: JSON.stringify(body) }));
 }
 
 /** GET /api/chats/{id}/jobs: the lesson's background jobs (research, demo, visual). */
@@ -421,4 +424,15 @@ export async function answerProblem(setId: string, problemId: string, answer: st
   const problem = normalizeProblem(data.problem);
   if (!problem) throw new ApiError(500, 'the answered problem could not be read');
   return problem;
+}
+
+/** GET /api/first-run/local-servers: the model servers answering on this computer's usual ports
+ * (issue 29 item 2). */
+export async function getLocalServers(): Promise<LocalServers> {
+  return normalizeLocalServers(await json<unknown>('/api/first-run/local-servers'));
+}
+
+/** POST /api/first-run/key-test: one test call with a pasted key; nothing is stored. */
+export async function testKey(body: KeyTestBody): Promise<KeyTestResult> {
+  return normalizeKeyTest(await json<unknown>('/api/first-run/key-test', { method: 'POST', body: JSON.stringify(body) }));
 }

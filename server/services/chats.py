@@ -168,13 +168,27 @@ class ChatService:
         self.events.emit("chats-changed")
         return stored
 
-    def set_model(self, chat_id: str, slot: ModelSlot) -> ChatRecord:
+    def set_model(self, chat_id: str, slot: ModelSlot, demo: bool = False) -> ChatRecord:
         """An in-session model pick: writes the session's record, never the settings (seed §3).
 
-        Raises Refused(not_found), or 409 while a turn runs (the turn already chose its model)."""
-        self.get(chat_id)
+        `demo`: the learner confirmed the offline demo model in the lesson's model editor. A lesson
+        not yet on the offline model (`provider: "local"`) is switched to it only then, as `create`
+        stamps it only after the demo screen (issue 29, items 3 and 4); a lesson already on it may
+        be saved again without it.
+
+        Raises Refused(not_found); Refused(conflict, turn_running) while a turn runs (the turn
+        already chose its model); Refused(conflict, demo_not_chosen) for an unconfirmed switch to
+        the offline model (nothing written); OSError when the write fails."""
+        current = self.get(chat_id)
         if self.registry.running(chat_id):
             raise Refused("conflict", "turn_running", "a turn is running; change the model when it ends")
+        if slot.provider == "local" and current.model.provider != "local" and not demo:
+            raise Refused(
+                "conflict",
+                "demo_not_chosen",
+                "The offline demo model gets facts wrong. Confirm that this lesson should use it, "
+                "or pick another model.",
+            )
         model = ModelRef(provider=slot.provider, model=slot.model, base_url=slot.base_url)
         stored = self.chats.update(
             chat_id, lambda r: r.model_copy(update={"model": model, "updated_at": self.clock()})

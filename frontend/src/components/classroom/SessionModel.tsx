@@ -3,6 +3,7 @@ import { useState, type FormEvent } from 'react';
 import * as api from '../../api';
 import { useAppState } from '../../appState';
 import { describeError } from '../../core/errors';
+import { DEMO_NOT_CHOSEN, needsDemoConfirm } from '../../core/machine_room/demo';
 import { modelPlaceholder, needsBaseUrl, providerLabel, providerOptions } from '../../core/machine_room/settings';
 import type { ChatModel } from '../../core/types';
 import ProviderSelect from '../machine_room/ProviderSelect';
@@ -14,7 +15,11 @@ interface Props {
   onChanged: (model: ChatModel | null) => void;
 }
 
-/** The session's own model ("provider · model") and a small form to change it. */
+/**
+ * The session's own model ("provider · model") and a small form to change it. A switch to the
+ * offline demo model is sent only after a plain confirmation that it gets facts wrong (`demo: true`
+ * in PUT /api/chats/{id}/settings; a 409 demo_not_chosen shows the same confirmation).
+ */
 export default function SessionModel({ chatId, model, busy, onChanged }: Props) {
   const { settings } = useAppState();
   const [editing, setEditing] = useState(false);
@@ -23,19 +28,31 @@ export default function SessionModel({ chatId, model, busy, onChanged }: Props) 
   const [baseUrl, setBaseUrl] = useState('');
   const [saving, setSaving] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  const [confirmDemo, setConfirmDemo] = useState(false);
 
   function open() {
     setProvider(model?.provider ?? providerOptions(settings?.providers)[0] ?? '');
     setModelId(model?.model ?? '');
     setBaseUrl(model?.baseUrl ?? '');
     setError(null);
+    setConfirmDemo(false);
     setEditing(true);
   }
 
-  async function save(e: FormEvent) {
-    e.preventDefault();
+  function choose(next: string) {
+    setProvider(next);
+    setConfirmDemo(false);
+  }
+
+  async function save(e: FormEvent | null, demo = false) {
+    e?.preventDefault();
     if (!modelId.trim()) {
       setError('Enter a model id.');
+      return;
+    }
+    if (!demo && needsDemoConfirm(model?.provider, provider)) {
+      setError(null);
+      setConfirmDemo(true);
       return;
     }
     setSaving(true);
@@ -44,11 +61,14 @@ export default function SessionModel({ chatId, model, busy, onChanged }: Props) 
       const ref = needsBaseUrl(provider)
         ? { provider, model: modelId.trim(), baseUrl: baseUrl.trim() || null }
         : { provider, model: modelId.trim() };
-      const record = await api.setChatModel(chatId, ref);
+      const record = await api.setChatModel(chatId, ref, demo);
       onChanged(record.model);
+      setConfirmDemo(false);
       setEditing(false);
     } catch (err) {
-      setError(describeError(err).detail);
+      const { code, detail } = describeError(err);
+      if (code === DEMO_NOT_CHOSEN) setConfirmDemo(true);
+      else setError(detail);
     } finally {
       setSaving(false);
     }
@@ -68,7 +88,7 @@ export default function SessionModel({ chatId, model, busy, onChanged }: Props) 
         <form className="session-model-form" onSubmit={(e) => void save(e)} data-testid="session-model-form">
           <label className="session-model-field">
             <span>Provider</span>
-            <ProviderSelect data-testid="session-model-provider" value={provider} onChange={setProvider} providers={settings?.providers} />
+            <ProviderSelect data-testid="session-model-provider" value={provider} onChange={choose} providers={settings?.providers} />
           </label>
           <label className="session-model-field">
             <span>Model id</span>
@@ -96,12 +116,36 @@ export default function SessionModel({ chatId, model, busy, onChanged }: Props) 
               />
             </label>
           )}
-          <button type="submit" className="btn btn-small btn-primary" data-testid="session-model-save" disabled={saving || busy}>
-            {saving ? 'Saving…' : 'Save'}
-          </button>
-          <button type="button" className="btn btn-small" onClick={() => setEditing(false)}>
-            Cancel
-          </button>
+          {!confirmDemo && (
+            <>
+              <button type="submit" className="btn btn-small btn-primary" data-testid="session-model-save" disabled={saving || busy}>
+                {saving ? 'Saving…' : 'Save'}
+              </button>
+              <button type="button" className="btn btn-small" onClick={() => setEditing(false)}>
+                Cancel
+              </button>
+            </>
+          )}
+          {confirmDemo && (
+            <div className="session-model-demo" role="alert" data-testid="session-model-demo-confirm">
+              <p>
+                <strong>The offline demo model gets facts wrong.</strong> Its explanations and the answers it marks as right
+                may be false: do not learn from it. It is slow on most computers.
+              </p>
+              <button
+                type="button"
+                className="btn btn-small"
+                data-testid="session-model-demo-yes"
+                disabled={saving || busy}
+                onClick={() => void save(null, true)}
+              >
+                {saving ? 'Saving…' : 'Use the demo model anyway'}
+              </button>
+              <button type="button" className="btn btn-small btn-primary" data-testid="session-model-demo-no" onClick={() => setConfirmDemo(false)}>
+                Pick another model
+              </button>
+            </div>
+          )}
           {busy && <span className="muted small">Change it when the reply is done.</span>}
           {error && (
             <span className="error-text small" role="alert" data-testid="session-model-error">

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { aboutDuration, demoWaitLine, isDemoReply } from './demo';
+import { aboutDuration, demoWaitLine, isDemoReply, needsDemoConfirm } from './demo';
 
 describe('isDemoReply', () => {
   it('is true only for metadata that says demo: true', () => {
@@ -30,5 +30,20 @@ describe('demoWaitLine', () => {
     expect(aboutDuration(0.2)).toBe('about 1 s');
     expect(aboutDuration(59.4)).toBe('about 59 s');
     expect(aboutDuration(90)).toBe('about 2 min');
+  });
+});
+
+describe('needsDemoConfirm', () => {
+  it('asks before a lesson is switched to the offline demo model', () => {
+    expect(needsDemoConfirm('openai', 'local')).toBe(true);
+    expect(needsDemoConfirm(null, 'local')).toBe(true);
+    expect(needsDemoConfirm(undefined, 'local')).toBe(true);
+  });
+  it('does not ask for a lesson already on it, nor for any other provider', () => {
+    expect(needsDemoConfirm('local', 'local')).toBe(false);
+    for (const next of ['openai', 'openrouter', 'openai-compatible', 'chatgpt', '']) {
+      expect(needsDemoConfirm('local', next)).toBe(false);
+      expect(needsDemoConfirm('openai', next)).toBe(false);
+    }
   });
 });

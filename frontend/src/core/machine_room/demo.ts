@@ -10,6 +10,18 @@ export const DEMO_ROUTE = '/demo';
 /** The server's refusal code for a lesson on the demo model that the learner did not choose. */
 export const DEMO_NOT_CHOSEN = 'demo_not_chosen';
 
+/** The provider id of the bundled offline demo model. */
+export const OFFLINE_PROVIDER = 'local';
+
+/**
+ * Whether saving a lesson's model as `next` switches it to the offline demo model, which the learner
+ * must confirm first (issue 29, item 4: PUT /api/chats/{id}/settings refuses it with
+ * demo_not_chosen unless the body says demo). A lesson already on the demo model is no new switch.
+ */
+export function needsDemoConfirm(currentProvider: string | null | undefined, next: string): boolean {
+  return next === OFFLINE_PROVIDER && currentProvider !== OFFLINE_PROVIDER;
+}
+
 /** The mark on a demo reply: short, and says what matters. */
 export const DEMO_MARK = 'Demo model: may be wrong';
 

@@ -18,9 +18,17 @@ from server.services.classroom.turn_stream import STREAM_HEADERS
 
 
 class SessionSettings(BaseModel):
-    """`PUT /api/chats/{id}/settings` body: the session's own model."""
+    """`PUT /api/chats/{id}/settings` body: the session's own model.
+
+    Attributes:
+        model: the model this lesson runs on from its next turn.
+        demo: the learner confirmed the offline demo model (the per-lesson editor's plain
+            confirmation, as the demo screen's choice for `POST /api/chats`); a lesson is switched
+            to the offline model (`provider: "local"`) only when this is true (issue 29, item 4).
+    """
 
     model: ModelSlot
+    demo: bool = False
 
 
 router = APIRouter(route_class=StrictRoute, responses=GUARDED)
@@ -127,8 +135,10 @@ async def delete_chat(chat_id: str, services: ServicesDep) -> Response:
 
 @router.put("/api/chats/{chat_id}/settings", responses=errors(400, 404, 409, 413, 503))
 async def put_chat_settings(chat_id: str, body: SessionSettings, services: ServicesDep) -> dict[str, Any]:
-    """Pick this session's model (written to its record, not to settings); 409 while a turn runs."""
-    return services.chats.set_model(chat_id, body.model).model_dump(by_alias=True)
+    """Pick this session's model (written to its record, not to settings); 409 turn_running while a
+    turn runs; 409 demo_not_chosen when it would switch the lesson to the offline demo model and
+    `demo` is not true (nothing written); 404 unknown."""
+    return services.chats.set_model(chat_id, body.model, demo=body.demo).model_dump(by_alias=True)
 
 
 @router.get(
