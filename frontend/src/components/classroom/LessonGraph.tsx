@@ -65,7 +65,8 @@ function CoverageWords({ coverage }: { coverage: LessonCoverage }) {
   return <>{coverageWords(coverage, useSecondClock())}</>;
 }
 
-/** The session menu (⋯): "Add to my graph now", with what is and is not in the graph yet. */
+/** The session menu (⋯): "Add to my graph now", with what is and is not in the graph yet, and
+ * "Export as Markdown" (issue 31). */
 export function SessionMenu({ children, chatId, coverage, busy, onCoverage }: MenuProps) {
   const [open, setOpen] = useState(false);
   const [sending, setSending] = useState(false);
@@ -153,6 +154,18 @@ export function SessionMenu({ children, chatId, coverage, busy, onCoverage }: Me
           <p className="session-menu-help small muted" data-testid="coverage-words">
             {coverage ? <CoverageWords coverage={coverage} /> : why}
           </p>
+          {/* a plain download: the server streams the file (GET /api/chats/{id}/export.md) */}
+          <a
+            role="menuitem"
+            className="session-menu-item"
+            data-testid="export-lesson"
+            href={`/api/chats/${encodeURIComponent(chatId)}/export.md`}
+            download
+            title="Download this lesson as a Markdown file (readable in Obsidian and on GitHub)"
+            onClick={() => setOpen(false)}
+          >
+            Export as Markdown
+          </a>
           {children}
         </div>
       )}

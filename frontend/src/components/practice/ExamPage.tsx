@@ -129,6 +129,15 @@ export default function ExamPage() {
         <p className="muted small exam-meta">
           {set.createdAt && <span title={formatFull(set.createdAt)}>Created {formatRelative(set.createdAt)}</span>}
           {set.nodeIds.length > 0 && <span> · {selectionSummary(set.nodeIds.length, set.chains.length)}</span>}
+          {' · '}
+          <a
+            href={`/api/practice/sets/${encodeURIComponent(set.id)}/export.md`}
+            download
+            data-testid="export-set"
+            title="Download this set as a Markdown file: problems, your answers, grades and the model solutions of what you answered"
+          >
+            Export as Markdown
+          </a>
         </p>
         {set.note && (
           <p className="exam-note small" data-testid="exam-note">
