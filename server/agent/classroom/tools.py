@@ -116,14 +116,14 @@ async def list_sessions(ctx: RunContext[LessonDeps]) -> list[dict[str, Any]]:
     """The learner's knowledge graph by birth session: past lessons and imported notes files,
     each with how many propositions it gave the graph. Use it to see what they met before."""
     if ctx.deps.graph is None:
-        raise ModelRetry("the graph tools are switched off in settings (agent.graphTools)")
+        raise ModelRetry("the graph tools are switched off in settings (agent.graphTools or graph.enabled)")
     return ctx.deps.graph.sessions()
 
 
 async def list_propositions(ctx: RunContext[LessonDeps], session: str) -> list[dict[str, str]]:
     """The propositions (name and statement) one session gave the graph (an id from list_sessions)."""
     if ctx.deps.graph is None:
-        raise ModelRetry("the graph tools are switched off in settings (agent.graphTools)")
+        raise ModelRetry("the graph tools are switched off in settings (agent.graphTools or graph.enabled)")
     rows = ctx.deps.graph.propositions(session)
     if not rows:
         raise ModelRetry(f"no session {session!r} in the graph; call list_sessions for the ids")

@@ -23,7 +23,7 @@ from server.core.classroom.turns import upsert_message
 from server.core.clock import Clock
 from server.core.contracts.chat import ChatRecord, TurnUsage
 from server.core.contracts.jobs import JobKind
-from server.core.contracts.models import ResolvedModel
+from server.core.contracts.models import ResolvedModel, teacher_reads_graph
 from server.core.contracts.probe import ProbeAssessment
 from server.core.ports import GraphReader, SettingsStore
 from server.core.transcript import for_model, probe_assessment
@@ -75,11 +75,13 @@ def teacher_seams(
     spawn_job: Callable[[str, str, JobKind, dict[str, Any]], str],
     steer_source: Callable[[str], list[dict[str, Any]]],
 ) -> Seams:
-    """The teacher's seams this turn: the graph when `agent.graphTools` is on (off when the
-    settings cannot be read), the job tools the Workbench offers (none on the offline model, and
-    none when deciding fails: a side channel, logged), each spawned for session `chat_id`."""
+    """The teacher's seams this turn: the graph when `agent.graphTools` and `graph.enabled` are
+    both on (seed §6; off when the settings cannot be read), the job tools the Workbench offers
+    (none on the offline model, and none when deciding fails: a side channel, logged), each
+    spawned for session `chat_id`."""
     try:
-        graph = graph_reader if settings.load().agent.graph_tools else None
+        loaded = settings.load()
+        graph = graph_reader if teacher_reads_graph(loaded.graph, loaded.agent) else None
     except Exception:
         graph = None
     jobs: list[JobKind] = []

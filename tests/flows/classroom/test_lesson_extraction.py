@@ -138,3 +138,16 @@ def test_the_teacher_reads_the_graph_only_when_allowed(lesson: Any) -> None:
     calls.clear()
     client.post("/api/chat", json=turn_body(chat_id, "again", mid="u2"))
     assert calls and "list_sessions" not in calls[0]
+
+    # `graph.enabled` composes with it (seed §6): the graph off, the tools are not offered either
+    settings["agent"] = {"graphTools": True}
+    settings["graph"] = {**settings.get("graph", {}), "enabled": False}
+    (data / "settings.json").write_text(json.dumps(settings))
+    calls.clear()
+    client.post("/api/chat", json=turn_body(chat_id, "and again", mid="u3"))
+    assert calls and "list_sessions" not in calls[0]
+    settings["graph"]["enabled"] = True
+    (data / "settings.json").write_text(json.dumps(settings))
+    calls.clear()
+    client.post("/api/chat", json=turn_body(chat_id, "once more", mid="u4"))
+    assert calls and "list_sessions" in calls[0]
