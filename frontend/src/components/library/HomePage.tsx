@@ -1,18 +1,25 @@
 import './homePage.css';
+import { useState } from 'react';
 import { Link } from 'react-router-dom';
 import { useActivity } from '../../activityState';
 import { useAppState, useCreateLesson } from '../../appState';
+import { needsTeacher } from '../../core/machine_room/firstRun';
+import FirstRun from '../machine_room/FirstRun';
 import { formatFull, formatRelative } from '../../core/time';
 import { useGraphData } from './graph/useGraphData';
 import GraphHome, { type PracticeDialog } from './graph/GraphHome';
 
 const RECENT = 6;
 
-/** Home: the knowledge graph when it has nodes; otherwise a friendly start. `practiceDialog` is
- * Practice's create-set dialog, opened from the chain table's selection (see GraphHome). */
+/** Home: the knowledge graph when it has nodes; otherwise the first screen while no real teacher is
+ * set up (FirstRun, issue 29 item 2; it stays to say the teacher is ready once one is chosen), else a
+ * friendly start. `practiceDialog` is Practice's create-set dialog, opened from the chain table's
+ * selection (see GraphHome). */
 export default function HomePage({ practiceDialog }: { practiceDialog: PracticeDialog }) {
   const graph = useGraphData();
   const { data, error, refresh } = graph;
+  const { settings } = useAppState();
+  const [setUp, setSetUp] = useState<string | null>(null);
 
   if (data === null) {
     return (
@@ -30,7 +37,10 @@ export default function HomePage({ practiceDialog }: { practiceDialog: PracticeD
       </div>
     );
   }
-  if (data.nodes.length === 0) return <EmptyStart />;
+  if (data.nodes.length === 0) {
+    if (setUp !== null || needsTeacher(settings)) return <FirstRun done={setUp} onDone={setSetUp} />;
+    return <EmptyStart />;
+  }
   return <GraphHome graph={{ ...graph, data }} practiceDialog={practiceDialog} />;
 }
 
