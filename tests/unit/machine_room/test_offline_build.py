@@ -3,6 +3,13 @@ files compiled, the time left from the pace so far, and the sentence the termina
 
 from __future__ import annotations
 
+import asyncio
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -112,3 +119,55 @@ def test_ninja_counts_move_forward(total: int, data: st.DataObject) -> None:
         p = read_line(p, f"[{done}/{total}] Building C object x.o", 1.0)
         seen = max(seen, done)
         assert p.done == seen, "a line printed late never moves the count back"
+
+
+def test_the_builder_is_asked_for_only_by_make_run() -> None:
+    from server.services.machine_room.offline_build import SCRIPT, builder_command
+
+    assert builder_command({}) is None, "a plain `python -m server` builds nothing"
+    assert builder_command({"LH_OFFLINE_BUILD": "0"}) is None
+    assert builder_command({"LH_OFFLINE_BUILD": "1"}) == [sys.executable, str(SCRIPT), "--progress"]
+    assert SCRIPT.is_file(), "the checkout's builder"
+    assert builder_command({"LH_OFFLINE_BUILD_COMMAND": "'/my python' fake.py --release '/tmp/a b'"}) == [
+        "/my python", "fake.py", "--release", "/tmp/a b",
+    ]  # fmt: skip
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="process groups are POSIX")
+def test_stopping_the_build_stops_everything_it_started(tmp_path: Path) -> None:
+    """The builder's own children (pip, cmake, the compilers) go with it: its process group."""
+    from server.services.machine_room.offline_build import OfflineBuild
+
+    pids = tmp_path / "pids"
+    script = f"sleep 300 & echo $! > {pids}; echo 'install_llama_cpp: step 1/2 compiling llama.cpp'; wait"
+
+    async def run() -> OfflineBuild:
+        build = OfflineBuild(["sh", "-c", script], tmp_path / "build.log", lambda: None)
+        build.start()
+        for _ in range(600):
+            if pids.exists() and pids.read_text().strip() and build.status()["step"] == 1:  # type: ignore[index]
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.to_thread(build.stop, 5.0)
+        return build
+
+    build = asyncio.run(run())
+    grandchild = int(pids.read_text())
+    for _ in range(200):
+        try:
+            os.kill(grandchild, 0)
+        except ProcessLookupError:
+            break
+        if (
+            Path(f"/proc/{grandchild}/stat").exists()
+            and Path(f"/proc/{grandchild}/stat").read_text().split()[2] == "Z"
+        ):
+            break  # a zombie of init's: stopped
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the builder's child outlived the stop")
+    for _ in range(600):  # its follower thread reads the end of its output, then records it
+        if build.status()["state"] != "building":  # type: ignore[index]
+            break
+        time.sleep(0.05)
+    assert "was stopped (signal 15)" in build.status()["error"]  # type: ignore[index]
