@@ -15,8 +15,10 @@ Shape, in order:
   taught; a Workbench request. A Workbench result (a steer message, `contracts.jobs`) is a
   `### Workbench: <kind>` section: a research summary with its sources as links, a visual as an
   embedded SVG image (a `data:image/svg+xml;base64` URL: Obsidian draws it; GitHub shows its
-  title), a demo as a link to its page in the app. The model's thinking and internal tool calls
-  (graph look-ups) are left out; a learner's image is embedded as its data URL;
+  title), a demo as a link to its page in the app. A reply of the offline demo model is headed
+  `### Teacher (demo model: may be wrong)`, as the page marks it; a reply cut short says so.
+  The model's thinking and internal tool calls (graph look-ups) are left out; a learner's image
+  is embedded as its data URL;
 - `## Usage`: one table row per model run (role, model, tokens, requests, cost), then the totals;
   unreported tokens and unknown prices are shown as unknown, never as 0.
 
@@ -169,8 +171,13 @@ def message_markdown(message: dict[str, Any], labels: dict[str, str], demo_url: 
         return ""
     heading = "### Learner" if role == "user" else "### Teacher"
     metadata = message.get("metadata")
-    if isinstance(metadata, dict) and metadata.get("interrupted"):
-        body += "*(This reply was cut short.)*\n\n"
+    if isinstance(metadata, dict) and role == "assistant":
+        if metadata.get("demo"):
+            heading += " (demo model: may be wrong)"
+        if metadata.get("interrupted"):
+            error = metadata.get("error")
+            why = f": {one_line(error)}" if isinstance(error, str) and error.strip() else ""
+            body += f"*(This reply was cut short{why}.)*\n\n"
     return f"{heading}\n\n{body}"
 
 

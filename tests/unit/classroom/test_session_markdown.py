@@ -333,6 +333,18 @@ def test_usage_rows_and_totals_never_count_unreported_as_zero() -> None:
     )
 
 
+def test_a_demo_reply_and_a_reply_cut_short_say_so() -> None:
+    demo = {**text("a9", "assistant", "Paris is in Spain."), "metadata": {"demo": True}}
+    cut = {
+        **text("a10", "assistant", "Half"),
+        "metadata": {"interrupted": True, "error": "the model\nstopped"},
+    }
+    record = full_lesson().model_copy(update={"messages": [demo, cut]})
+    document = export(record)
+    assert headings(document)[2:4] == ["Teacher (demo model: may be wrong)", "Teacher"]
+    assert "Half\n\n*(This reply was cut short: the model stopped.)*" in document
+
+
 def test_an_empty_lesson_says_so() -> None:
     record = chat(
         id="c_2", title="New lesson", createdAt="t", updatedAt="t", model={"provider": "local", "model": "m"}
