@@ -114,6 +114,10 @@ def test_a_demo_is_built_verified_and_shown_once(page: Page, data_dir: Path, stu
         expect(artifact).to_have_count(1, timeout=60_000)
         expect(page.get_by_text("Your demo is ready")).to_be_visible(timeout=30_000)
         expect(page.get_by_test_id("dispatch-status")).to_contain_text("finished")
+        # issue 30 item 2: the ended job's usage names the model its role (the demo builder,
+        # the strong slot by default) ran
+        expect(page.get_by_test_id("dispatch-usage")).to_contain_text("model call")
+        expect(page.get_by_test_id("dispatch-usage")).to_contain_text("on scripted")
         frame = artifact.get_by_test_id("demo-frame")
         assert frame.get_attribute("sandbox") == "allow-scripts"
         drawn = frame.element_handle().content_frame()

@@ -151,6 +151,8 @@ async def test_each_job_kind_runs_its_roles_override_and_names_the_model(
     assert seen[1].vision is not None and seen[1].vision.model_name == "gpt-eyes"
     assert (demo_usage.model, demo_usage.vision_model, demo_usage.requests) == ("gpt-demo", None, 1)
     assert (visual_usage.model, visual_usage.vision_model) == ("gpt-strong", "gpt-eyes")
+    # the job record's usage as GET /api/chats/{id}/jobs serves it (frontend jobUsageLine reads it)
+    assert visual_usage.model_dump(by_alias=True)["visionModel"] == "gpt-eyes"
 
 
 async def test_a_failed_job_still_names_the_model_it_spent_on(monkeypatch: pytest.MonkeyPatch) -> None:

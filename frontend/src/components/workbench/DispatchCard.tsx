@@ -1,4 +1,4 @@
-import { dispatchJobId, dispatchStatus, dispatchTitle, type JobKind } from '../../core/workbench/workbench';
+import { dispatchJobId, dispatchStatus, dispatchTitle, jobUsageLine, type JobKind } from '../../core/workbench/workbench';
 import type { ToolPart } from '../../core/toolParts';
 import { useWorkbench } from './workbenchState';
 import { scrollToAnchor } from '../scroll';
@@ -7,7 +7,8 @@ import './workbench.css';
 /**
  * The teacher started a background job (`research`, `demo`, `visual`): what it asked for, and how
  * the job is doing according to the jobs API ("working…", then "finished", "failed" or
- * "stopped"); once its result is in the transcript, a button jumps to it.
+ * "stopped"); once its result is in the transcript, a button jumps to it. An ended job says
+ * its usage and the model that ran.
  */
 export default function DispatchCard({ kind, part }: { kind: JobKind; part: ToolPart }) {
   const { jobsByToolCall, jobsById, artifacts } = useWorkbench();
@@ -33,6 +34,11 @@ export default function DispatchCard({ kind, part }: { kind: JobKind; part: Tool
         )}
       </div>
       {status.detail && <div className="dispatch-detail">{status.detail}</div>}
+      {jobUsageLine(job) && (
+        <div className="dispatch-usage" data-testid="dispatch-usage">
+          {jobUsageLine(job)}
+        </div>
+      )}
     </div>
   );
 }

@@ -4,6 +4,8 @@
 // job records, the words of a dispatch card, the demo's page URL (a sandboxed frame), the visual's data URL,
 // and the research summary's citations.
 
+import { formatCost, formatCount, formatTokens } from '../usage';
+
 /** The UI part of a steer message (and of a live delivery into a running turn). */
 export const ARTIFACT_PART = 'data-subagent-artifact';
 /** A bookkeeping part of the server's queued learner messages: never shown. */
@@ -198,6 +200,10 @@ export interface JobUsage {
   outputTokens: number | null;
   requests: number;
   costUsd: number | null;
+  /** The model id the job's role ran (issue 30 item 2); absent in older records. */
+  model?: string;
+  /** The picture checker's model, when a visual was looked at. */
+  visionModel?: string;
 }
 
 export interface JobDelivery {
@@ -248,6 +254,8 @@ export function normalizeJob(raw: unknown): JobRecord | null {
       outputTokens: numberOrNull(usage.outputTokens),
       requests: numberOrNull(usage.requests) ?? 0,
       costUsd: numberOrNull(usage.costUsd),
+      ...(str(usage.model) ? { model: str(usage.model)!.trim() } : {}),
+      ...(str(usage.visionModel) ? { visionModel: str(usage.visionModel)!.trim() } : {}),
     },
     delivery:
       d && (d.kind === 'result' || d.kind === 'abort')
@@ -397,4 +405,19 @@ export function linkCitations(summary: string, count: number, jobId: string): st
     if (numbers.some((n) => !Number.isInteger(n) || n < 1 || n > count)) return whole;
     return numbers.map((n) => `[&#91;${n}&#93;](#${sourceAnchor(jobId, n)})`).join('');
   });
+}
+
+/**
+ * An ended job's usage in words, with the model that ran (issue 30 item 2): "10 in / 20 out
+ * tokens · cost unknown · 1 model call · on gpt-x (picture checked by gpt-v)". "" while the job
+ * runs (usage is counted when it ends) and for a job that made no model call.
+ */
+export function jobUsageLine(job: Pick<JobRecord, 'status' | 'usage'> | null | undefined): string {
+  if (!job || job.status === 'running') return '';
+  const { usage } = job;
+  if (usage.requests === 0 && usage.inputTokens === null && usage.outputTokens === null) return '';
+  const calls = `${formatCount(usage.requests)} model call${usage.requests === 1 ? '' : 's'}`;
+  const on = usage.model ? ` · on ${usage.model}` : '';
+  const eyes = usage.visionModel ? ` (picture checked by ${usage.visionModel})` : '';
+  return `${formatTokens(usage)} tokens · ${formatCost(usage.costUsd)} · ${calls}${on}${eyes}`;
 }
