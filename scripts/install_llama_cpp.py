@@ -204,6 +204,11 @@ def main(argv: list[str] | None = None) -> int:
         install(wheel)
         return 0
     steps = 2 if wheel is None else 1
+    if args.progress:
+        print(
+            f"install_llama_cpp: plan {'compiling llama.cpp | ' if wheel is None else ''}installing it",
+            flush=True,
+        )
     if wheel is None:
         if args.progress:
             step(1, steps, "compiling llama.cpp")

@@ -28,6 +28,7 @@ def main() -> int:
     parser.add_argument("--last-line", default="")
     parser.add_argument("--timeout", type=float, default=600.0)
     args = parser.parse_args()
+    print("install_llama_cpp: plan compiling llama.cpp | installing it", flush=True)
     print("install_llama_cpp: step 1/2 compiling llama.cpp", flush=True)
     print("Processing ./llama_cpp_python-0.3.36.tar.gz", flush=True)
     half = args.files // 2

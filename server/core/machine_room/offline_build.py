@@ -6,6 +6,8 @@ and follows its output here. Pure: lines and clock readings in, a `BuildProgress
 sentence the terminal and the page's banner both show.
 
 The builder's protocol (plain text lines on stdout; anything else is ignored):
+- `install_llama_cpp: plan <step> | <step> | ...` (optional, first) names every step, so that
+  what remains can be said by name;
 - `install_llama_cpp: step K/N <what it does>` starts step K of N (1-based);
 - `[n/m] ...` (ninja) or `[ pp%] ...` (make) inside a step counts its compiled files;
 - exit status 0 means installed; anything else failed (the last lines say why).
@@ -17,6 +19,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+PLAN_LINE = re.compile(r"^install_llama_cpp: plan (.+?)\s*$")
 STEP_LINE = re.compile(r"^install_llama_cpp: step (\d+)/(\d+) (.+?)\s*$")
 NINJA_LINE = re.compile(r"^\s*\[\s*(\d+)\s*/\s*(\d+)\s*\]")
 MAKE_LINE = re.compile(r"^\s*\[\s*(\d+)%\]")
@@ -38,6 +41,7 @@ class BuildProgress:
         step_started: when the current step began.
         done / total: files compiled of how many in this step (0 / 0 when not counted), or, when
             `percent`, make's percentage as done=pp, total=100.
+        plan: every step's name, when the builder said them (else empty).
         ended: when the builder exited (None while it runs).
         error: why it failed, in plain words (None unless failed).
     """
@@ -51,6 +55,7 @@ class BuildProgress:
     done: int = 0
     total: int = 0
     percent: bool = False
+    plan: tuple[str, ...] = ()
     ended: float | None = None
     error: str | None = None
 
@@ -59,6 +64,9 @@ def read_line(progress: BuildProgress, line: str, now: float) -> BuildProgress:
     """The progress after one line of the builder's output (unchanged for other lines)."""
     if progress.state != "building":
         return progress
+    if plan := PLAN_LINE.match(line):
+        names = tuple(name.strip() for name in plan.group(1).split("|") if name.strip())
+        return replace(progress, plan=names) if names else progress
     if step := STEP_LINE.match(line):
         index, count = int(step.group(1)), int(step.group(2))
         if 1 <= index <= count:
@@ -116,7 +124,7 @@ def duration(seconds: float) -> str:
 def describe(progress: BuildProgress, now: float) -> str:
     """The sentence for the terminal and the banner, e.g. "Building the offline model: step 2 of 3,
     compiling llama.cpp (120 of 215 files), 12 min 30 s so far, about 9 min 40 s left for this
-    step; then: installing it."."""
+    step; then installing it."."""
     if progress.state == "installed":
         took = duration((progress.ended or now) - progress.started)
         return f"The offline model was built and installed in {took}; it is ready to use."
@@ -137,12 +145,16 @@ def describe(progress: BuildProgress, now: float) -> str:
     elif progress.step < progress.steps:
         sentence += f" (a whole build usually takes {TYPICAL_BUILD})"
     if progress.step < progress.steps:
-        sentence += "; then " + (
-            "one more step"
-            if progress.steps - progress.step == 1
-            else f"{progress.steps - progress.step} more steps"
-        )
+        sentence += "; then " + _what_remains(progress)
     return sentence + "."
+
+
+def _what_remains(progress: BuildProgress) -> str:
+    """The steps after the current one, by name when the builder gave its plan."""
+    if len(progress.plan) == progress.steps:
+        return ", then ".join(progress.plan[progress.step :])
+    left = progress.steps - progress.step
+    return "one more step" if left == 1 else f"{left} more steps"
 
 
 def status(progress: BuildProgress | None, now: float) -> dict[str, Any] | None:

@@ -59,6 +59,19 @@ def test_steps_and_ninja_counts_make_the_sentence() -> None:
     }  # fmt: skip
 
 
+def test_a_plan_names_what_remains() -> None:
+    p = read_line(
+        BuildProgress(started=0.0), "install_llama_cpp: plan compiling llama.cpp | installing it", 0.0
+    )
+    p = read_line(p, "install_llama_cpp: step 1/2 compiling llama.cpp", 0.0)
+    assert p.plan == ("compiling llama.cpp", "installing it")
+    assert describe(p, 5.0).endswith("; then installing it.")
+    three = read_line(BuildProgress(started=0.0), "install_llama_cpp: plan a | b | c", 0.0)
+    assert describe(read_line(three, "install_llama_cpp: step 1/3 a", 0.0), 1.0).endswith("; then b, then c.")
+    mismatched = read_line(three, "install_llama_cpp: step 1/2 a", 0.0)
+    assert describe(mismatched, 1.0).endswith("; then one more step."), "a plan that does not fit is not used"
+
+
 def test_makes_percentages_and_an_early_count_tell_no_time_left() -> None:
     p = read_line(BuildProgress(started=0.0), "install_llama_cpp: step 1/2 compiling llama.cpp", 0.0)
     p = read_line(p, "[ 3%] Building C object ggml.c.o", 10.0)
