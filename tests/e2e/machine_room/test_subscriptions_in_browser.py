@@ -5,6 +5,8 @@ once the fake grants the login, the events channel's `subscriptions-changed` bri
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -59,5 +61,47 @@ def test_connect_a_chatgpt_subscription_in_settings(
         page.get_by_test_id("subscription-chatgpt-disconnect").click()
         expect(page.get_by_test_id("subscription-chatgpt-state")).to_have_text("Not connected")
         assert not (data_dir / "subscriptions" / "chatgpt.json").exists()
+    finally:
+        assert server.stop() == 0
+
+
+def test_background_consent_switch_beside_each_subscription(page: Page, data_dir: Path) -> None:
+    """Issue 30 item 1 (decision 0030): each subscription has its own background switch, on by
+    default; switching one off is saved (settings.json `backgroundConsent`), leaves the others on,
+    survives a reload, and the words say results wait."""
+    server = start_server(data_dir)
+    try:
+        page.goto(f"{server.url}/settings")
+        switches = {
+            p: page.get_by_test_id(f"subscription-{p}-background")
+            for p in ("chatgpt", "github-copilot-subscription", "xai-subscription")
+        }
+        for switch in switches.values():
+            expect(switch).to_be_checked()
+        switches["github-copilot-subscription"].uncheck()
+        expect(
+            page.get_by_test_id("subscription-github-copilot-subscription-background-words")
+        ).to_contain_text("nothing is lost")
+
+        def saved() -> dict[str, bool]:
+            path = data_dir / "settings.json"
+            return json.loads(path.read_text()).get("backgroundConsent", {}) if path.exists() else {}
+
+        deadline = time.monotonic() + 10
+        while saved().get("github-copilot-subscription") is not False and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert saved() == {"chatgpt": True, "github-copilot-subscription": False, "xai-subscription": True}
+        page.reload()
+        expect(switches["github-copilot-subscription"]).not_to_be_checked()
+        expect(switches["chatgpt"]).to_be_checked()
+        expect(switches["xai-subscription"]).to_be_checked()
+        switches["github-copilot-subscription"].check()
+        expect(
+            page.get_by_test_id("subscription-github-copilot-subscription-background-words")
+        ).to_contain_text("on their own")
+        deadline = time.monotonic() + 10
+        while saved().get("github-copilot-subscription") is not True and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert saved()["github-copilot-subscription"] is True
     finally:
         assert server.stop() == 0

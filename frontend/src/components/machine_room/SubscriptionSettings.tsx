@@ -3,9 +3,13 @@
 // app drives Electron main's logins over the preload bridge; a browser drives the server's. Both
 // answer the same status (never a token). The list refetches on `subscriptions-changed` from the
 // events channel, and, in the desktop app, every 2 s while a code waits to be entered.
+// Beside each subscription, its background consent (issue 30 item 1, decision 0030): whether
+// finished research, demos and visuals may continue a lesson on it on their own (default on).
 
 import { useCallback, useEffect, useMemo, useState } from 'react';
+import { consentWords, type BackgroundConsent } from '../../core/machine_room/backgroundConsent';
 import { useServerEvents } from '../../serverEvents';
+import { backgroundConsentClient, type BackgroundConsentClient } from './backgroundConsentClient';
 import {
   anyPending,
   plainSubscriptionError,
@@ -22,10 +26,19 @@ import './subscriptionSettings.css';
 
 const PENDING_POLL_MS = 2000;
 
-export default function SubscriptionSettings({ client: given }: { client?: SubscriptionsClient }) {
+export default function SubscriptionSettings({
+  client: given,
+  consentClient: givenConsent,
+}: {
+  client?: SubscriptionsClient;
+  consentClient?: BackgroundConsentClient;
+}) {
   const client = useMemo(() => given ?? subscriptionsClient(), [given]);
+  const consentClient = useMemo(() => givenConsent ?? backgroundConsentClient(), [givenConsent]);
   const [status, setStatus] = useState<SubscriptionStatus | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
+  const [consent, setConsent] = useState<BackgroundConsent | null>(null);
+  const [consentError, setConsentError] = useState<string | null>(null);
 
   const refresh = useCallback(async () => {
     try {
@@ -34,7 +47,13 @@ export default function SubscriptionSettings({ client: given }: { client?: Subsc
     } catch (err) {
       setLoadError(plainSubscriptionError(err));
     }
-  }, [client]);
+    try {
+      setConsent(await consentClient.get());
+      setConsentError(null);
+    } catch (err) {
+      setConsentError(plainSubscriptionError(err));
+    }
+  }, [client, consentClient]);
 
   useEffect(() => {
     void refresh();
@@ -63,9 +82,31 @@ export default function SubscriptionSettings({ client: given }: { client?: Subsc
           Could not read the subscription logins: {loadError}
         </p>
       )}
+      {consentError && (
+        <p className="error-text" role="alert" data-testid="background-consent-error">
+          Could not read whether background work may use your subscriptions: {consentError}
+        </p>
+      )}
       {status &&
         SUBSCRIPTION_PROVIDERS.map((p) => (
-          <SubscriptionRow key={p} provider={p} view={status.providers[p]} client={client} onStatus={setStatus} />
+          <SubscriptionRow
+            key={p}
+            provider={p}
+            view={status.providers[p]}
+            client={client}
+            onStatus={setStatus}
+            consent={consent ? consent[p] : null}
+            onConsent={async (allowed) => {
+              // shown at once; the server's answer replaces it, or the old state comes back on a failure
+              setConsent((before) => (before ? { ...before, [p]: allowed } : before));
+              try {
+                setConsent(await consentClient.set(p, allowed));
+              } catch (err) {
+                setConsent((before) => (before ? { ...before, [p]: !allowed } : before));
+                throw err;
+              }
+            }}
+          />
         ))}
       {!status && !loadError && <p className="muted">Loading…</p>}
     </section>
@@ -77,6 +118,10 @@ interface RowProps {
   view: ProviderStatus;
   client: SubscriptionsClient;
   onStatus: (next: SubscriptionStatus) => void;
+  /** This provider's background consent; null while unknown (no switch shown). */
+  consent?: boolean | null;
+  /** Saves the switch (throws an error in plain words when it could not be saved). */
+  onConsent?: (allowed: boolean) => Promise<void>;
 }
 
 function stateWords(view: ProviderStatus): string {
@@ -94,8 +139,9 @@ function stateWords(view: ProviderStatus): string {
   }
 }
 
-export function SubscriptionRow({ provider, view, client, onStatus }: RowProps) {
+export function SubscriptionRow({ provider, view, client, onStatus, consent = null, onConsent }: RowProps) {
   const [busy, setBusy] = useState(false);
+  const [consentBusy, setConsentBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [copied, setCopied] = useState(false);
   const label = SUBSCRIPTION_LABELS[provider];
@@ -193,6 +239,31 @@ export function SubscriptionRow({ provider, view, client, onStatus }: RowProps) 
           </button>
         )}
       </div>
+      {consent !== null && onConsent && (
+        <div className="subscription-consent">
+          <label>
+            <input
+              type="checkbox"
+              data-testid={`subscription-${provider}-background`}
+              checked={consent}
+              aria-busy={consentBusy}
+              onChange={(e) => {
+                const allowed = e.target.checked;
+                if (consentBusy) return;
+                setConsentBusy(true);
+                setError(null);
+                onConsent(allowed)
+                  .catch((err: unknown) => setError(plainSubscriptionError(err)))
+                  .finally(() => setConsentBusy(false));
+              }}
+            />{' '}
+            Let background work use it
+          </label>
+          <p className="muted small" data-testid={`subscription-${provider}-background-words`}>
+            {consentWords(consent)}
+          </p>
+        </div>
+      )}
       {error && (
         <p className="error-text" role="alert" data-testid={`subscription-${provider}-error`}>
           {error}
