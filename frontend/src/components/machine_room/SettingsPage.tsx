@@ -2,6 +2,7 @@ import './settingsPage.css';
 import { useEffect, useRef, useState } from 'react';
 import * as api from '../../api';
 import './librarySettings.css';
+import BackupSettings from './BackupSettings';
 import ResearchSection from './ResearchSettings';
 import { SettingsActions, SettingsLoading, useSettingsLoad } from './SettingsLoad';
 import { useDraftSave } from './useDraftSave';
@@ -80,6 +81,7 @@ export default function SettingsPage() {
           <KeysSection settings={settings} />
           <LibrarySection />
           <ResearchSection />
+          <BackupSettings />
         </>
       )}
       <ThemeSwitch />
