@@ -10,6 +10,7 @@ import io
 import os
 import threading
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -211,7 +212,7 @@ def other_zip(target: Path) -> Path:
     return target
 
 
-BAD = {
+BAD: dict[str, tuple[Callable[[Path, Path], Path], str]] = {
     "truncated": (lambda a, t: written(t, a.read_bytes()[: a.stat().st_size // 2]), "cut short"),
     "not a zip": (lambda a, t: written(t, b"hello, this is a text file"), "not a Learning Harness backup"),
     "a zip of something else": (lambda a, t: other_zip(t), "not a Learning Harness backup"),
