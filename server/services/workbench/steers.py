@@ -9,8 +9,11 @@ same object). What a run does with the steers it took is the agent's `SteerInbox
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
+
+log = logging.getLogger("lh.wake")
 
 
 class OwedSteers:
@@ -37,7 +40,7 @@ class OwedSteers:
         while background consent withholds the session's subscription. Their delivery completes
         when the turn's save holds them."""
         pending = self.entries.get(chat_id)
-        if not pending or not self.consented(chat_id):
+        if not pending or not self._consented(chat_id):
             return []
         taken = self.taken.setdefault(chat_id, set())
         out = []
@@ -46,6 +49,15 @@ class OwedSteers:
                 taken.add(sid)
                 out.append(steer)
         return out
+
+    def _consented(self, chat_id: str) -> bool:
+        """`consented`, contained: a failure to decide (unreadable settings) withholds the steers
+        for now and never fails the live turn that asked."""
+        try:
+            return self.consented(chat_id)
+        except Exception:
+            log.exception("[steers %s] deciding background consent failed; the steers wait", chat_id)
+            return False
 
     def pending(self, chat_id: str) -> list[str]:
         """Steer ids the session is still owed (for reads and tests)."""

@@ -173,7 +173,12 @@ class WakeService:
                 self._kick(chat_id)
             return
         for chat_id in sorted(self.woken):
-            if self.consent(chat_id) is not None:
+            try:
+                withheld = self.consent(chat_id) is not None
+            except Exception:
+                log.exception("[wake %s] deciding background consent failed", chat_id)
+                withheld = True  # unknown: stop the idle wake (the learner's own turns are never stopped)
+            if withheld:
                 log.info(
                     "[wake %s] background consent for %s switched off: the wake stops", chat_id, provider
                 )
@@ -217,7 +222,13 @@ class WakeService:
                     return
                 if self.turn_running(chat_id):
                     return  # the live turn takes them at its next boundary; its settle kicks again
-                if self.consent(chat_id) is not None:
+                try:
+                    withheld = self.consent(chat_id) is not None
+                except Exception:  # settings unreadable: a failed start, quiet until the next turn
+                    log.exception("[wake %s] deciding background consent failed", chat_id)
+                    self.parked.add(chat_id)
+                    return
+                if withheld:
                     self.held.add(chat_id)  # a consent change wakes it; nothing is sent meanwhile
                     return
                 record = self.chats.get(chat_id)

@@ -545,3 +545,19 @@ async def test_consent_off_stops_a_running_idle_wake_never_a_learners_turn(tmp_p
     h.consent.set("chatgpt", False)
     await h.settle()
     assert h.stopped == ["c"]
+
+
+async def test_unreadable_settings_never_fail_a_turn_and_park_the_wake_quietly(tmp_path: Path) -> None:
+    h = ConsentHarness(tmp_path)
+    (tmp_path / "settings.json").write_text("{not json")
+    h.running.add("c")
+    h.wake.intake(h.owed_job())
+    assert h.owed.take("c") == []  # the live turn goes on without the steer; nothing raised
+    h.running.discard("c")
+    h.events.emit("turn-settled", {"chatId": "c"})
+    await h.settle()
+    assert h.starts == 0 and "c" in h.wake.parked and h.wake.pending("c") == ["steer_job_1_result"]
+    (tmp_path / "settings.json").write_text("{}")
+    h.events.emit("turn-settled", {"chatId": "c"})  # the next turn: tried again
+    await h.settle()
+    assert h.starts == 1 and h.delivered()
