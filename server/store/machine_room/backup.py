@@ -416,16 +416,32 @@ def _fsync_tree(root: Path) -> None:
                 os.close(fd)
 
 
+def _sweep(restore: Path) -> None:
+    """Remove what a stopped server left in `restore/` mid-way (no request is in flight at start):
+    uploads being checked, archives being sent or written, a half-unpacked staging folder."""
+    if not restore.is_dir():
+        return
+    for path in restore.iterdir():
+        name = path.name
+        if name.startswith(("upload-", "outgoing-")) and path.is_file() and not path.is_symlink():
+            with contextlib.suppress(OSError):
+                path.unlink()
+        elif name == "pending.part" and path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+
+
 def apply_pending_restore(root: Path, stamp: str) -> Path | None:
     """At start, before any store opens (the caller holds the data-dir lock): move a staged
     restore in. The areas it replaces (AREAS and the derived caches) go to
     `restore/replaced-<stamp>/`, never deleted; then the staged areas are moved in. Returns the
     folder the replaced data went to, or None when nothing was staged. Every step is a rename; a
     crash between them is finished at the next start (the folder's name is kept in
-    `restore/pending/aside`). Raises OSError when a rename fails (the server does not start on a
-    half-moved data dir; the message names the folders)."""
+    `restore/pending/aside`). Leftovers of a stopped server in `restore/` (uploads, archives being
+    sent, a half-unpacked staging folder) are removed first. Raises OSError when a rename fails
+    (the server does not start on a half-moved data dir; the message names the folders)."""
     restore = root / RESTORE
     pending = restore / "pending"
+    _sweep(restore)
     if not (pending / MANIFEST).is_file():
         return None
     aside_file = pending / "aside"

@@ -277,3 +277,14 @@ def test_a_commit_appended_during_the_backup_is_not_half_in_it(data: Path, tmp_p
         nodes = zf.read("graph/nodes.jsonl")
     assert b"late" not in nodes and nodes.endswith(b"\n")
     files(tmp_path / "fresh").check(tmp_path / "b.zip")
+
+
+def test_leftovers_of_a_stopped_server_are_removed_at_start(data: Path, tmp_path: Path) -> None:
+    restore = data / "restore"
+    (restore / "pending.part" / "chats").mkdir(parents=True)
+    for name in ("upload-bk_1.zip", "outgoing-abc.zip", "outgoing-abc.zip.part"):
+        (restore / name).write_bytes(b"partial")
+    aside = restore / "replaced-old"
+    aside.mkdir()
+    assert apply_pending_restore(data, "t") is None
+    assert sorted(p.name for p in restore.iterdir()) == ["replaced-old"]  # kept: the learner's data
