@@ -20,7 +20,7 @@ from server.api.machine_room.static import mount_frontend
 from server.api.routes import events
 from server.api.routes.classroom import chats
 from server.api.routes.classroom import export as lesson_export
-from server.api.routes.library import graph, sources
+from server.api.routes.library import graph, graph_export, sources
 from server.api.routes.machine_room import backup as backup_routes
 from server.api.routes.machine_room import dictation, first_run, health, settings, subscriptions
 from server.api.routes.practice import export as set_export
@@ -96,6 +96,7 @@ def create_app(
         jobs,
         consent,
         sources,
+        graph_export,
         graph,
         sets,
         set_export,

@@ -144,6 +144,11 @@ class GraphService:
         """Notes source id -> its path as imported: the folder clusters (`core.folders`)."""
         return {s.id: s.path for s in self.graph.sources().values() if s.kind == "notes"}
 
+    def sources_named(self) -> tuple[dict[str, tuple[str, str | None]], dict[str, str | None]]:
+        """(source id -> (kind, title or None), notes source id -> its path): what names the
+        clusters and folders (the graph's exports use them too). A pass over every source."""
+        return self._labels(), self._paths()
+
     def view(self) -> dict[str, Any]:
         """`GET /api/graph`: a pure read (never writes)."""
         return derive_view(
