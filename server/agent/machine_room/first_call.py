@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 
 from pydantic_ai.direct import model_request
+from pydantic_ai.exceptions import UserError
 from pydantic_ai.messages import ModelRequest
 from pydantic_ai.settings import ModelSettings
 
@@ -21,6 +22,12 @@ log = logging.getLogger("lh.model")
 
 TEST_PROMPT = "Reply with the single word: ready"
 """What the test call asks; any answer counts as working."""
+
+OPENROUTER_NAME = (
+    "OpenRouter names a model by its maker and name, "
+    "for example anthropic/claude-sonnet-4 or openai/gpt-4o-mini."
+)
+"""What a test of an OpenRouter model named without its maker says (pydantic-ai refuses to build it)."""
 
 TEST_LIMITS = ModelCallSettings(connect_s=10.0, first_token_s=45.0, idle_s=30.0, retries=0, max_wait_s=0.0)
 """Deadlines of the test call: no retries, so a refused key or a rate limit is told at once."""
@@ -39,11 +46,16 @@ async def first_call(resolved: ResolvedModel, api_key: str | None, base_url: str
         model unknown, no connection, ... from `core/machine_room/model_failures.py`), never the
         provider's body nor the key.
     """
+    if resolved.provider == "openrouter" and "/" not in resolved.model:
+        return OPENROUTER_NAME
     try:
         model = build_model(resolved, api_key=api_key, base_url=base_url, limits=TEST_LIMITS)
-    except ValueError as exc:
-        text = str(exc)
+    except (ValueError, UserError) as exc:  # a model name or URL the provider's client refuses
+        text = str(exc).rstrip(".")
         return f"{text[:1].upper()}{text[1:]}."
+    except Exception as exc:  # e.g. an address the HTTP client cannot parse
+        log.warning("test call to %s not built: %s", resolved.provider, type(exc).__name__)
+        return f"The app cannot call {resolved.model} at that address; check the server's address."
     try:
         await model_request(
             model,

@@ -19,6 +19,7 @@ import httpx
 import pytest
 from pydantic_ai import models
 
+from server.agent.machine_room.first_call import OPENROUTER_NAME
 from server.api.app import create_app
 from server.config import DataPaths
 from server.services.bootstrap import build_services
@@ -189,6 +190,9 @@ def test_a_refused_key_an_unknown_model_and_no_server_say_why_in_plain_words(
     unknown = _test(client, KEY, "openai", "gpt-nonexistent").json()
     assert unknown["works"] is False
     assert "gpt-nonexistent" in unknown["detail"] and "does not exist" not in unknown["detail"], unknown
+
+    unnamed = _test(client, KEY, "openrouter", "claude").json()
+    assert unnamed == {"works": False, "detail": OPENROUTER_NAME}
 
     gone = f"http://127.0.0.1:{_closed_port()}/v1"
     closed = _test(client, KEY, "openai-compatible", "gpt-4o-mini", gone).json()

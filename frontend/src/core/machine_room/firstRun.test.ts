@@ -28,6 +28,7 @@ describe('keyTestBody', () => {
     expect(keyTestBody('openai', 'sk-a b', 'gpt-4o-mini', '')).toMatch(/spaces/);
     expect(keyTestBody('openai', 'sk-abc', ' ', '')).toMatch(/gpt-4o-mini/);
     expect(keyTestBody('openai-compatible', 'sk-abc', 'm', 'localhost:1234')).toMatch(/http:\/\//);
+    expect(keyTestBody('openrouter', 'sk-abc', 'claude', '')).toMatch(/anthropic\/claude-sonnet-4/);
   });
   it('trims and sends the base URL only for an OpenAI-compatible server', () => {
     expect(keyTestBody('openai', ' sk-abc\n', ' gpt-4o ', 'http://x')).toEqual({ key: 'sk-abc', slot: { provider: 'openai', model: 'gpt-4o' } });

@@ -47,6 +47,7 @@ export function keyTestBody(provider: KeyTestProvider, key: string, model: strin
   if (/\s/.test(k)) return 'The key holds spaces or line breaks; paste it exactly as the provider shows it.';
   const m = model.trim();
   if (!m) return 'Enter the model to use, for example ' + (DEFAULT_KEY_MODEL[provider] || 'the name your server lists') + '.';
+  if (provider === 'openrouter' && !m.includes('/')) return 'OpenRouter names a model by its maker and name, for example anthropic/claude-sonnet-4.';
   if (provider === 'openai-compatible') {
     const url = baseUrl.trim();
     if (!/^https?:\/\/\S+$/i.test(url)) return 'Enter the server’s address, starting with http:// or https://.';
