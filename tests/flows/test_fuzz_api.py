@@ -63,6 +63,7 @@ SEMANTIC_RULES = {
     "PUT /api/settings": "a slot's baseUrl must be a URL (pydantic's HttpUrl), and openai-compatible "
     "needs one: a rule across two fields",
     "PUT /api/chats/{chat_id}/settings": "as PUT /api/settings: the slot's baseUrl rules",
+    "PUT /api/settings/roles": "as PUT /api/settings: each role's slot has the baseUrl rules",
     "POST /api/first-run/key-test": "as PUT /api/settings: the slot's baseUrl rules; and the key's "
     "printable-ASCII rule allows no trailing line break but the one a paste carries",
     "PUT /api/settings/research": "baseUrl must start with http:// or https:// (or be empty)",
