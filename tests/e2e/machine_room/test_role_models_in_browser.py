@@ -51,7 +51,9 @@ def test_override_a_roles_model_in_settings(page: Page, data_dir: Path) -> None:
         page.get_by_test_id("role-models-save").click()
         expect(page.get_by_test_id("role-models-saved")).to_have_text("Saved.")
         # no OpenAI key: the grader's line says so, naming the job and what to set
-        expect(page.get_by_test_id("role-grader-runs")).to_contain_text("Grader override: no API key for openai")
+        expect(page.get_by_test_id("role-grader-runs")).to_contain_text(
+            "Grader override: no API key for openai"
+        )
         expect(page.get_by_test_id("role-naming-runs")).to_have_text("Runs llama3 via openai-compatible")
         saved = json.loads(settings_path.read_text())
         assert saved["roles"]["problemGenerator"] is None
