@@ -8,8 +8,10 @@ from __future__ import annotations
 import io
 import json
 import re
+import threading
 import zipfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,8 +44,8 @@ VOLATILE = re.compile(r'"(epoch|pid|elapsedS|now|generatedAt)":\s*("[^"]*"|[0-9.
 
 
 @contextmanager
-def server(data: Path) -> Iterator[httpx.Client]:
-    script = Script()
+def server(data: Path, script: Script | None = None) -> Iterator[httpx.Client]:
+    script = script or Script()
     services = build_services(
         DataPaths(data),
         offline=False,
@@ -209,3 +211,32 @@ def test_a_bad_archive_is_refused_over_http_and_changes_nothing(tmp_path: Path) 
         assert client.get("/api/backup/restore").json() == {"staged": None}
     assert sorted(p.relative_to(data) for p in data.rglob("*") if "restore" not in p.parts) == before
     assert list((data / "restore").iterdir()) == []  # uploads removed
+
+
+def test_a_backup_taken_while_a_turn_streams_is_whole(tmp_path: Path) -> None:
+    """A turn is held mid-reply (its write-ahead saved) while the backup is taken: the archive
+    passes every check and holds the lesson as it stood."""
+    data = tmp_path / "data"
+    seed(data)
+    held = threading.Event()
+    started = threading.Event()
+    script = Script(gate=held, before=started.set)
+    with server(data, script) as client:
+        chat_id = client.post("/api/chats", json={}).json()["id"]
+        with ThreadPoolExecutor(1) as pool:
+            turn = pool.submit(client.post, "/api/chat", json=turn_body(chat_id, "What is a heap?"))
+            assert started.wait(60), "the turn never reached the model"
+            archive = client.get("/api/backup")
+            held.set()
+            assert turn.result(timeout=60).status_code == 200
+        assert archive.status_code == 200
+        checked = client.post(
+            "/api/backup/check", files={"archive": ("b.zip", archive.content, "application/zip")}
+        )
+        assert checked.status_code == 200, checked.text
+        assert checked.json()["backup"]["counts"]["lessons"] == 1
+    with zipfile.ZipFile(io.BytesIO(archive.content)) as zf:
+        record = json.loads(zf.read(f"chats/{chat_id}.json"))
+        log = zf.read(f"chats/{chat_id}.log") if f"chats/{chat_id}.log" in zf.namelist() else b""
+    texts = json.dumps(record) + log.decode()
+    assert "What is a heap?" in texts  # the learner's message was saved before the model was asked
