@@ -178,14 +178,17 @@ class ModelService:
         resolved = outcome.model if outcome is not None else None
         return (CONTEXT_TOKENS, TOKENS_PER_ESTIMATE) if resolved is not None and resolved.offline else None
 
-    def resolve_role(self, settings: Settings, role: RoleName) -> Resolution | None:
+    def resolve_role(
+        self, settings: Settings, role: RoleName, keys_present: Mapping[str, bool] | None = None
+    ) -> Resolution | None:
         """What `role` runs under `settings` (`model_roles.resolve_role`): None for a lesson role
-        without an override (it runs each lesson's own model)."""
+        without an override (it runs each lesson's own model). `keys_present`: the key presence
+        already read (status() reads the key store once for every role), else read now."""
         return resolve_role(
             role,
             settings.roles,
             settings.models,
-            keys_present=self._keys_present(),
+            keys_present=self._keys_present() if keys_present is None else keys_present,
             offline_available=self.offline_available,
             key_env=API_KEY_ENV,
         )
@@ -206,7 +209,8 @@ class ModelService:
         """
         settings = self.settings.load()
         outcomes: dict[str, Resolution] = {name: self.resolve(settings, name) for name in SLOT_NAMES}
-        roles = {name: self.resolve_role(settings, name) for name in ROLE_NAMES}
+        present = self._keys_present()
+        roles = {name: self.resolve_role(settings, name, present) for name in ROLE_NAMES}
         return settings_status(
             settings, outcomes, self.key_source, self.offline, self.offline_available, roles
         )
