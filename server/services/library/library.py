@@ -308,13 +308,14 @@ class LibraryService:
 
     # -- the Library's settings -------------------------------------------------------------------
     def settings_view(self) -> dict[str, Any]:
-        """`{"extractionChunkTokens", "lessonIdleSeconds", "graphTools"}` as they apply now
-        (`GET /api/library/settings`)."""
+        """`{"extractionChunkTokens", "lessonIdleSeconds", "graphTools", "graphEnabled"}` as they
+        apply now (`GET /api/library/settings`)."""
         settings = self.settings.load()
         return {
             "extractionChunkTokens": settings.graph.extraction_chunk_tokens,
             "lessonIdleSeconds": settings.graph.lesson_idle_seconds,
             "graphTools": settings.agent.graph_tools,
+            "graphEnabled": settings.graph.enabled,
         }
 
     def update_settings(
@@ -323,10 +324,11 @@ class LibraryService:
         extraction_chunk_tokens: int | None = None,
         lesson_idle_seconds: float | None = None,
         graph_tools: bool | None = None,
+        graph_enabled: bool | None = None,
     ) -> dict[str, Any]:
         """Change the given Library settings (`graph.extractionChunkTokens`,
-        `graph.lessonIdleSeconds`, `agent.graphTools`; None keeps one), keep every other setting,
-        and answer them as they now apply (`settings_view`)."""
+        `graph.lessonIdleSeconds`, `agent.graphTools`, `graph.enabled`; None keeps one), keep
+        every other setting, and answer them as they now apply (`settings_view`)."""
         settings = self.settings.load()
         if extraction_chunk_tokens is not None:
             settings.graph.extraction_chunk_tokens = extraction_chunk_tokens
@@ -334,6 +336,8 @@ class LibraryService:
             settings.graph.lesson_idle_seconds = lesson_idle_seconds
         if graph_tools is not None:
             settings.agent.graph_tools = graph_tools
+        if graph_enabled is not None:
+            settings.graph.enabled = graph_enabled
         self.settings.save(settings)
         return self.settings_view()
 

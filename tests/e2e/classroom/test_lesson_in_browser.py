@@ -96,6 +96,19 @@ def test_settings_page_sets_the_graph_budget_and_the_teachers_graph_tools(page, 
         page.reload()
         expect(page.get_by_test_id("library-chunk-tokens")).to_have_value("2048")
         expect(page.get_by_test_id("library-graph-tools")).to_be_checked(checked=not before["graphTools"])
+
+        # `graph.enabled` (issue 30 item 3, decision 0030): off, the graph-tools switch is off too
+        enabled = page.get_by_test_id("library-graph-enabled")
+        expect(enabled).to_be_checked()
+        enabled.uncheck()
+        expect(page.get_by_test_id("library-graph-tools")).to_be_disabled()
+        page.get_by_test_id("library-settings-save").click()
+        expect(page.get_by_test_id("library-settings-saved")).to_be_visible()
+        stored = json.loads((data_dir / "settings.json").read_text())
+        assert stored["graph"]["enabled"] is False and stored["graph"]["extractionChunkTokens"] == 2048
+        page.reload()
+        expect(page.get_by_test_id("library-graph-enabled")).not_to_be_checked()
+        expect(page.get_by_test_id("library-graph-tools")).to_be_disabled()
     finally:
         assert server.stop() == 0
 

@@ -192,12 +192,25 @@ def test_the_library_settings_round_trip(app: Any) -> None:
         "extractionChunkTokens": 8192,
         "lessonIdleSeconds": 300.0,
         "graphTools": True,
+        "graphEnabled": True,
     }
     answer = client.put("/api/library/settings", json={"extractionChunkTokens": 2000, "graphTools": False})
     assert answer.status_code == 200
-    assert answer.json() == {"extractionChunkTokens": 2000, "lessonIdleSeconds": 300.0, "graphTools": False}
+    assert answer.json() == {
+        "extractionChunkTokens": 2000,
+        "lessonIdleSeconds": 300.0,
+        "graphTools": False,
+        "graphEnabled": True,
+    }
     saved = json.loads((data / "settings.json").read_text())
     assert saved["graph"]["extractionChunkTokens"] == 2000 and saved["agent"]["graphTools"] is False
+    off = client.put("/api/library/settings", json={"graphEnabled": False})  # graph.enabled (decision 0030)
+    assert (
+        off.status_code == 200 and off.json()["graphEnabled"] is False and off.json()["graphTools"] is False
+    )
+    saved = json.loads((data / "settings.json").read_text())
+    assert saved["graph"]["enabled"] is False and saved["graph"]["extractionChunkTokens"] == 2000
+    assert client.put("/api/library/settings", json={"graphEnabled": "no"}).status_code == 400
     assert saved["models"]["strong"] == COMPATIBLE_SLOT  # other sections kept
     low = client.put("/api/library/settings", json={"extractionChunkTokens": 499})
     assert low.status_code == 400 and set(low.json()) == {"error", "detail"}

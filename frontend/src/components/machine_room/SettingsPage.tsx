@@ -436,8 +436,21 @@ function LibrarySection() {
           />
         </label>
         <label className="checkbox">
-          <input type="checkbox" data-testid="library-graph-tools" checked={draft.graphTools} onChange={(e) => edit({ graphTools: e.target.checked })} />
-          <span>The teacher may look at your graph (which lessons and notes it holds, and what they taught)</span>
+          <input type="checkbox" data-testid="library-graph-enabled" checked={draft.graphEnabled} onChange={(e) => edit({ graphEnabled: e.target.checked })} />
+          <span>Use your knowledge graph in lessons</span>
+        </label>
+        <label className="checkbox">
+          <input
+            type="checkbox"
+            data-testid="library-graph-tools"
+            checked={draft.graphTools}
+            disabled={!draft.graphEnabled}
+            onChange={(e) => edit({ graphTools: e.target.checked })}
+          />
+          <span>
+            The teacher may look at your graph (which lessons and notes it holds, and what they taught)
+            {!draft.graphEnabled && ' — off while the graph is not used in lessons'}
+          </span>
         </label>
         <SettingsActions testId="library-settings" error={error} notice={notice} saving={saving} dirty={dirty} onDiscard={() => setDraft(saved)} />
       </form>

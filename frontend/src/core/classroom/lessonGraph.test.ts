@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { normalizePending, pendingWords, readCountdown } from '../machine_room/activity';
 import { canFlush, coverageWords, coveredFraction, isBusy, normalizeCoverage, normalizeFlush, ringLabel } from './lessonGraph';
-import { libraryDraft, libraryUpdate, normalizeLibrarySettings } from '../machine_room/librarySettings';
+import { libraryDraft, libraryUpdate, normalizeLibrarySettings, teacherReadsGraph } from '../machine_room/librarySettings';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 
@@ -101,13 +101,16 @@ describe('pending lessons', () => {
 
 describe('library settings form', () => {
   it('round-trips minutes and refuses what the server would', () => {
-    const s = normalizeLibrarySettings({ extractionChunkTokens: 2000, lessonIdleSeconds: 90, graphTools: false });
+    const s = normalizeLibrarySettings({ extractionChunkTokens: 2000, lessonIdleSeconds: 90, graphTools: false, graphEnabled: false });
     const d = libraryDraft(s);
-    expect(d).toEqual({ chunkTokens: '2000', idleMinutes: '1.5', graphTools: false });
+    expect(d).toEqual({ chunkTokens: '2000', idleMinutes: '1.5', graphTools: false, graphEnabled: false });
     expect(libraryUpdate(d).update).toEqual(s);
     expect(libraryUpdate({ ...d, chunkTokens: '499' }).problems).toHaveLength(1);
     expect(libraryUpdate({ ...d, idleMinutes: '0.1' }).problems).toHaveLength(1);
     expect(libraryUpdate({ ...d, chunkTokens: '2000.5', idleMinutes: '' }).problems).toHaveLength(2);
-    expect(normalizeLibrarySettings(null)).toEqual({ extractionChunkTokens: 8192, lessonIdleSeconds: 300, graphTools: true });
+    expect(normalizeLibrarySettings(null)).toEqual({ extractionChunkTokens: 8192, lessonIdleSeconds: 300, graphTools: true, graphEnabled: true });
+    expect(teacherReadsGraph({ graphTools: true, graphEnabled: true })).toBe(true);
+    expect(teacherReadsGraph({ graphTools: true, graphEnabled: false })).toBe(false);
+    expect(teacherReadsGraph({ graphTools: false, graphEnabled: true })).toBe(false);
   });
 });

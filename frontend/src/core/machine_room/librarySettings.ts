@@ -8,9 +8,11 @@ export interface LibrarySettings {
   lessonIdleSeconds: number;
   /** The teacher may look at your graph (list_sessions, list_propositions). */
   graphTools: boolean;
+  /** Lessons use the graph at all (`graph.enabled`, decision 0030): off, the teacher gets no graph tools whatever `graphTools` says. */
+  graphEnabled: boolean;
 }
 
-export const LIBRARY_DEFAULTS: LibrarySettings = { extractionChunkTokens: 8192, lessonIdleSeconds: 300, graphTools: true };
+export const LIBRARY_DEFAULTS: LibrarySettings = { extractionChunkTokens: 8192, lessonIdleSeconds: 300, graphTools: true, graphEnabled: true };
 export const CHUNK_TOKENS_MIN = 500;
 export const CHUNK_TOKENS_MAX = 200_000;
 export const IDLE_MINUTES_MIN = 0.5;
@@ -26,7 +28,13 @@ export function normalizeLibrarySettings(raw: unknown): LibrarySettings {
     extractionChunkTokens: num(r.extractionChunkTokens, LIBRARY_DEFAULTS.extractionChunkTokens),
     lessonIdleSeconds: num(r.lessonIdleSeconds, LIBRARY_DEFAULTS.lessonIdleSeconds),
     graphTools: typeof r.graphTools === 'boolean' ? r.graphTools : LIBRARY_DEFAULTS.graphTools,
+    graphEnabled: typeof r.graphEnabled === 'boolean' ? r.graphEnabled : LIBRARY_DEFAULTS.graphEnabled,
   };
+}
+
+/** Whether the teacher is given the graph tools: both switches on (seed §6). */
+export function teacherReadsGraph(s: Pick<LibrarySettings, 'graphTools' | 'graphEnabled'>): boolean {
+  return s.graphTools && s.graphEnabled;
 }
 
 /** The form's text fields: tokens, and the idle delay in minutes. */
@@ -34,6 +42,7 @@ export interface LibraryDraft {
   chunkTokens: string;
   idleMinutes: string;
   graphTools: boolean;
+  graphEnabled: boolean;
 }
 
 export function libraryDraft(s: LibrarySettings): LibraryDraft {
@@ -42,6 +51,7 @@ export function libraryDraft(s: LibrarySettings): LibraryDraft {
     chunkTokens: String(s.extractionChunkTokens),
     idleMinutes: String(Number.isInteger(minutes) ? minutes : Number(minutes.toFixed(2))),
     graphTools: s.graphTools,
+    graphEnabled: s.graphEnabled,
   };
 }
 
@@ -58,11 +68,16 @@ export function libraryUpdate(d: LibraryDraft): { update: LibrarySettings | null
   }
   if (problems.length) return { update: null, problems };
   return {
-    update: { extractionChunkTokens: tokens, lessonIdleSeconds: Math.round(minutes * 60 * 1000) / 1000, graphTools: d.graphTools },
+    update: {
+      extractionChunkTokens: tokens,
+      lessonIdleSeconds: Math.round(minutes * 60 * 1000) / 1000,
+      graphTools: d.graphTools,
+      graphEnabled: d.graphEnabled,
+    },
     problems,
   };
 }
 
 export function libraryDraftsEqual(a: LibraryDraft, b: LibraryDraft): boolean {
-  return a.chunkTokens.trim() === b.chunkTokens.trim() && a.idleMinutes.trim() === b.idleMinutes.trim() && a.graphTools === b.graphTools;
+  return a.chunkTokens.trim() === b.chunkTokens.trim() && a.idleMinutes.trim() === b.idleMinutes.trim() && a.graphTools === b.graphTools && a.graphEnabled === b.graphEnabled;
 }

@@ -265,6 +265,8 @@ class LibrarySettingsUpdate(BaseModel):
     - `lessonIdleSeconds`: after this long without a turn a lesson's new prose is read anyway
       (30 s to a week).
     - `graphTools`: whether the teacher may look at your graph (`agent.graphTools`).
+    - `graphEnabled`: whether lessons use the graph at all (`graph.enabled`, seed §6); off, the
+      teacher is not given the graph tools whatever `graphTools` says (decision 0030).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -276,6 +278,7 @@ class LibrarySettingsUpdate(BaseModel):
         default=None, alias="lessonIdleSeconds", ge=IDLE_SECONDS_FLOOR, le=7 * 24 * 3600
     )
     graph_tools: StrictBool | None = Field(default=None, alias="graphTools")
+    graph_enabled: StrictBool | None = Field(default=None, alias="graphEnabled")
 
 
 @router.get("/api/chats/{chat_id}/coverage", responses=errors(404, 503))
@@ -310,18 +313,21 @@ async def add_lesson_to_graph(
 
 @router.get("/api/library/settings", responses=errors(503))
 async def library_settings(services: ServicesDep) -> dict[str, Any]:
-    """`{"extractionChunkTokens", "lessonIdleSeconds", "graphTools"}` as they apply now."""
+    """`{"extractionChunkTokens", "lessonIdleSeconds", "graphTools", "graphEnabled"}` as they
+    apply now."""
     return services.library.settings_view()
 
 
 @router.put("/api/library/settings", responses=errors(400, 413, 503))
 async def put_library_settings(body: LibrarySettingsUpdate, services: ServicesDep) -> dict[str, Any]:
     """Change the Library's settings (`graph.extractionChunkTokens`, `graph.lessonIdleSeconds`,
-    `agent.graphTools`); other settings are kept. Answers the settings as they now apply."""
+    `agent.graphTools`, `graph.enabled`); other settings are kept. Answers the settings as they
+    now apply."""
     return services.library.update_settings(
         extraction_chunk_tokens=body.extraction_chunk_tokens,
         lesson_idle_seconds=body.lesson_idle_seconds,
         graph_tools=body.graph_tools,
+        graph_enabled=body.graph_enabled,
     )
 
 
