@@ -367,6 +367,12 @@ export async function deleteGraphNodes(ids: readonly string[]): Promise<{ delete
   return { deletedNodes: strings(data.deletedNodes), deletedChains: strings(data.deletedChains) };
 }
 
+/** POST /api/graph/export/{vault.zip|deck.apkg} {ids}: the chain table's selection as an Obsidian
+ * vault or an Anki deck (issue 31 item 2), as a Blob to save. 404 when an id left the graph. */
+export async function exportGraphSelection(path: string, ids: readonly string[]): Promise<Blob> {
+  return (await request(path, { method: 'POST', body: JSON.stringify({ ids }) })).blob();
+}
+
 /** GET /api/graph/clusters: every birth-session group (a lesson or a notes file) with its node ids. */
 export async function getGraphClusters(init?: RequestInit): Promise<GraphCluster[]> {
   const data = await json<{ clusters?: unknown }>('/api/graph/clusters', init);

@@ -21,6 +21,7 @@ import { formatFull, formatRelative } from '../../../core/time';
 import { plainMath } from '../../../core/math';
 import MathText from '../../MathText';
 import ChainLine from './ChainLine';
+import { SelectionExportMenu } from './GraphExportMenu';
 import './chainTable.css';
 
 interface Props {
@@ -266,6 +267,7 @@ export default function ChainTable({ data, selection, onSelectionChange, onGener
           >
             Generate problem set
           </button>
+          <SelectionExportMenu selection={selection} chains={practice.chains.length} />
           {/* Delete fenced at the bar's right end (seed §6): a divider, the red pair, a trash icon;
               the safe actions and the destructive one never blend. */}
           <span className="selection-fence" role="separator" aria-orientation="vertical" data-testid="selection-fence" />

@@ -9,6 +9,7 @@ import type { RendererEvents } from './renderer';
 import type { GraphDataState } from './useGraphData';
 import { useConfirmDelete } from '../../../useConfirmDelete';
 import ChainTable from './ChainTable';
+import { GraphExportMenu } from './GraphExportMenu';
 import GraphDeleteDialog from './GraphDeleteDialog';
 import NodeCard, { type SourceName } from './NodeCard';
 
@@ -150,6 +151,7 @@ export default function GraphHome({ graph, practiceDialog: CreateSetDialog }: Pr
           <button type="button" className="btn btn-small graph-tool" data-testid="graph-fit" title="Show the whole graph" onClick={() => canvas.current?.fit()}>
             Fit
           </button>
+          <GraphExportMenu />
           <div className="popover-anchor" ref={popover}>
             <button
               type="button"
