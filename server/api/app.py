@@ -18,6 +18,7 @@ from server.api.machine_room.csp import ContentSecurityPolicy, app_policy
 from server.api.machine_room.security import LoopbackGuard
 from server.api.machine_room.static import mount_frontend
 from server.api.routes import events
+from server.api.routes import trash as trash_routes
 from server.api.routes.classroom import chats
 from server.api.routes.classroom import export as lesson_export
 from server.api.routes.library import graph, graph_export, sources
@@ -107,6 +108,7 @@ def create_app(
     ):
         app.include_router(module.router)
     app.include_router(backup_routes.router)  # decision 0041
+    app.include_router(trash_routes.router)  # decision 0043
     if token and request_stop is not None:
 
         @app.post("/api/shutdown", status_code=202, responses=GUARDED)

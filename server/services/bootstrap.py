@@ -42,6 +42,7 @@ from server.services.machine_room.offline_model import OfflineModelServer
 from server.services.machine_room.subscriptions import SubscriptionService
 from server.services.practice.sets import PracticeService
 from server.services.stores import Stores, build_stores
+from server.services.trash import TrashService
 from server.services.workbench.consent import BackgroundConsentService
 from server.services.workbench.reads import JobReads
 from server.services.workbench.runner import JobRunner
@@ -77,6 +78,8 @@ class Services:
     subscriptions: SubscriptionService
     backup: BackupService
     """Back up the data dir; check and stage a restore (decision 0041)."""
+    trash: TrashService
+    """Deleted lessons and problem sets, kept 30 days; restore, empty (decision 0043)."""
     consent: BackgroundConsentService
     """Background consent per subscription (seed §8.1; the wake gate's "consented")."""
     first_run: FirstRunService = field(default_factory=lambda: FirstRunService(ports_in(os.environ)))
@@ -86,6 +89,10 @@ class Services:
         """Resume what was accepted before a crash (the accepted queue's imports and lesson
         triggers, problem sets and grades left running), re-arm lessons' idle flushes (timers live
         in memory), and start the offline model early when it is what the strong slot resolves to."""
+        try:  # before the resumes: a half-done move is put back first
+            self.trash.startup()
+        except Exception:  # the trash stays as it is; the next start tries again
+            log.exception("recovering or purging the trash failed")
         try:  # before the idle timers: a lesson flushed now is not armed too
             resumed = self.library.resume_accepted()
             if any(resumed.values()):
@@ -255,6 +262,7 @@ def build_services(
         stores.summaries, stores.settings, lambda: models.model_for_role("summaries"), extraction.permits
     )
     naming = NamingService(stores.chats, lambda: models.model_for_role("naming"), events)
+    trash = TrashService(stores.trash, stores.chats, stores.chats.held, stores.jobs, events, clock=utc_now)
     practice = PracticeService(  # the one background-model pool (permits), shared with extraction
         stores.practice,
         stores.graph,
@@ -263,6 +271,7 @@ def build_services(
         events,
         clock=utc_now,
         new_id=new_id,
+        discard=trash.practice_set,
     )
 
     if headless is None:
@@ -304,6 +313,9 @@ def build_services(
         stop_wake=turns.abort,
     )
     consent.listeners.append(wake.consent_changed)
+    trash.restored.append(lambda record, _jobs: library.lesson_settled(record))  # re-arm its idle flush
+    trash.restored.append(lambda _record, jobs: wake.recover(jobs))  # their steers owed again
+    trash.restored_sets.append(practice.resume)  # a set deleted mid-run goes on from where it stopped
     chats = ChatService(
         stores.chats,
         models,
@@ -313,6 +325,7 @@ def build_services(
         clock=utc_now,
         new_id=new_id,
         events=events,
+        discard=trash.lesson,
     )
     job_reads = JobReads(stores.jobs, chats.get)  # a session's jobs (404 for an unknown one), a demo's page
     return Services(
@@ -337,4 +350,5 @@ def build_services(
         subscriptions=subscriptions,
         backup=BackupService(stores.backup, extraction.merge_section, utc_now, new_id),
         consent=consent,
+        trash=trash,
     )

@@ -37,6 +37,8 @@ class ChatService:
         clock: returns the current ISO timestamp (`server.core.clock`; tests pass a fixed one).
         new_id: mints session ids (`c_` + 16 hex digits).
         events: the browser's notification bus (a private one when omitted).
+        discard: removes a deleted session's files; returns whether its record was there (the
+            trash moves it, decision 0043; when omitted the store deletes it for good).
     """
 
     def __init__(
@@ -50,8 +52,10 @@ class ChatService:
         clock: Clock = utc_now,
         new_id: NewId = new_id,
         events: EventBus | None = None,
+        discard: Callable[[ChatRecord], bool] | None = None,
     ) -> None:
         self.chats = chats
+        self.discard = discard or (lambda record: self.chats.delete(record.id))
         self.models = models
         self.registry = registry
         self.fanout = fanout
@@ -198,10 +202,10 @@ class ChatService:
         return stored
 
     def delete(self, chat_id: str) -> None:
-        """Delete a session, then publish `LessonDeleted`. Raises Refused(not_found), or
-        Refused(conflict) while a turn runs (`turn_running`) or a worker of it computes
+        """Delete a session (`discard`: into the trash), then publish `LessonDeleted`. Raises
+        Refused(not_found), or Refused(conflict) while a turn runs (`turn_running`) or a worker of it computes
         (`job_running`); OSError when the store's delete fails (nothing is published then)."""
-        self.get(chat_id)
+        record = self.get(chat_id)
         if self.registry.running(chat_id):
             raise Refused(
                 "conflict", "turn_running", "a turn is running in this session; stop it or wait, then delete"
@@ -213,7 +217,7 @@ class ChatService:
                 "a background agent of this session is still working; stop it in the activity dock "
                 "or wait, then delete",
             )
-        removed = self.chats.delete(chat_id)
+        removed = self.discard(record)
         if removed:  # present-entry gating: a delete that removed nothing is silent
             self.events.emit("chats-changed")
         self.fanout.publish(LessonDeleted(chat_id))  # each handler contained: never fails the delete

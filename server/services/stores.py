@@ -19,6 +19,7 @@ from server.core.ports import (
     SettingsStore,
     SummaryCache,
 )
+from server.core.trash import TrashStore
 from server.store.atomic import sweep_temp_files
 from server.store.classroom.chats import FileChatStore
 from server.store.classroom.summaries import FileSummaryCache
@@ -30,6 +31,7 @@ from server.store.machine_room.secrets import FileSecrets, KeyringSecrets, keych
 from server.store.machine_room.settings import FileSettingsStore
 from server.store.machine_room.subscriptions import FileSubscriptionStore
 from server.store.practice.sets import FilePracticeStore
+from server.store.trash import FileTrash
 from server.store.workbench.jobs import FileJobStore
 
 __all__ = ["DataDirLock", "DataDirLocked", "Stores", "build_stores", "data_dir_lock"]
@@ -52,6 +54,8 @@ class Stores:
     """The accepted queue: work answered for and not yet finished (resumed at start)."""
     backup: BackupStore
     """The data dir's backup archives and a staged restore (decision 0041)."""
+    trash: TrashStore
+    """Deleted lessons and problem sets, kept 30 days (`data/trash/`, decision 0043)."""
 
 
 def build_stores(paths: DataPaths, *, secrets: SecretStore | None = None) -> Stores:
@@ -79,6 +83,7 @@ def build_stores(paths: DataPaths, *, secrets: SecretStore | None = None) -> Sto
         subscriptions=FileSubscriptionStore(paths.subscriptions),
         intake=FileIntakeStore(paths.intake),
         backup=BackupFiles(paths.root, chats.held, __version__),
+        trash=FileTrash(paths.root),
     )
 
 

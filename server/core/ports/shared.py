@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
 
 from server.core.contracts.chat import ChatRecord, ChatSummary
 
@@ -58,4 +59,9 @@ class ChatStore(Protocol):
 
     def delete(self, chat_id: str) -> bool:
         """Remove the record; False when it did not exist."""
+        ...
+
+    def held(self) -> AbstractContextManager[Any]:
+        """The store's lock as a context: no record is written while it is held (a backup reads,
+        the trash moves a lesson's files, under it)."""
         ...

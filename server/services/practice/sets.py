@@ -68,8 +68,11 @@ class PracticeService:
         clock: Clock = utc_now,
         wall_clock: Callable[[], float] | None = None,
         new_id: NewId = new_id,
+        discard: Callable[[ProblemSet], bool] | None = None,
     ) -> None:
         self.store = store
+        self.discard = discard or (lambda record: self.store.delete(record.id))
+        """Removes a deleted set's record (the trash moves it, decision 0043)."""
         self.graph = graph
         self.model_for = model_for
         self.permits = permits
@@ -198,11 +201,13 @@ class PracticeService:
         return self.runs.abort(row_id)
 
     async def delete(self, set_id: str) -> None:
-        """Abort the set's runs, then delete it and drop its rows from the activity feed.
-        Raises Refused(not_found)."""
+        """Abort the set's runs, then delete it (`discard`: into the trash) and drop its rows from
+        the activity feed. Raises Refused(not_found); OSError when the move fails."""
         self.get(set_id)
         await self.runs.stop(set_id)
-        self.store.delete(set_id)
+        record = self.store.get(set_id)  # as the stopped runs left it
+        if record is not None:
+            self.discard(record)
         self.runs.forget(set_id)
 
     def resume(self) -> dict[str, int]:
