@@ -118,8 +118,18 @@ def test_a_pasted_key_is_tested_once_and_then_teaches(
 ) -> None:
     server = _start(data_dir, fakes)
     try:
+        page.set_viewport_size({"width": 390, "height": 844})  # a phone: every way fits the width
         page.goto(server.url + "/")
         card = page.get_by_test_id("first-run-key")
+        expect(card).to_be_visible()
+        overflow = page.get_by_test_id("first-run").evaluate(
+            "el => [...el.querySelectorAll('*')]"
+            ".filter(e => e.getBoundingClientRect().right > innerWidth + 1)"
+            ".map(e => e.tagName + '.' + e.className)"
+        )
+        assert overflow == [], overflow
+        card.scroll_into_view_if_needed()
+        page.screenshot(path=str(data_dir.parent / "first-run-narrow.png"))
         card.get_by_test_id("first-run-key-provider").select_option(label="OpenAI-compatible server")
         card.get_by_test_id("first-run-key-model").fill("gpt-4o-mini")
         card.get_by_test_id("first-run-key-baseurl").fill(fakes["keyed"] + "/v1")
