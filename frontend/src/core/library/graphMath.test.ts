@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CLUSTER_COLORS, assignClusterColors, boundsOf, fitBounds, fitCamera, hullLabelAnchor, labelAlpha, paddedHull, parseCamera, shorten } from './graphMath';
+import { CLUSTER_COLORS, assignClusterColors, boundsOf, chromeInsets, fitBounds, fitCamera, padBounds, hullLabelAnchor, labelAlpha, paddedHull, parseCamera, shorten } from './graphMath';
 
 describe('fitCamera', () => {
   it('centres the bounds and fits them with a margin', () => {
@@ -125,3 +125,35 @@ describe('fitBounds (issue 17, bad input: far-away positions)', () => {
   });
 });
 
+
+describe('chromeInsets (issue 29: the graph out from under the title, tools and hint)', () => {
+  const title = { x0: 18, y0: 14, x1: 168, y1: 110 };
+  const tools = { x0: 184, y0: 14, x1: 372, y1: 44 };
+  const hint = { x0: 18, y0: 790, x1: 380, y1: 832 };
+  it('keeps the top free down to the lowest top box and the bottom up to the highest bottom box', () => {
+    expect(chromeInsets(390, 844, [title, tools, hint], 12)).toEqual({ top: 122, right: 12, bottom: 66, left: 12 });
+  });
+  it('keeps only the edge without chrome, and ignores empty or off-canvas boxes', () => {
+    const none = { top: 12, right: 12, bottom: 12, left: 12 };
+    expect(chromeInsets(390, 844, [], 12)).toEqual(none);
+    expect(chromeInsets(390, 844, [{ x0: 10, y0: 10, x1: 10, y1: 90 }, { x0: 400, y0: 10, x1: 500, y1: 90 }], 12)).toEqual(none);
+  });
+  it('gives up the chrome rather than squeeze the graph under a third of the height', () => {
+    expect(chromeInsets(390, 200, [{ x0: 0, y0: 0, x1: 100, y1: 90 }, { x0: 0, y0: 120, x1: 100, y1: 200 }], 12)).toEqual({
+      top: 12,
+      right: 12,
+      bottom: 12,
+      left: 12,
+    });
+  });
+  it('fits a padded graph inside the insets', () => {
+    const insets = chromeInsets(390, 844, [title, tools, hint], 12);
+    const b = padBounds({ x0: -100, y0: -50, x1: 300, y1: 80 }, 20)!;
+    const cam = fitCamera(b, 390, 844, insets);
+    expect(b.x0 * cam.k + cam.x).toBeGreaterThanOrEqual(insets.left - 1e-9);
+    expect(b.x1 * cam.k + cam.x).toBeLessThanOrEqual(390 - insets.right + 1e-9);
+    expect(b.y0 * cam.k + cam.y).toBeGreaterThanOrEqual(insets.top - 1e-9);
+    expect(b.y1 * cam.k + cam.y).toBeLessThanOrEqual(844 - insets.bottom + 1e-9);
+    expect(padBounds(null, 20)).toBeNull();
+  });
+});

@@ -93,6 +93,34 @@ export function fitCamera(bounds: Bounds | null, width: number, height: number, 
   return { x: m.left + w / 2 - cx * k, y: m.top + h / 2 - cy * k, k };
 }
 
+/**
+ * The insets (CSS px) a fit keeps free of the page's chrome drawn over the canvas (title, tools,
+ * hint: issue 29, the graph fitted at 390×844 and 800×600): a box whose middle lies in the upper
+ * half of the canvas covers the top down to its bottom, one in the lower half the bottom up to its
+ * top; `edge` px more on every side. When the boxes would leave less than a third of the height,
+ * only `edge` is kept at the top and bottom (the chrome then covers some of the graph rather than
+ * squeezing it to a line).
+ *
+ * @param boxes the chrome's boxes in canvas px ({x0, y0, x1, y1}); empty or zero-sized ones count
+ *   for nothing.
+ */
+export function chromeInsets(width: number, height: number, boxes: readonly Bounds[], edge = 12): Insets {
+  let top = 0;
+  let bottom = 0;
+  for (const b of boxes) {
+    if (!(b.x1 > b.x0 && b.y1 > b.y0) || b.x1 <= 0 || b.x0 >= width) continue;
+    if ((b.y0 + b.y1) / 2 < height / 2) top = Math.max(top, b.y1);
+    else bottom = Math.max(bottom, height - b.y0);
+  }
+  if (height - top - bottom - 2 * edge < height / 3) top = bottom = 0;
+  return { top: top + edge, right: edge, bottom: bottom + edge, left: edge };
+}
+
+/** `b` grown by `pad` world units on every side (null stays null). */
+export function padBounds(b: Bounds | null, pad: number): Bounds | null {
+  return b && { x0: b.x0 - pad, y0: b.y0 - pad, x1: b.x1 + pad, y1: b.y1 + pad };
+}
+
 export function clamp(v: number, lo: number, hi: number): number {
   return Math.min(hi, Math.max(lo, v));
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { plainMath } from '../math';
-import { LabelGrid, LabelTier, compareLabels, cullLabels, overlaps, type LabelCandidate } from './labelCull';
+import { LabelGrid, LabelTier, clampIntoWidth, compareLabels, cullLabels, insideViewport, labelSide, overlaps, type LabelCandidate } from './labelCull';
 
 /** Deterministic PRNG (mulberry32), so a failing case can be replayed. */
 function rng(seed: number): () => number {
@@ -138,5 +138,43 @@ describe('cullLabels', () => {
         `(min ${times[0].toFixed(2)}, max ${times[6].toFixed(2)}); frame budget 16.7 ms`,
     );
     expect(kept).toBeGreaterThan(0);
+  });
+});
+
+describe('labels whole on the canvas (issue 29: the graph at 390x844)', () => {
+  it('puts a label right of its node, left of it by the right edge, nowhere when neither fits', () => {
+    expect(labelSide(100, 10, 150, 390)).toBe(110);
+    expect(labelSide(300, 10, 150, 390)).toBe(140);
+    expect(labelSide(195, 10, 220, 390)).toBeNull();
+    expect(labelSide(-20, 10, 50, 390)).toBeNull(); // a node off the left edge: its label would be cut
+  });
+  it('every placed label lies inside the width', () => {
+    for (let sx = -50; sx <= 450; sx += 7) {
+      for (const w of [20, 120, 220, 400]) {
+        const x0 = labelSide(sx, 8, w, 390);
+        if (x0 !== null) expect(x0 >= 0 && x0 + w <= 390).toBe(true);
+      }
+    }
+  });
+  it('moves a cluster label sticking out of a side in, keeping its width', () => {
+    expect(clampIntoWidth({ x0: 300, y0: 0, x1: 420, y1: 15 }, 390)).toEqual({ x0: 270, y0: 0, x1: 390, y1: 15 });
+    expect(clampIntoWidth({ x0: -30, y0: 0, x1: 90, y1: 15 }, 390)).toEqual({ x0: 0, y0: 0, x1: 120, y1: 15 });
+    const inside = { x0: 10, y0: 0, x1: 90, y1: 15 };
+    expect(clampIntoWidth(inside, 390)).toBe(inside);
+    const wide = { x0: -10, y0: 0, x1: 500, y1: 15 };
+    expect(clampIntoWidth(wide, 390)).toBe(wide);
+  });
+  it('tells a box wholly inside from one that only shows', () => {
+    expect(insideViewport({ x0: 0, y0: 0, x1: 390, y1: 844 }, 390, 844)).toBe(true);
+    expect(insideViewport({ x0: 380, y0: 10, x1: 391, y1: 20 }, 390, 844)).toBe(false);
+    expect(insideViewport({ x0: 10, y0: -1, x1: 20, y1: 5 }, 390, 844)).toBe(false);
+  });
+  it('places no label over reserved chrome, and ignores a box that is not sane', () => {
+    const grid = new LabelGrid();
+    grid.reserve({ x0: 0, y0: 800, x1: 390, y1: 844 });
+    grid.reserve({ x0: 10, y0: 10, x1: Number.NaN, y1: 20 });
+    expect(grid.taken).toHaveLength(1);
+    expect(grid.place({ x0: 50, y0: 790, x1: 120, y1: 804 })).toBe(false);
+    expect(grid.place({ x0: 50, y0: 770, x1: 120, y1: 784 })).toBe(true);
   });
 });

@@ -82,6 +82,12 @@ export class LabelGrid {
     }
   }
 
+  /** Take `r` whatever it overlaps (the page's chrome over the canvas, `reserved`): no label is
+   * placed over it after. A box that is not sane (`saneRect`) is ignored. */
+  reserve(r: LabelRect): void {
+    if (saneRect(r)) this.take(r);
+  }
+
   /** Take `r` when it is a sane box and free; returns whether it was placed. A box with a
    * non-finite or inverted edge, or wider or taller than MAX_SPAN px (no label is), is refused. */
   place(r: LabelRect): boolean {
@@ -98,6 +104,42 @@ export function saneRect(r: LabelRect): boolean {
   const w = r.x1 - r.x0;
   const h = r.y1 - r.y0;
   return w > 0 && h > 0 && w <= MAX_SPAN && h <= MAX_SPAN && Number.isFinite(r.x0) && Number.isFinite(r.y0);
+}
+
+/** Whether a rectangle lies wholly inside a `width` × `height` viewport (edges may touch). */
+export function insideViewport(r: LabelRect, width: number, height: number): boolean {
+  return r.x0 >= 0 && r.y0 >= 0 && r.x1 <= width && r.y1 <= height;
+}
+
+/**
+ * Where a node's label starts (its left edge, px), or null when it fits on neither side: to the
+ * right of the node when its `w` px fit before the viewport's right edge, else to its left when
+ * they fit after x = 0 (issue 29: labels of nodes by the right edge were cut off there).
+ *
+ * @param sx the node's centre on screen, px.
+ * @param reach the node's radius on screen plus the gap before the label, px.
+ * @param w the label's width, px.
+ * @param width the viewport's width, px.
+ */
+export function labelSide(sx: number, reach: number, w: number, width: number): number | null {
+  const right = sx + reach;
+  if (right >= 0 && right + w <= width) return right;
+  const left = sx - reach - w;
+  if (left >= 0 && left + w <= width) return left;
+  return null;
+}
+
+/**
+ * A label box moved sideways into `[0, width]` when it sticks out of one side and is no wider
+ * than the viewport (a cluster label centred on a hull by the edge stays whole and near it); else
+ * the box as it is.
+ */
+export function clampIntoWidth(r: LabelRect, width: number): LabelRect {
+  const w = r.x1 - r.x0;
+  if (w > width) return r;
+  if (r.x0 < 0) return { ...r, x0: 0, x1: w };
+  if (r.x1 > width) return { ...r, x0: width - w, x1: width };
+  return r;
 }
 
 /** Whether a rectangle shows at all in a `width` × `height` viewport. */

@@ -138,13 +138,13 @@ export default function GraphHome({ graph, practiceDialog: CreateSetDialog }: Pr
       <GraphCanvas ref={canvas} data={data} colors={colors} labels={labels} settings={settings} selectedId={selectedId} events={events} />
 
       <div className="graph-chrome">
-        <div className="graph-title">
+        <div className="graph-title" data-graph-chrome>
           <h1>Knowledge graph</h1>
           <span className="graph-counts" data-testid="graph-counts">
             {countsWords(counts)}
           </span>
         </div>
-        <div className="graph-tools">
+        <div className="graph-tools" data-graph-chrome>
           <button type="button" className="btn btn-small graph-tool" data-testid="open-chain-table" onClick={() => setTableOpen(true)}>
             Chains
           </button>
@@ -214,7 +214,7 @@ export default function GraphHome({ graph, practiceDialog: CreateSetDialog }: Pr
         />
       )}
 
-      <p className="graph-hint" aria-hidden="true">
+      <p className="graph-hint" aria-hidden="true" data-graph-chrome>
         Drag to pan · scroll to zoom · drag a node to move it · right-click a node to delete it
       </p>
 

@@ -7,7 +7,7 @@ import type { RenderSettings } from '../../../core/library/graph';
 import { boundsOf, hullLabelAnchor, labelAlpha, paddedHull, shorten, withAlpha, type Bounds, type Point } from '../../../core/library/graphMath';
 import { dragHullPoints, type DragScene } from '../../../core/library/dragScene';
 import { clusterShown, orderHullSpots, type HullSpot } from '../../../core/library/folderLevels';
-import { LabelGrid, onViewport, type LabelRect } from '../../../core/library/labelCull';
+import { LabelGrid, clampIntoWidth, insideViewport, labelSide, type LabelRect } from '../../../core/library/labelCull';
 import { PointCloud, pointCloudSupported } from './pointCloud';
 import type { MathLabels } from './mathLabels';
 import type { RenderCluster, RenderLink, RenderNode } from '../../../core/library/scene';
@@ -37,6 +37,9 @@ export interface DrawInput {
   drag: DragScene | null;
   /** Typeset labels for nodes whose name holds TeX (mathLabels.ts); absent: all labels plain. */
   mathLabels?: MathLabels;
+  /** Screen boxes (CSS px) of the page's chrome over the canvas (title, tools, hint): no label is
+   * drawn under them. Absent: none. */
+  reserved?: readonly LabelRect[];
 }
 
 export interface DrawStats {
@@ -224,6 +227,8 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
   // ready, plain (`plainMath`: no raw `$`) until then; every other text is plain.
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   const grid = new LabelGrid();
+  for (const r of input.reserved ?? []) grid.reserve(r);
+  const reservedBoxes = grid.taken.length;
   const hullLabels: string[] = [];
   const folderLabels: string[] = [];
   const fileLabels: string[] = [];
@@ -243,12 +248,15 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
     const sy = n.y * k + ty;
     if (!(sx >= -200 && sx <= width + 20 && sy >= -20 && sy <= height + 20)) return false;
     const max = n.kind === 'implication' ? 90 : 36;
-    const x0 = sx + Math.max(input.radius(n), 1 / k) * k + 5;
+    // right of the node, or left of it by the right edge; never cut off by a side (labelSide)
+    const reach = Math.max(input.radius(n), 1 / k) * k + 5;
     // A label with TeX: its typeset bitmap once ready (mathLabels.ts), plain text until then.
     // (a third more room: a formula reads shorter than its plain spelling, `x²` for `x^2`)
     const math = n.tex && input.mathLabels ? input.mathLabels.get(n.tex, Math.round(max * 1.33), colors.text, colors.halo, dpr) : null;
     if (math) {
+      const x0 = labelSide(sx, reach, math.width, width);
       const y0 = sy - math.height / 2;
+      if (x0 === null || y0 < 0 || y0 + math.height > height) return false;
       if (!grid.place({ x0, y0, x1: x0 + math.width, y1: y0 + math.height })) return false;
       const px = Math.round((x0 - math.pad) * dpr) / dpr;
       const py = Math.round((y0 - math.pad) * dpr) / dpr;
@@ -259,6 +267,8 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
     }
     const text = shorten(n.name, max);
     if (n.labelWidth < 0) n.labelWidth = ctx.measureText(text).width;
+    const x0 = labelSide(sx, reach, n.labelWidth, width);
+    if (x0 === null || sy - 7 < 0 || sy + 7 > height) return false;
     if (!grid.place({ x0, y0: sy - 7, x1: x0 + n.labelWidth, y1: sy + 7 })) return false;
     if (n.tex) input.mathLabels?.want(n.tex, Math.round(max * 1.33), colors.text, colors.halo, dpr);
     ctx.strokeText(text, x0, sy);
@@ -283,18 +293,21 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
       const sx = spot.x * k + tx;
       let sy = spot.y * k + ty - 5;
       const w = ctx.measureText(text).width;
-      let box = { x0: sx - w / 2 - 2, y0: sy - 15, x1: sx + w / 2 + 2, y1: sy };
-      if (!onViewport(box, width, height) || !grid.free(box)) {
+      // whole on the canvas: a hull by a side keeps its label, moved in (clampIntoWidth)
+      const inward = (b: LabelRect) => (sx >= 0 && sx <= width ? clampIntoWidth(b, width) : b);
+      let box = inward({ x0: sx - w / 2 - 2, y0: sy - 15, x1: sx + w / 2 + 2, y1: sy });
+      if (!insideViewport(box, width, height) || !grid.free(box)) {
         // a file's label taken by its folder's (a folder of one file): under the hull instead
         if (spot.below === undefined) continue;
         sy = spot.below * k + ty + 20;
         box = { x0: box.x0, y0: sy - 15, x1: box.x1, y1: sy };
-        if (!onViewport(box, width, height) || !grid.free(box)) continue;
+        if (!insideViewport(box, width, height) || !grid.free(box)) continue;
       }
       if (!grid.place(box)) continue;
-      ctx.strokeText(text, sx, sy);
+      const cx = (box.x0 + box.x1) / 2;
+      ctx.strokeText(text, cx, sy);
       ctx.fillStyle = spot.color;
-      ctx.fillText(text, sx, sy);
+      ctx.fillText(text, cx, sy);
       hullLabels.push(spot.label);
       if (spot.level === 'folder') {
         folderLabels.push(spot.label);
@@ -326,7 +339,8 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
     ctx.globalAlpha = 1;
   }
   input.mathLabels?.endFrame();
-  return { hullLabels, folderLabels, fileLabels, folderBoxes, labels: drawn, onScreen, mode, labelBoxes: grid.taken, mathLabels: typeset };
+  const labelBoxes = reservedBoxes ? grid.taken.slice(reservedBoxes) : grid.taken;
+  return { hullLabels, folderLabels, fileLabels, folderBoxes, labels: drawn, onScreen, mode, labelBoxes, mathLabels: typeset };
 }
 
 /** How much sooner labels may show when few propositions are on screen (1 from 150 on, up to 2.5). */
@@ -493,6 +507,11 @@ function drawNear(ctx: CanvasRenderingContext2D, input: DrawInput, v: View & { r
   flush(colors.implication, outline ? colors.outline : null, 1 / k);
 }
 
+/** How far a cluster's hull reaches beyond its nodes' centres, world units. */
+export function hullPad(nodeSize: number): number {
+  return nodeSize * 2.4 + 8;
+}
+
 /** Hulls (recomputed when their nodes moved) of the clusters that reach into `area` and show at
  * zoom `k` (`clusterShown`: files inside folders only when large enough on screen). */
 function collectHulls(
@@ -504,7 +523,7 @@ function collectHulls(
   drag: DragScene | null,
   skipDragged = false,
 ): HullCluster[] {
-  const pad = nodeSize * 2.4 + 8;
+  const pad = hullPad(nodeSize);
   const out: HullCluster[] = [];
   for (const c of clusters) {
     const dragged = !!drag && drag.clusters.has(c);

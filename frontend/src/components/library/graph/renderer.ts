@@ -8,10 +8,10 @@ import { quadtree, type Quadtree } from 'd3-quadtree';
 import { select } from 'd3-selection';
 import { zoom, zoomIdentity, type ZoomBehavior, type ZoomTransform } from 'd3-zoom';
 import { DEFAULT_RENDER, changesOf, type GraphChanges, type GraphData, type GraphNode, type RenderSettings } from '../../../core/library/graph';
-import { MAX_ZOOM, MIN_ZOOM, NO_CLUSTER_COLOR, fitBounds, fitCamera, hashString, parseCamera, type Camera } from '../../../core/library/graphMath';
+import { MAX_ZOOM, MIN_ZOOM, NO_CLUSTER_COLOR, chromeInsets, fitBounds, fitCamera, hashString, padBounds, parseCamera, type Bounds, type Camera } from '../../../core/library/graphMath';
 import { plainMath } from '../../../core/math';
 import { onThemeChange } from '../../machine_room/theme';
-import { SceneLayer, drawScene, graphColorsFromCss, setGraphColors, type DrawStats } from './draw';
+import { SceneLayer, drawScene, graphColorsFromCss, hullPad, setGraphColors, type DrawStats } from './draw';
 import { MathLabels } from './mathLabels';
 import { byLabelPriority, insertSorted, median, round2, round4, sameMap } from './renderHelpers';
 import { dragScene, forgetCorners, type DragScene } from '../../../core/library/dragScene';
@@ -67,8 +67,9 @@ const CAMERA_KEY = 'lh.graph.camera.v1';
 const DRAG_THRESHOLD = 4;
 /** Folder hulls' colour: neutral, so the files inside keep their own colours. */
 const FOLDER_COLOR = '#5b6573';
-/** Room around a fitted graph: the title and tools on top, labels to the right of nodes. */
-const FIT_INSETS = { top: 90, right: 170, bottom: 50, left: 60 };
+/** Marks the page's chrome over the canvas (title, tools, hint), beside the canvas in its parent:
+ * a fit keeps the graph out from under it, and no label is drawn under it (issue 29). */
+export const CHROME_ATTR = 'data-graph-chrome';
 
 export class GraphRenderer {
   private readonly canvas: HTMLCanvasElement;
@@ -77,6 +78,11 @@ export class GraphRenderer {
   private readonly zoomBehavior: ZoomBehavior<HTMLCanvasElement, unknown>;
   private readonly sim: Simulation<RenderNode, RenderLink>;
   private readonly resize: ResizeObserver;
+  /** The chrome's boxes in canvas px (`CHROME_ATTR`), measured when it or the canvas resizes. */
+  private chrome: Bounds[] = [];
+  /** The camera is the automatic first fit, untouched by the learner since: fitted again once the
+   * layout comes to rest (the simulation moves the nodes after the first fit). */
+  private autoFit = false;
   private readonly sceneLayer = new SceneLayer(() => this.markDirty());
   private readonly mathLabels = new MathLabels(() => this.markDirty());
   private dataVersion = 0;
@@ -178,7 +184,8 @@ export class GraphRenderer {
         if (event.type === 'mousedown' && this.hitClient(e.clientX, e.clientY)) return false;
         return true;
       })
-      .on('zoom', (event: { transform: ZoomTransform }) => {
+      .on('zoom', (event: { transform: ZoomTransform; sourceEvent?: unknown }) => {
+        if (event.sourceEvent) this.autoFit = false; // the learner's wheel or drag, not a fit
         this.transform = event.transform;
         this.saveCameraSoon();
         this.markDirty();
@@ -195,8 +202,14 @@ export class GraphRenderer {
 
     window.addEventListener('pagehide', this.onPageHide);
 
-    this.resize = new ResizeObserver(() => this.measure());
+    this.resize = new ResizeObserver(() => {
+      this.measureChrome();
+      this.measure();
+      this.markDirty();
+    });
     this.resize.observe(canvas);
+    for (const el of this.chromeElements()) this.resize.observe(el);
+    this.measureChrome();
     this.measure();
   }
 
@@ -612,16 +625,44 @@ export class GraphRenderer {
     } catch {
       stored = null;
     }
-    this.setCamera(stored ?? fitCamera(fitBounds(this.nodes), this.width, this.height, FIT_INSETS));
+    if (stored) this.setCamera(stored);
+    else {
+      this.fit();
+      this.autoFit = true;
+    }
+  }
+
+  private chromeElements(): Element[] {
+    return [...(this.canvas.parentElement?.querySelectorAll(`[${CHROME_ATTR}]`) ?? [])];
+  }
+
+  /** The chrome's boxes now, in canvas px (hidden or empty elements left out). */
+  private measureChrome(): void {
+    const frame = this.canvas.getBoundingClientRect();
+    const boxes: Bounds[] = [];
+    for (const el of this.chromeElements()) {
+      const r = el.getBoundingClientRect();
+      if (!r.width || !r.height) continue;
+      boxes.push({ x0: r.left - frame.left, y0: r.top - frame.top, x1: r.right - frame.left, y1: r.bottom - frame.top });
+    }
+    this.chrome = boxes;
   }
 
   private setCamera(c: Camera): void {
     this.zoomBehavior.transform(select(this.canvas), zoomIdentity.translate(c.x, c.y).scale(c.k));
   }
 
-  /** Show the whole graph (but for nodes far away from all the rest: `fitBounds`). */
+  /**
+   * Show the whole graph (but for nodes far away from all the rest: `fitBounds`) with the hulls'
+   * padding, in the canvas less its edges and the chrome over it (`chromeInsets`). Labels are not
+   * fitted: they keep their pixel size whatever the zoom, and are placed where they fit whole
+   * (left of a node by the right edge) or not drawn (issue 29: fitting them shrank the graph below
+   * the size at which cluster labels show).
+   */
   fit(): void {
-    this.setCamera(fitCamera(fitBounds(this.nodes), this.width, this.height, FIT_INSETS));
+    this.measureChrome();
+    const bounds = padBounds(fitBounds(this.nodes), hullPad(this.settings.nodeSize));
+    this.setCamera(fitCamera(bounds, this.width, this.height, chromeInsets(this.width, this.height, this.chrome)));
   }
 
   /** Centre the camera on a node, keeping the zoom (at least `minK`). */
@@ -683,6 +724,10 @@ export class GraphRenderer {
       if (this.sim.alpha() < this.sim.alphaMin() && this.sim.alphaTarget() === 0) {
         this.simRunning = false;
         this.releaseDropped();
+        if (this.autoFit && !this.drag) {
+          this.autoFit = false;
+          this.fit();
+        }
       }
     }
     if (this.dirty && this.width && this.height) {
@@ -749,6 +794,7 @@ export class GraphRenderer {
       sceneVersion: `${this.dataVersion}:${this.scenePos}:${this.dragScene?.node.id ?? ''}`,
       drag: this.dragScene,
       mathLabels: this.mathLabels,
+      reserved: this.chrome,
     });
   }
 
@@ -805,6 +851,7 @@ export class GraphRenderer {
     const rect = this.canvas.getBoundingClientRect();
     const [wx, wy] = this.transform.invert([e.clientX - rect.left, e.clientY - rect.top]);
     this.drag = { node: hit, pointerId: e.pointerId, startX: e.clientX, startY: e.clientY, dx: hit.x - wx, dy: hit.y - wy, moved: false };
+    this.autoFit = false; // the learner took hold of the graph: their view stays
     try {
       this.canvas.setPointerCapture(e.pointerId);
     } catch {
