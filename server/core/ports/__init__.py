@@ -25,7 +25,7 @@ from server.core.ports.library import (
     UsageLedger,
     ViewCache,
 )
-from server.core.ports.machine_room import SecretStore, SettingsStore
+from server.core.ports.machine_room import SearchIndex, SecretStore, SettingsStore
 from server.core.ports.practice import PracticeStore
 from server.core.ports.shared import ChatStore, StoreCorrupt
 from server.core.ports.workbench import Headless, HtmlCheck, JobStore, SearchHit, SvgRender, WebSearch
@@ -49,6 +49,7 @@ __all__ = [
     "MergeLedger",
     "PracticeStore",
     "SearchHit",
+    "SearchIndex",
     "SecretStore",
     "SettingsStore",
     "SourceLedger",

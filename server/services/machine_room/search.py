@@ -1,0 +1,162 @@
+"""Search the learner's lessons, propositions and practice sets (issue 31 item 5; decision 0044).
+
+The index is derived from the records and brought up to date before each query by a cheap look
+at what changed, read through the stores' read ports (never another system's services):
+
+- lessons: the session list's rows (`ChatStore.summaries`, an index the store keeps); a lesson
+  whose `updatedAt`, message count or title differs from what was indexed is read and its rows
+  replaced; a lesson gone (deleted, moved to the trash) loses its rows;
+- propositions: the graph ledgers' file signature (`ViewCache.rows_signature`); when it moved,
+  the folded propositions are compared with what was indexed, proposition by proposition (a
+  merge, a rename, a deletion rewrite only their rows);
+- practice sets: the practice folder's listing (`data/practice/ps_*.json`, name, mtime, size).
+
+So a new message, a merge or a deletion is found by the next query, with no hook in any writer.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from server.core.machine_room.search import (
+    Entry,
+    changed,
+    fts_query,
+    href,
+    lesson_entries,
+    practice_entries,
+    proposition_entry,
+    proposition_stamp,
+    snippet_parts,
+)
+from server.core.ports import ChatStore, GraphRows, PracticeStore, SearchIndex, StoreCorrupt, ViewCache
+
+log = logging.getLogger(__name__)
+
+_BATCH = 200
+"""Owners written per transaction while (re)filling (a query waits at most one batch's write)."""
+
+
+class SearchGraph(GraphRows, ViewCache, Protocol):
+    """What search reads of the graph: its folded propositions and its files' signature."""
+
+
+@dataclass
+class SearchService:
+    """Ranked full-text search over lessons (titles, messages), propositions (name, aliases,
+    statement) and practice sets (title, note, problems).
+
+    Args:
+        index: the derived index.
+        chats: the session records (read only).
+        graph: the graph (read only).
+        practice: the problem sets (read only).
+    """
+
+    index: SearchIndex
+    chats: ChatStore
+    graph: SearchGraph
+    practice: PracticeStore
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    last_refresh_ms: float = 0.0
+    """How long the last query's catch-up took (milliseconds)."""
+
+    def search(self, text: str, limit: int = 20) -> dict[str, Any]:
+        """`{query, results: [{kind, id, target, label, href, snippet: [{text, match}]}]}`, best
+        first (bm25, a title or name match weighing 8 body matches); `kind` is lesson, message,
+        proposition, practice or problem; `href` is the page's address of the result (a lesson at
+        its message `?m=`, home focused on a proposition `?node=`, a set at its problem
+        `?problem=`). The text is words, never query syntax; no word, no results. Raises
+        sqlite3.Error only if the index cannot be written or read even after being made anew."""
+        self.refresh()
+        match = fts_query(text)
+        if match is None:
+            return {"query": text, "results": []}
+        hits = self.index.query(match, limit)
+        return {
+            "query": text,
+            "results": [
+                {
+                    "kind": kind,
+                    "id": owner,
+                    "target": target,
+                    "label": label,
+                    "href": href(kind, owner, target),  # type: ignore[arg-type]
+                    "snippet": snippet_parts(snippet),
+                }
+                for kind, owner, target, label, snippet, _rank in hits
+            ],
+        }
+
+    def refresh(self) -> None:
+        """Bring the index up to date with the records (see the module's docstring); one caller at
+        a time, the others wait for it."""
+        with self._lock:
+            start = time.perf_counter()
+            self._lessons()
+            self._propositions()
+            self._practice()
+            self.last_refresh_ms = (time.perf_counter() - start) * 1000
+
+    def _lessons(self) -> None:
+        current = {s.id: f"{s.updated_at}|{s.message_count}|{s.title}" for s in self.chats.summaries()}
+        write, drop = changed(self.index.stamps("lesson"), current)
+
+        def entries(chat_id: str) -> list[Entry] | None:
+            record = self.chats.get(chat_id)
+            return None if record is None else list(lesson_entries(record.id, record.title, record.messages))
+
+        self._write("lesson", write, drop, current, entries)
+
+    def _propositions(self) -> None:
+        signature = repr(self.graph.rows_signature())
+        if not self.index.rebuilt and self.index.meta("graph") == signature:
+            return
+        nodes = self.graph.nodes()
+        current = {node_id: proposition_stamp(node) for node_id, node in nodes.items()}
+        write, drop = changed(self.index.stamps("proposition"), current)
+        self._write("proposition", write, drop, current, lambda i: [proposition_entry(nodes[i])])
+        self.index.replace("proposition", {}, meta={"graph": signature})
+        self.index.rebuilt = False
+
+    def _practice(self) -> None:
+        current = self.index.file_stamps("practice", "ps_")
+        write, drop = changed(self.index.stamps("practice"), current)
+
+        def entries(set_id: str) -> list[Entry] | None:
+            problem_set = self.practice.get(set_id)
+            return None if problem_set is None else list(practice_entries(problem_set))
+
+        self._write("practice", write, drop, current, entries)
+
+    def _write(
+        self,
+        group: Any,
+        write: list[str],
+        drop: list[str],
+        current: dict[str, str],
+        entries: Callable[[str], list[Entry] | None],
+    ) -> None:
+        """Replace `write`'s rows and remove `drop`'s, `_BATCH` owners per transaction; a record
+        that cannot be read now is left for a later query (its stamp is not written)."""
+        if drop:
+            self.index.replace(group, {}, drop=drop)
+        for start in range(0, len(write), _BATCH):
+            batch: dict[str, tuple[str, list[Entry]]] = {}
+            gone: list[str] = []
+            for owner in write[start : start + _BATCH]:
+                try:
+                    rows = entries(owner)
+                except (StoreCorrupt, OSError, ValueError):
+                    log.warning("search: %s %s unreadable; left for a later query", group, owner)
+                    continue
+                if rows is None:
+                    gone.append(owner)
+                else:
+                    batch[owner] = (current[owner], rows)
+            self.index.replace(group, batch, drop=gone)  # type: ignore[arg-type]
