@@ -16,7 +16,6 @@ import {
 } from './core/library/graph';
 import { normalizeCoverage, normalizeFlush, type FlushAnswer, type LessonCoverage } from './core/classroom/lessonGraph';
 import { normalizeKeyTest, normalizeLocalServers, type KeyTestBody, type KeyTestResult, type LocalServers } from './core/machine_room/firstRun';
-import { normalizeKeyTest, normalizeLocalServers, type KeyTestBody, type KeyTestResult, type LocalServers } from './core/machine_room/firstRun';
 import { normalizeLibrarySettings, type LibrarySettings } from './core/machine_room/librarySettings';
 import { normalizeGone, normalizeImportFiles, normalizeSources, type GoneNote, type GraphSource, type ImportFileResult, type NameDecision } from './core/library/imports';
 import { normalizeMessages } from './core/classroom/messages';
@@ -431,17 +430,6 @@ export async function answerProblem(setId: string, problemId: string, answer: st
   const problem = normalizeProblem(data.problem);
   if (!problem) throw new ApiError(500, 'the answered problem could not be read');
   return problem;
-}
-
-/** GET /api/first-run/local-servers: the model servers answering on this computer's usual ports
- * (issue 29 item 2). */
-export async function getLocalServers(): Promise<LocalServers> {
-  return normalizeLocalServers(await json<unknown>('/api/first-run/local-servers'));
-}
-
-/** POST /api/first-run/key-test: one test call with a pasted key; nothing is stored. */
-export async function testKey(body: KeyTestBody): Promise<KeyTestResult> {
-  return normalizeKeyTest(await json<unknown>('/api/first-run/key-test', { method: 'POST', body: JSON.stringify(body) }));
 }
 
 /** GET /api/first-run/local-servers: the model servers answering on this computer's usual ports
