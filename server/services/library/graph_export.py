@@ -99,7 +99,7 @@ def zip_stream(files: Iterable[tuple[str, str]]) -> Iterator[bytes]:
     (the last may be shorter), each file written as it comes. Text as UTF-8 (a lone surrogate
     as `?`)."""
     sink = _Sink()
-    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
         for path, text in files:
             archive.writestr(path, text.encode("utf-8", "replace"))
             if sink.size >= BLOCK:
@@ -159,7 +159,7 @@ def write_apkg(part: Part, labels: Labels, dest: Path, *, timestamp: float | Non
         connection.commit()
     finally:
         connection.close()
-    with zipfile.ZipFile(dest, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+    with zipfile.ZipFile(dest, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
         archive.write(collection, "collection.anki2")
         archive.writestr("media", json.dumps({}))
     collection.unlink()
