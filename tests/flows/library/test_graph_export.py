@@ -17,7 +17,8 @@ from urllib.parse import unquote
 import yaml
 
 from server.core.library.graph_export_anki import DECK_ID, guid
-from tests.flows.library.test_library import NOTES, Library, library  # noqa: F401 - the fixture
+from tests.flows.library.test_library import Library, library  # noqa: F401 - the fixture
+from tests.shared import NOTES
 
 FILES = {
     "vault/algorithms/dijkstra.md": "algorithms-graph-dijkstra.en.md",
@@ -119,7 +120,8 @@ def test_bad_selections_are_refused_in_plain_words(library: Library) -> None:  #
     one = next(n["id"] for n in view["nodes"] if n["kind"] == "proposition")
     response = library.client.post("/api/graph/export/vault.zip", json={"ids": [one, "n_gone"]})
     assert response.status_code == 404 and "'n_gone' is not in the graph" in response.json()["detail"]
-    for body in ({"ids": []}, {"ids": [""]}, {}, {"ids": [one], "format": "x"}):
+    bodies: list[dict[str, Any]] = [{"ids": []}, {"ids": [""]}, {}, {"ids": [one], "format": "x"}]
+    for body in bodies:
         response = library.client.post("/api/graph/export/deck.apkg", json=body)
         assert response.status_code == 400, (body, response.text)
 
