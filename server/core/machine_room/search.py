@@ -11,6 +11,7 @@ Pure: no IO.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -82,6 +83,50 @@ def fts_query(text: str, *, prefix_last: bool = True) -> str | None:
     if prefix_last and not clipped[-1:].isspace():
         quoted[-1] += "*"
     return " ".join(quoted)
+
+
+_TERM = re.compile(r'"([^"]*)"(\*?)')
+
+
+def query_terms(match: str) -> list[tuple[str, bool]]:
+    """`fts_query`'s words back, folded as the index folds them (lower case, no diacritics), each
+    with True when it is matched as a prefix."""
+    out = []
+    for word, star in _TERM.findall(match):
+        out.append((_fold(word), bool(star)))
+    return out
+
+
+def _fold(word: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c)).lower()
+
+
+def make_snippet(title: str, body: str, terms: Sequence[tuple[str, bool]], words: int = 16) -> str:
+    """Up to `words` words of the body around its first matched word (else of the title), the
+    matched words between `MARK_START` and `MARK_END`, `…` where text was left out. `terms` are
+    `query_terms`' (folded words, True for a prefix)."""
+
+    def hit(token: str) -> bool:
+        folded = _fold(token)
+        return any(folded.startswith(w) if prefix else folded == w for w, prefix in terms)
+
+    for text in (body, title):
+        tokens = list(_WORD.finditer(text))
+        first = next((i for i, m in enumerate(tokens) if hit(m.group())), None)
+        if first is None:
+            continue
+        start = max(0, min(first - words // 4, len(tokens) - words))
+        window = tokens[start : start + words]
+        begin, end = window[0].start(), window[-1].end()
+        out = ["…" if begin > 0 else ""]
+        at = begin
+        for m in window:
+            if hit(m.group()):
+                out += [text[at : m.start()], MARK_START, m.group(), MARK_END]
+                at = m.end()
+        out += [text[at:end], "…" if end < len(text.rstrip()) else ""]
+        return " ".join("".join(out).split())
+    return " ".join((body or title)[:200].split())
 
 
 def _clip(text: str) -> str:

@@ -18,14 +18,19 @@ from pathlib import Path
 
 from server.core.machine_room.search import (
     GROUP_OF,
-    MARK_END,
-    MARK_START,
     SCHEMA_VERSION,
     Entry,
     Group,
     Kind,
     kinds_in,
+    make_snippet,
+    query_terms,
 )
+
+RANK_ALL = 4_000
+"""A query whose rarest word is in at most this many rows is ranked over all its matches."""
+WINDOW = 2_000
+"""Otherwise the newest this many matches (and title matches) are ranked."""
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +54,7 @@ END;
 CREATE TRIGGER entries_ad AFTER DELETE ON entries BEGIN
     INSERT INTO fts(fts, rowid, title, body) VALUES ('delete', old.id, old.title, old.body);
 END;
-INSERT INTO fts(fts, rank) VALUES ('rank', 'bm25(8.0, 1.0)');
+CREATE VIRTUAL TABLE fts_terms USING fts5vocab(fts, 'row');
 """
 
 
@@ -178,35 +183,69 @@ class SqliteSearchIndex:
     def query(self, match: str, limit: int) -> list[IndexHit]:
         """The best `limit` rows for an FTS5 query (`core.machine_room.search.fts_query`'s), best
         first: `(kind, owner, target, label, snippet, rank)`; the snippet is up to 16 words around
-        the match, matched words between `MARK_START` and `MARK_END`. Raises sqlite3.Error."""
+        the match, matched words between `MARK_START` and `MARK_END` (`make_snippet`). Raises
+        sqlite3.Error."""
         with self._lock:
             db = self._open()
-            best = db.execute(
-                "SELECT rowid, rank FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?", (match, limit)
-            ).fetchall()
+            best = self._best(db, match, limit)
             if not best:
                 return []
             ids = [r[0] for r in best]
             marks = ",".join("?" * len(ids))
-            snippets = dict(
-                db.execute(
-                    f"SELECT rowid, snippet(fts, -1, ?, ?, '…', 16) FROM fts "  # noqa: S608 - placeholders only
-                    f"WHERE fts MATCH ? AND rowid IN ({marks})",
-                    (MARK_START, MARK_END, match, *ids),
-                ).fetchall()
-            )
             rows = {
                 r[0]: r[1:]
                 for r in db.execute(
-                    f"SELECT id, kind, owner, target, label FROM entries WHERE id IN ({marks})",  # noqa: S608
+                    f"SELECT id, kind, owner, target, label, title, body FROM entries WHERE id IN ({marks})",  # noqa: S608
                     ids,
                 ).fetchall()
             }
+        terms = query_terms(match)
         out: list[IndexHit] = []
         for rowid, rank in best:
-            kind, owner, target, label = rows[rowid]
-            out.append((kind, owner, target, label, snippets.get(rowid, ""), float(rank)))
+            kind, owner, target, label, title, body = rows[rowid]
+            out.append((kind, owner, target, label, make_snippet(title, body, terms), float(rank)))
         return out
+
+    def _best(self, db: sqlite3.Connection, match: str, limit: int) -> list[tuple[int, float]]:
+        """`[(rowid, rank)]`, best first. bm25 costs a few microseconds per matching row, so a
+        query whose rarest word is in more than `RANK_ALL` rows ranks only the newest `WINDOW`
+        matches (rows are written again when their record changes, so recent lessons come
+        first) and the newest `WINDOW` title matches, title matches first."""
+        if self._documents(db, match) <= RANK_ALL:
+            return db.execute(
+                "SELECT rowid, bm25(fts, 8.0, 1.0) AS r FROM fts WHERE fts MATCH ? ORDER BY r LIMIT ?",
+                (match, limit),
+            ).fetchall()
+        out: dict[int, float] = {}
+        for query in (f"{{title}} : ({match})", match):
+            floor = db.execute(
+                "SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                (query, WINDOW - 1),
+            ).fetchone()
+            for rowid, rank in db.execute(
+                "SELECT rowid, bm25(fts, 8.0, 1.0) AS r FROM fts WHERE fts MATCH ? AND rowid >= ?"
+                " ORDER BY r LIMIT ?",
+                (query, floor[0] if floor else 0, limit),
+            ).fetchall():
+                out.setdefault(rowid, rank)
+        return list(out.items())[:limit]
+
+    def _documents(self, db: sqlite3.Connection, match: str) -> int:
+        """How many rows the query's rarest word is in (a prefix: the sum over its words, capped),
+        from the index's term table (a seek per word)."""
+        rarest = None
+        for word, prefix in query_terms(match):
+            if prefix:
+                row = db.execute(
+                    "SELECT sum(doc) FROM (SELECT doc FROM fts_terms"
+                    " WHERE term >= ? AND term < ? LIMIT 2000)",
+                    (word, word + "\U0010ffff"),
+                ).fetchone()
+            else:
+                row = db.execute("SELECT doc FROM fts_terms WHERE term = ?", (word,)).fetchone()
+            docs = int(row[0] or 0) if row else 0
+            rarest = docs if rarest is None else min(rarest, docs)
+        return rarest or 0
 
     def counts(self) -> dict[Kind, int]:
         """Rows per kind (tests and the bench)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
+from typing import Any
 
 from server.core.contracts.graph import Provenance, Verdicts
 from server.core.contracts.practice import PracticeParams, Problem, ProblemSet
@@ -15,13 +16,14 @@ from tests.bench.library.bench_graph_read import write_graph
 from tests.flows.conftest import Live, sse_chunks, turn_body
 
 
-def _search(live: Live, q: str, limit: int = 20) -> list[dict]:
+def _search(live: Live, q: str, limit: int = 20) -> list[dict[str, Any]]:
     response = live.client.get("/api/search", params={"q": q, "limit": limit})
     assert response.status_code == 200, response.text
-    return response.json()["results"]
+    results: list[dict[str, Any]] = response.json()["results"]
+    return results
 
 
-def _messages(live: Live, q: str) -> list[dict]:
+def _messages(live: Live, q: str) -> list[dict[str, Any]]:
     """The message results (a lesson's title may be renamed by the naming model meanwhile)."""
     return [h for h in _search(live, q) if h["kind"] == "message"]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -60,7 +61,7 @@ def test_query_operators_in_any_order_are_valid(tokens: list[str]) -> None:
 
 
 def test_entries_of_a_lesson_and_a_set() -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"id": "s", "role": "system", "parts": [{"type": "text", "text": "hidden"}]},
         {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "What is $x^2$?"}]},
         {

@@ -10,6 +10,8 @@ import { phaseOf } from '../../core/classroom/phases';
 import { derivePlanStatuses, planOf } from '../../core/classroom/plan';
 import { answersById, pendingQuestions } from '../../core/classroom/transcript';
 import { TRANSCRIPT_WINDOW, revealEarlier, transcriptWindow } from '../../core/classroom/transcriptWindow';
+import { windowToShow } from '../../core/machine_room/search';
+import { useSearchParams } from 'react-router-dom';
 import { useLessonChat } from './useLessonChat';
 import { useLessonCoverage } from './useLessonCoverage';
 import { useLessonJobs, WorkbenchProvider } from '../workbench/workbenchState';
@@ -143,6 +145,30 @@ export default function ChatView({ record }: { record: ChatRecord }) {
     const cards = el?.querySelectorAll<HTMLElement>('[data-testid="artifact-card"]') ?? [];
     if (knownCards.current) for (const c of cards) knownCards.current.add(c.id);
   }, [windowLimit]);
+
+  // A search result opens the lesson at its message (`?m=<message id>`, issue 31 item 5): the
+  // window is widened to include it, it is scrolled to the middle and highlighted, once.
+  const [params] = useSearchParams();
+  const foundId = params.get('m');
+  const foundDone = useRef<string | null>(null);
+  const foundIndex = foundId ? messages.findIndex((m) => m.id === foundId) : -1;
+  useEffect(() => {
+    if (foundIndex < 0) return;
+    const need = windowToShow(messages.length, foundIndex);
+    if (need > windowLimit) setWindowLimit(need);
+  }, [foundIndex, messages.length, windowLimit]);
+  useEffect(() => {
+    const el = scrollRef.current;
+    if (!el || !foundId || foundIndex < 0 || foundDone.current === foundId) return;
+    const target = el.querySelector<HTMLElement>(`[data-message-id="${CSS.escape(foundId)}"]`);
+    if (!target) return;
+    foundDone.current = foundId;
+    stickToBottom.current = false;
+    el.querySelectorAll('.msg-found').forEach((n) => n.classList.remove('msg-found'));
+    target.classList.add('msg-found');
+    target.setAttribute('data-found', 'true');
+    target.scrollIntoView({ block: 'center' });
+  }, [foundId, foundIndex, windowLimit, messages.length]);
 
   const { send: sendText, answer: sendAnswer } = lesson;
   const send = useCallback(

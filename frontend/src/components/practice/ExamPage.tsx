@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
-import { Link, useParams } from 'react-router-dom';
+import { Link, useParams, useSearchParams } from 'react-router-dom';
+import { useFound } from '../useFound';
 import * as api from '../../api';
 import { ApiError, describeError } from '../../core/errors';
 import { chainCoverage, examProgress, keepAnswered, levelsLine, withProblem, type ProblemSet } from '../../core/practice/practice';
@@ -20,6 +21,8 @@ export default function ExamPage() {
   const { id = '' } = useParams();
   const { levels } = usePracticeLevels();
   const [set, setSet] = useState<ProblemSet | null>(null);
+  const [params] = useSearchParams();
+  useFound('data-problem-id', params.get('problem'), set?.problems.length); // a search result's problem
   const [loadError, setLoadError] = useState<{ status: number | null; detail: string } | null>(null);
   const [typed, setTyped] = useState<Readonly<Record<string, string>>>({});
   const [submitting, setSubmitting] = useState<ReadonlySet<string>>(new Set());
