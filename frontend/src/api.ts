@@ -33,6 +33,7 @@ import {
   type SetSummary,
 } from './core/practice/practice';
 import type { ChatModel, ChatSummary, KeyProvider, ModelRef, Settings, SettingsUpdate } from './core/types';
+import { normalizeTrash, type TrashList } from './core/trash';
 import { normalizeUsage, type UsageEntry } from './core/usage';
 
 export type { ChatSummary, KeyProvider, Settings, SettingsUpdate } from './core/types';
@@ -441,4 +442,20 @@ export async function getLocalServers(): Promise<LocalServers> {
 /** POST /api/first-run/key-test: one test call with a pasted key; nothing is stored. */
 export async function testKey(body: KeyTestBody): Promise<KeyTestResult> {
   return normalizeKeyTest(await json<unknown>('/api/first-run/key-test', { method: 'POST', body: JSON.stringify(body) }));
+}
+
+/** GET /api/trash: deleted lessons and problem sets kept 30 days (issue 31 item 6), newest first. */
+export async function getTrash(): Promise<TrashList> {
+  return normalizeTrash(await json<unknown>('/api/trash'));
+}
+
+/** POST /api/trash/restore {id}: the lesson (whole: plan, jobs) or set comes back. 404 gone, 409 exists again. */
+export async function restoreFromTrash(id: string): Promise<void> {
+  await request('/api/trash/restore', { method: 'POST', body: JSON.stringify({ id }) });
+}
+
+/** DELETE /api/trash: everything in it removed for good; how many. */
+export async function emptyTrash(): Promise<number> {
+  const data = await json<{ removed?: unknown }>('/api/trash', { method: 'DELETE' });
+  return typeof data.removed === 'number' ? data.removed : 0;
 }

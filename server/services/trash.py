@@ -37,7 +37,7 @@ class TrashService:
     chats_held: the session store's lock as a context (`FileChatStore.held`): a lesson is moved
         in and out under it.
     jobs: the Workbench job records (a lesson's go to the trash with it).
-    events: the browser's notification bus ("chats-changed", "activity-changed").
+    events: the browser's notification bus ("chats-changed", "jobs-changed", "activity-changed").
     clock: ISO-8601 UTC now (`server.core.clock`; tests inject one to test the 30 days).
     days: how long an entry is kept (`TRASH_DAYS`).
     """
@@ -84,6 +84,8 @@ class TrashService:
         files += [f"chats/{record.id}.log", f"chats/{record.id}.json"]  # the snapshot last
         with self.chats_held():
             entry = self.store.put(self._entry(record.id, "lesson", record.title, files))
+        if any(f.startswith("jobs/") for f in entry.files):  # its job records went with it
+            self.events.emit("jobs-changed", {"chatId": record.id})
         self.purge()
         return f"chats/{record.id}.json" in entry.files
 
@@ -130,6 +132,8 @@ class TrashService:
             record = self.chats.get(entry.id)
             if record is not None:
                 jobs = self.jobs.list(entry.id)
+                if jobs:
+                    self.events.emit("jobs-changed", {"chatId": entry.id})
                 for listener in self.restored:
                     try:
                         listener(record, jobs)

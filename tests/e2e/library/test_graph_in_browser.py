@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +112,15 @@ def import_notes(server: ServerProcess, names: list[str]) -> None:
 
 def graph(server: ServerProcess) -> dict[str, Any]:
     view: dict[str, Any] = httpx.get(server.url + "/api/graph", timeout=10).json()
+    return view
+
+
+def wait_graph(server: ServerProcess, done: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    """The graph once `done(view)` holds (a deletion is sent after its Undo seconds)."""
+    deadline = time.monotonic() + 60
+    while not done(view := graph(server)):
+        assert time.monotonic() < deadline, "the graph never changed as expected"
+        time.sleep(0.2)
     return view
 
 
@@ -311,7 +320,8 @@ def test_graph_home_renders_drags_searches_and_deletes(page: Page, graph_server:
     expect(dialog.get_by_test_id("delete-permanence")).to_contain_text("propositions themselves stay")
     dialog.get_by_test_id("delete-confirm").click()
     expect(dialog).to_have_count(0)
-    after_chain = graph(graph_server)
+    # the page holds a confirmed deletion a few seconds for Undo (issue 31 item 6), then sends it
+    after_chain = wait_graph(graph_server, lambda v: target not in {n["id"] for n in v["nodes"]})
     assert {n["id"] for n in after_chain["nodes"]} == before - {target}
     expect(row).to_have_count(0)
     page.keyboard.press("Escape")
@@ -330,7 +340,7 @@ def test_graph_home_renders_drags_searches_and_deletes(page: Page, graph_server:
     expect(dialog.get_by_test_id("delete-permanence")).to_contain_text("reasoning chain")
     dialog.get_by_test_id("delete-confirm").click()
     expect(dialog).to_have_count(0)
-    final = graph(graph_server)
+    final = wait_graph(graph_server, lambda v: not doomed & {n["id"] for n in v["nodes"]})
     assert {n["id"] for n in final["nodes"]} == {n["id"] for n in after_chain["nodes"]} - doomed
     wait_rendered(page, len(final["nodes"]))
     page.screenshot(path=str(SHOTS / "e2e-after-delete.png"))

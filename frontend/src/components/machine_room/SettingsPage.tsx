@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'react';
 import * as api from '../../api';
 import './librarySettings.css';
 import BackupSettings from './BackupSettings';
+import TrashSettings from './TrashSettings';
 import ResearchSection from './ResearchSettings';
 import { SettingsActions, SettingsLoading, useSettingsLoad } from './SettingsLoad';
 import { useDraftSave } from './useDraftSave';
@@ -82,6 +83,7 @@ export default function SettingsPage() {
           <LibrarySection />
           <ResearchSection />
           <BackupSettings />
+          <TrashSettings />
         </>
       )}
       <ThemeSwitch />

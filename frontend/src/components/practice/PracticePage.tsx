@@ -2,6 +2,8 @@ import { useCallback, useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router-dom';
 import * as api from '../../api';
 import { describeError } from '../../core/errors';
+import { pushToast } from '../../core/toasts';
+import { deletedToast } from '../../core/trash';
 import { levelsLine, setRowWords, type PracticeLevels, type SetStatus, type SetSummary } from '../../core/practice/practice';
 import { formatFull, formatRelative } from '../../core/time';
 import { useServerEvents } from '../../serverEvents';
@@ -49,6 +51,16 @@ export default function PracticePage() {
     async (set) => {
       await api.deletePracticeSet(set.id);
       setSets((list) => list?.filter((s) => s.id !== set.id) ?? null);
+      pushToast({
+        text: deletedToast('practiceSet', set.title),
+        action: {
+          label: 'Undo',
+          run: async () => {
+            await api.restoreFromTrash(set.id);
+            await load();
+          },
+        },
+      });
     },
     () => void load(),
   );
@@ -104,7 +116,7 @@ export default function PracticePage() {
         >
           <p>
             “{deleting.title || 'Untitled set'}”, its problems and your answers will be removed
-            {deleting.status === 'partitioning' || deleting.status === 'generating' ? ' (its generation stops first)' : ''}. This cannot be undone.
+            {deleting.status === 'partitioning' || deleting.status === 'generating' ? ' (its generation stops first)' : ''}. It goes to the trash for 30 days (Settings → Trash).
           </p>
         </ConfirmDialog>
       )}

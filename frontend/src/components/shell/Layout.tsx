@@ -4,6 +4,7 @@ import { useAppState } from '../../appState';
 import Sidebar from './Sidebar';
 import OfflineBanner from '../machine_room/OfflineBanner';
 import ActivityDock from '../machine_room/ActivityDock';
+import Toasts from '../Toasts';
 import './layout.css';
 
 export default function Layout() {
@@ -69,6 +70,7 @@ export default function Layout() {
         <Outlet />
       </main>
       <ActivityDock />
+      <Toasts />
     </div>
   );
 }

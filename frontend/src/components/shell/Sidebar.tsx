@@ -4,10 +4,13 @@ import * as api from '../../api';
 import { useActivity } from '../../activityState';
 import { useAppState, useCreateLesson } from '../../appState';
 import { describeError } from '../../core/errors';
+import { pushToast } from '../../core/toasts';
+import { deletedToast } from '../../core/trash';
 import type { ChatSummary } from '../../core/types';
 import { useConfirmDelete } from '../../useConfirmDelete';
 import ConfirmDialog from '../ConfirmDialog';
 import LessonTaught from './LessonTaught';
+import SearchBox from './SearchBox';
 import SessionRow from './SessionRow';
 
 export default function Sidebar() {
@@ -43,6 +46,18 @@ export default function Sidebar() {
       }
       await api.deleteChat(chat.id);
       if (chat.id === currentId) navigate('/');
+      // moved to the trash (decision 0043): Undo brings the lesson back whole; what the dialog
+      // removed from the graph stays removed (the graph is not part of the lesson)
+      pushToast({
+        text: deletedToast('lesson', chat.title) + (forget ? ' What it taught stays out of the graph.' : ''),
+        action: {
+          label: 'Undo',
+          run: async () => {
+            await api.restoreFromTrash(chat.id);
+            await refreshChats();
+          },
+        },
+      });
     },
     () => void refreshChats(),
   );
@@ -61,6 +76,8 @@ export default function Sidebar() {
           {error} <Link to="/settings">Settings</Link>
         </p>
       )}
+
+      <SearchBox />
 
       <nav className="session-list" aria-label="Lessons">
         {chats === null && !chatsError && <p className="muted small">Loading…</p>}
@@ -121,7 +138,8 @@ export default function Sidebar() {
           onCancel={del.cancel}
         >
           <p>
-            “{deleting.title || 'Untitled lesson'}” and its whole transcript will be removed. This cannot be undone.
+            “{deleting.title || 'Untitled lesson'}” and its whole transcript go to the trash: Undo right after, or restore it from Settings → Trash within 30
+            days.
           </p>
           <LessonTaught chatId={deleting.id} forget={forget} onForgetChange={setForget} />
         </ConfirmDialog>

@@ -10,6 +10,7 @@ import {
   graphCounts,
   normalizeGraph,
   normalizeRenderSettings,
+  heldDeleteWords,
   permanenceLine,
   readCompact,
   changesOf,
@@ -116,9 +117,11 @@ describe('the delete dialog words', () => {
   });
 
   it('has one permanence line that names the chains that go too', () => {
-    expect(permanenceLine(1, 0)).toBe('This cannot be undone.');
-    expect(permanenceLine(1, 1)).toBe('This cannot be undone; 1 reasoning chain that uses it goes too.');
-    expect(permanenceLine(3, 2)).toBe('This cannot be undone; 2 reasoning chains that use them go too.');
+    expect(permanenceLine(1, 0)).toBe('Undo is offered for a few seconds; after that it cannot be undone.');
+    expect(permanenceLine(1, 1)).toBe('Undo is offered for a few seconds; after that it cannot be undone. 1 reasoning chain that uses it goes too.');
+    expect(permanenceLine(3, 2)).toBe('Undo is offered for a few seconds; after that it cannot be undone. 2 reasoning chains that use them go too.');
+    expect(heldDeleteWords(1, 1)).toBe('Deleting 1 node from the graph…');
+    expect(heldDeleteWords(2, 0)).toBe('Deleting 2 chains from the graph…');
     expect(permanenceLine(0, 0)).toMatch(/propositions themselves stay/);
   });
 });

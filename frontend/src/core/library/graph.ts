@@ -606,14 +606,22 @@ export function deleteDialogWords(
   };
 }
 
-/** The one permanence line under the names: what else goes with them. */
+/** The one permanence line under the names: what else goes with them, and how long Undo lasts
+ * (the page holds the deletion a few seconds before sending it, issue 31 item 6). */
 export function permanenceLine(propositions: number, extraChains: number): string {
+  const undo = 'Undo is offered for a few seconds; after that it cannot be undone';
   if (extraChains > 0) {
     const one = extraChains === 1;
     const them = propositions === 1 ? 'it' : 'them';
-    return `This cannot be undone; ${plural(extraChains, 'reasoning chain')} that ${one ? 'uses' : 'use'} ${them} ${one ? 'goes' : 'go'} too.`;
+    return `${undo}. ${plural(extraChains, 'reasoning chain')} that ${one ? 'uses' : 'use'} ${them} ${one ? 'goes' : 'go'} too.`;
   }
-  return propositions > 0 ? 'This cannot be undone.' : 'This cannot be undone; the propositions themselves stay.';
+  return propositions > 0 ? `${undo}.` : `${undo}; the propositions themselves stay.`;
+}
+
+/** The toast while a confirmed graph deletion waits for Undo: "Deleting 3 nodes…". */
+export function heldDeleteWords(count: number, propositions: number): string {
+  const word = propositions === 0 ? 'chain' : 'node';
+  return `Deleting ${count === 1 ? `1 ${word}` : `${count} ${word}s`} from the graph…`;
 }
 
 // ---------------------------------------------------------------------------

@@ -2,7 +2,9 @@ import './graphHome.css';
 import { useCallback, useEffect, useMemo, useRef, useState, type ComponentType } from 'react';
 import * as api from '../../../api';
 import { describeError } from '../../../core/errors';
-import { chainsOf, clusterLabel, deletionPreview, countsWords, graphCounts, type GraphData, type GraphNode } from '../../../core/library/graph';
+import { chainsOf, clusterLabel, deletionPreview, countsWords, graphCounts, heldDeleteWords, type GraphData, type GraphNode } from '../../../core/library/graph';
+import { GRAPH_UNDO_MS, hold, type Held } from '../../../core/held';
+import { dismissToast, pushToast } from '../../../core/toasts';
 import { assignClusterColors } from '../../../core/library/graphMath';
 import GraphCanvas, { type GraphHandle } from './GraphCanvas';
 import type { RendererEvents } from './renderer';
@@ -34,9 +36,38 @@ export default function GraphHome({ graph, practiceDialog: CreateSetDialog }: Pr
   const [selectedId, setSelectedId] = useState<string | null>(null);
   const [tableOpen, setTableOpen] = useState(false);
   const [selection, setSelection] = useState<Set<string>>(new Set());
+  // A confirmed deletion is held GRAPH_UNDO_MS with Undo in a toast before it is sent (issue 31
+  // item 6): nothing reaches the server (the merger stays the graph's only writer) until then;
+  // leaving the page sends what was confirmed at once.
+  const heldDeletes = useRef<Set<Held>>(new Set());
+  useEffect(() => {
+    const pending = heldDeletes.current;
+    return () => pending.forEach((h) => h.now());
+  }, []);
   const del = useConfirmDelete<string[]>(
     async (ids) => {
-      await api.deleteGraphNodes(ids);
+      const propositions = ids.filter((id) => nodes.get(id)?.kind === 'proposition').length;
+      const toast = { id: 0 };
+      const held: Held = hold(() => {
+        heldDeletes.current.delete(held);
+        dismissToast(toast.id);
+        api.deleteGraphNodes(ids).then(
+          () => void refresh(),
+          (err: unknown) => pushToast({ text: `Not deleted: ${describeError(err).detail}` }),
+        );
+      }, GRAPH_UNDO_MS);
+      heldDeletes.current.add(held);
+      toast.id = pushToast({
+        text: heldDeleteWords(ids.length, propositions),
+        ms: GRAPH_UNDO_MS,
+        action: {
+          label: 'Undo',
+          run: () => {
+            held.undo();
+            heldDeletes.current.delete(held);
+          },
+        },
+      });
     },
     () => void refresh(),
   );
