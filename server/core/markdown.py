@@ -14,19 +14,27 @@ from collections.abc import Iterable, Iterator, Mapping
 import orjson
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+_NOT_YAML_PRINTABLE = re.compile(
+    "[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+)
+"""Characters a YAML stream may not hold even quoted (YAML 1.1 c-printable: DEL, C1 controls,
+U+FFFE/U+FFFF), and the line breaks a quoted YAML scalar would fold (NEL, U+2028, U+2029). JSON
+leaves them raw; a YAML reader then refuses the front matter, or reads another text."""
 
 
 def yaml_value(value: str | int | float | None) -> str:
     """A YAML scalar for front matter: numbers as they are, None as `null`, text as a JSON string
     (a JSON string is a YAML double-quoted scalar, so any text, colons, quotes and newlines
-    included, reads back as itself)."""
+    included, reads back as itself; characters YAML may not hold raw, `_NOT_YAML_PRINTABLE`, as
+    `\\uXXXX` escapes, which both read back)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
         return str(value)
-    return orjson.dumps(value).decode()
+    text = orjson.dumps(value).decode()  # JSON escapes what YAML must not hold, but for these:
+    return _NOT_YAML_PRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def front_matter(fields: Mapping[str, str | int | float | list[str] | None]) -> str:

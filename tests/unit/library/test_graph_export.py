@@ -233,3 +233,38 @@ def test_the_zip_streams_in_blocks_and_reads_back() -> None:
     with zipfile.ZipFile(io.BytesIO(b"".join(blocks))) as archive:
         assert archive.testzip() is None
         assert [(n, archive.read(n).decode()) for n in archive.namelist()] == files
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.text(max_size=60), min_size=1, max_size=12),
+    st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11), st.integers(0, 11)), max_size=12),
+    st.text(max_size=40),
+)
+def test_any_names_give_a_vault_whose_every_link_resolves(
+    names: list[str], links: list[tuple[int, int, int]], title: str
+) -> None:
+    labels = {"s_a": ("chat", title), "s_b": ("notes", title)}
+    nodes = {f"n_{i}": prop(f"n_{i}", name, name, "s_a" if i % 2 else "s_b") for i, name in enumerate(names)}
+    chains = [
+        chain(sorted({f"n_{a % len(names)}", f"n_{b % len(names)}"}), f"n_{c % len(names)}", "s_a")
+        for a, b, c in links
+    ]
+    files = dict(vault_files(whole(nodes, {c.id: c for c in chains}), labels, {"s_b": f"{title}/x.md"}))
+    stems = [Path(p).stem for p in files]
+    assert len({unicodedata.normalize("NFC", s).casefold() for s in stems}) == len(stems)
+    assert all(target in stems for text in files.values() for target in LINK.findall(text))
+    assert sorted(
+        yaml.safe_load(t.split("---\n")[1])["id"] for t in files.values() if t.startswith("---\n")
+    ) == sorted(nodes)
+    for note in anki_notes(whole(nodes, {c.id: c for c in chains}), labels):
+        assert all("<script" not in field for field in note.fields) and all(" " not in t for t in note.tags)
+
+
+def test_front_matter_text_reads_back_in_yaml_whatever_it_holds() -> None:
+    """DEL, C1 controls, U+FFFE and the line breaks a quoted YAML scalar folds (NEL, U+2028/9)
+    are escaped: raw, a YAML reader refuses the note's front matter or reads another name."""
+    from server.core.markdown import yaml_value
+
+    for text in ["a\x7fb", "\x85x\x9f", "\ufffe", "a\u2028b\u2029", 'ok: "q"\n', "😀 é"]:
+        assert yaml.safe_load(f"k: {yaml_value(text)}")["k"] == text
