@@ -5,8 +5,10 @@ days, and comes back whole: every API read the same as before the deletion. Purg
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
+from server.core.contracts.jobs import Delivery, DemoArtifact, JobRecord, WorkerResult, steer_id
 from server.core.events import EventBus
 from server.core.trash import TrashEntry
 from server.services.trash import TrashService
@@ -15,6 +17,7 @@ from server.store.trash import FileTrash
 from server.store.workbench.jobs import FileJobStore
 from tests.flows.conftest import Live, sse_chunks, turn_body
 from tests.flows.machine_room.test_backup_restore import job, lessons, reads, seed, server
+from tests.flows.test_events import wait_for
 
 SET_ID = "ps_0000000a"
 
@@ -126,3 +129,43 @@ def test_purged_at_start_and_a_cut_short_move_is_put_back(tmp_path: Path) -> Non
     service.startup()
     assert (tmp_path / "chats" / "c_half.json").read_text() == '{"id": "c_half"}'
     assert list((tmp_path / "trash").iterdir()) == []
+
+
+def test_a_restored_lesson_is_owed_its_jobs_steers_again(live: Live) -> None:
+    """While in the trash a lesson is owed nothing (LessonDeleted dropped its deliveries); restored,
+    its job's pending delivery is registered again and delivered into the lesson by the wake."""
+    chat_id = live.new_chat()
+    turn = live.client.post("/api/chat", json=turn_body(chat_id))
+    assert turn.status_code == 200 and "[DONE]" in sse_chunks(turn.text)
+    assert live.client.delete(f"/api/chats/{chat_id}").status_code == 204
+    # a finished job of the lesson that still owes it its result (as a job ending while the lesson
+    # was being deleted leaves it), put in the trash entry beside the lesson's own files
+    now = datetime.now(UTC).isoformat()
+    steer = steer_id("job_owed", "result")
+    record = JobRecord(
+        id="job_owed",
+        chat_id=chat_id,
+        tool_call_id="call_1",
+        kind="demo",
+        input={"request": "x"},
+        status="done",
+        created_at=now,
+        finished_at=now,
+        result=WorkerResult(text="done", artifact=DemoArtifact(title="Box", html="<p>box</p>")),
+        delivery=Delivery(kind="result", steer_id=steer),
+    )
+    entry_dir = live.data / "trash" / chat_id
+    (entry_dir / "files" / "jobs").mkdir(parents=True)
+    (entry_dir / "files" / "jobs" / "job_owed.json").write_text(record.model_dump_json(by_alias=True))
+    entry = json.loads((entry_dir / "entry.json").read_text())
+    entry["files"].append("jobs/job_owed.json")
+    (entry_dir / "entry.json").write_text(json.dumps(entry))
+    assert live.services.wake.pending(chat_id) == []
+    assert live.client.post("/api/trash/restore", json={"id": chat_id}).status_code == 200
+
+    def delivered() -> bool:
+        job = live.services.stores.jobs.get("job_owed")
+        return job is not None and job.delivery is not None and job.delivery.status == "delivered"
+
+    wait_for(delivered, timeout=30)
+    assert steer in [m["id"] for m in live.record(chat_id)["messages"]]
