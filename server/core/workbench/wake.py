@@ -49,14 +49,21 @@ def idle_wake_ready(messages: list[JsonObj]) -> bool:
 
 
 def paused(messages: list[JsonObj]) -> bool:
-    """Whether the learner paused the lesson: its last message is a teacher reply cut short
-    without an error (`metadata.interrupted` and no `metadata.error`: the learner pressed Stop,
-    or the app closed mid-reply). A paused lesson is not woken by a finished job: the result
-    waits for the learner's next message, whose turn takes it (seed §5.1, the gate's "unpaused").
-    A reply cut short by a model error is not a pause."""
-    if not messages or messages[-1].get("role") != "assistant":
+    """Whether the lesson is paused by the learner (seed §5.1, the gate's "unpaused"): its last
+    message is a teacher reply cut short without an error (`metadata.interrupted` and no
+    `metadata.error`: the learner pressed Stop, or the app closed mid-reply), or the learner's own
+    message with no reply after it (Stop before the first word, or a turn that failed before
+    its first word: the learner retries or writes again). A paused lesson is not woken by a
+    finished job: the result waits for the learner's next turn, which takes it. A reply cut short
+    by a model error is not a pause; nor is a steer message left last."""
+    if not messages:
         return False
-    meta = messages[-1].get("metadata")
+    last = messages[-1]
+    if last.get("role") == "user":
+        return not is_steer(last)
+    if last.get("role") != "assistant":
+        return False
+    meta = last.get("metadata")
     return isinstance(meta, dict) and meta.get("interrupted") is True and not meta.get("error")
 
 

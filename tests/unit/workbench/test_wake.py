@@ -369,7 +369,8 @@ def test_a_stopped_reply_pauses_the_lesson_an_errored_one_does_not() -> None:
     assert paused([msg("u1", "user"), stopped])
     assert not paused([msg("u1", "user"), failed])
     assert not paused([msg("u1", "user"), msg("a1")])
-    assert not paused([stopped, msg("u2", "user")])  # the learner wrote again: not paused
+    assert paused([stopped, msg("u2", "user")])  # the learner's message, not answered (yet)
+    assert not paused([msg("u1", "user"), msg("a1"), steer("s1")])  # a steer left last
     assert not paused([])
 
 
