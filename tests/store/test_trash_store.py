@@ -56,7 +56,7 @@ def test_take_refuses_to_overwrite_and_moves_nothing(tmp_path: Path) -> None:
     assert [e.id for e in trash.list()] == ["c_1"]
 
 
-BAD_FILES = ["../settings.json", "/etc/passwd", "graph/nodes.jsonl", "chats/../../x", "chats", "chats/a/b.json"]
+BAD_FILES = ["../settings.json", "/etc/passwd", "graph/nodes.jsonl", "chats/../../x", "chats", "chats/a/b"]
 
 
 @pytest.mark.parametrize("bad", BAD_FILES)
