@@ -10,6 +10,7 @@ Pure: no IO.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -19,7 +20,7 @@ from typing import Any, Literal
 from server.core.contracts.graph import Proposition
 from server.core.contracts.practice import ProblemSet
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The index's shape; an index file of another version is rebuilt from the records."""
 
 Kind = Literal["lesson", "message", "proposition", "practice", "problem"]
@@ -167,8 +168,10 @@ def proposition_entry(node: Proposition) -> Entry:
 
 
 def proposition_stamp(node: Proposition) -> str:
-    """What must change for a proposition's row to be written again (its indexed text)."""
-    return "\x1f".join([node.name, node.statement, *node.aliases])
+    """What must change for a proposition's row to be written again: a digest of its indexed
+    text (16 hex digits; the text itself would double the index's size)."""
+    text = "\x1f".join([node.name, node.statement, *node.aliases])
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
 
 def practice_entries(problem_set: ProblemSet) -> Iterator[Entry]:

@@ -45,6 +45,10 @@ class SearchIndex(Protocol):
         """`{owner: stamp}` indexed for this owner kind."""
         ...
 
+    def present(self) -> bool:
+        """The index file is there (False once removed: the next use makes it anew)."""
+        ...
+
     def meta(self, key: str) -> str | None:
         """A value kept beside the index."""
         ...

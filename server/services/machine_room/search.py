@@ -63,6 +63,12 @@ class SearchService:
     graph: SearchGraph
     practice: PracticeStore
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _listing: object = None
+    """The session list last indexed (the store answers the very same list while nothing changed)."""
+    _known: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Per owner kind, the stamps indexed (read from the index once, then kept in step)."""
+    _graph: str | None = None
+    """The graph signature last indexed."""
     last_refresh_ms: float = 0.0
     """How long the last query's catch-up took (milliseconds)."""
 
@@ -98,35 +104,50 @@ class SearchService:
         a time, the others wait for it."""
         with self._lock:
             start = time.perf_counter()
+            if self.index.rebuilt or not self.index.present():  # made anew: nothing known holds
+                self._listing, self._graph = None, None
+                self._known.clear()
             self._lessons()
             self._propositions()
             self._practice()
+            self.index.rebuilt = False  # what the rebuild asked for is done
             self.last_refresh_ms = (time.perf_counter() - start) * 1000
 
+    def _stamps(self, group: Any) -> dict[str, str]:
+        if group not in self._known:
+            self._known[group] = self.index.stamps(group)
+        return self._known[group]
+
     def _lessons(self) -> None:
-        current = {s.id: f"{s.updated_at}|{s.message_count}|{s.title}" for s in self.chats.summaries()}
-        write, drop = changed(self.index.stamps("lesson"), current)
+        listing = self.chats.summaries()
+        if listing is self._listing:
+            return
+        current = {s.id: f"{s.updated_at}|{s.message_count}|{s.title}" for s in listing}
+        write, drop = changed(self._stamps("lesson"), current)
 
         def entries(chat_id: str) -> list[Entry] | None:
             record = self.chats.get(chat_id)
             return None if record is None else list(lesson_entries(record.id, record.title, record.messages))
 
         self._write("lesson", write, drop, current, entries)
+        self._listing = listing
 
     def _propositions(self) -> None:
         signature = repr(self.graph.rows_signature())
-        if not self.index.rebuilt and self.index.meta("graph") == signature:
+        if self._graph is None:
+            self._graph = self.index.meta("graph")
+        if self._graph == signature:
             return
         nodes = self.graph.nodes()
         current = {node_id: proposition_stamp(node) for node_id, node in nodes.items()}
-        write, drop = changed(self.index.stamps("proposition"), current)
+        write, drop = changed(self._stamps("proposition"), current)
         self._write("proposition", write, drop, current, lambda i: [proposition_entry(nodes[i])])
         self.index.replace("proposition", {}, meta={"graph": signature})
-        self.index.rebuilt = False
+        self._graph = signature
 
     def _practice(self) -> None:
         current = self.index.file_stamps("practice", "ps_")
-        write, drop = changed(self.index.stamps("practice"), current)
+        write, drop = changed(self._stamps("practice"), current)
 
         def entries(set_id: str) -> list[Entry] | None:
             problem_set = self.practice.get(set_id)
@@ -144,8 +165,11 @@ class SearchService:
     ) -> None:
         """Replace `write`'s rows and remove `drop`'s, `_BATCH` owners per transaction; a record
         that cannot be read now is left for a later query (its stamp is not written)."""
+        known = self._stamps(group)
         if drop:
             self.index.replace(group, {}, drop=drop)
+            for owner in drop:
+                known.pop(owner, None)
         for start in range(0, len(write), _BATCH):
             batch: dict[str, tuple[str, list[Entry]]] = {}
             gone: list[str] = []
@@ -160,3 +184,6 @@ class SearchService:
                 else:
                     batch[owner] = (current[owner], rows)
             self.index.replace(group, batch, drop=gone)  # type: ignore[arg-type]
+            for owner in gone:
+                known.pop(owner, None)
+            known.update({owner: stamp_rows[0] for owner, stamp_rows in batch.items()})

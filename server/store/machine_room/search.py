@@ -27,6 +27,8 @@ from server.core.machine_room.search import (
     query_terms,
 )
 
+PREFIXES = (2, 3, 4, 5, 6)
+"""Prefix lengths the index keeps lists for (a prefix this short is one list)."""
 RANK_ALL = 4_000
 """A query whose rarest word is in at most this many rows is ranked over all its matches."""
 WINDOW = 2_000
@@ -46,7 +48,7 @@ CREATE TABLE stamps(grp TEXT NOT NULL, owner TEXT NOT NULL, stamp TEXT NOT NULL,
     WITHOUT ROWID;
 CREATE VIRTUAL TABLE fts USING fts5(
     title, body, content='entries', content_rowid='id',
-    tokenize='unicode61 remove_diacritics 2', prefix='2 3'
+    tokenize='unicode61 remove_diacritics 2', prefix='{prefixes}'
 );
 CREATE TRIGGER entries_ai AFTER INSERT ON entries BEGIN
     INSERT INTO fts(rowid, title, body) VALUES (new.id, new.title, new.body);
@@ -54,7 +56,6 @@ END;
 CREATE TRIGGER entries_ad AFTER DELETE ON entries BEGIN
     INSERT INTO fts(fts, rowid, title, body) VALUES ('delete', old.id, old.title, old.body);
 END;
-CREATE VIRTUAL TABLE fts_terms USING fts5vocab(fts, 'row');
 """
 
 
@@ -105,7 +106,7 @@ class SqliteSearchIndex:
                 Path(str(self.path) + suffix).unlink(missing_ok=True)
             db = self._connect()
             with db:
-                db.executescript(_SCHEMA)
+                db.executescript(_SCHEMA.format(prefixes=" ".join(map(str, PREFIXES))))
                 db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
             self.rebuilt = True
         self._db = db
@@ -123,6 +124,10 @@ class SqliteSearchIndex:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+
+    def present(self) -> bool:
+        """The index file is there and open as this index (a stat)."""
+        return self._db is not None and self.path.exists()
 
     # -- what is indexed -------------------------------------------------------------------------
 
@@ -207,11 +212,12 @@ class SqliteSearchIndex:
         return out
 
     def _best(self, db: sqlite3.Connection, match: str, limit: int) -> list[tuple[int, float]]:
-        """`[(rowid, rank)]`, best first. bm25 costs a few microseconds per matching row, so a
-        query whose rarest word is in more than `RANK_ALL` rows ranks only the newest `WINDOW`
-        matches (rows are written again when their record changes, so recent lessons come
-        first) and the newest `WINDOW` title matches, title matches first."""
-        if self._documents(db, match) <= RANK_ALL:
+        """`[(rowid, rank)]`, best first. bm25 costs microseconds per matching row, so a query
+        matching more than `RANK_ALL` rows ranks only its newest `WINDOW` matches (rows are written
+        again when their record changes: recent lessons come first) and its newest `WINDOW` title
+        matches, title matches first."""
+        match = self._narrowed(db, match)
+        if not self._more_than(db, match, RANK_ALL):
             return db.execute(
                 "SELECT rowid, bm25(fts, 8.0, 1.0) AS r FROM fts WHERE fts MATCH ? ORDER BY r LIMIT ?",
                 (match, limit),
@@ -230,22 +236,27 @@ class SqliteSearchIndex:
                 out.setdefault(rowid, rank)
         return list(out.items())[:limit]
 
-    def _documents(self, db: sqlite3.Connection, match: str) -> int:
-        """How many rows the query's rarest word is in (a prefix: the sum over its words, capped),
-        from the index's term table (a seek per word)."""
-        rarest = None
-        for word, prefix in query_terms(match):
-            if prefix:
-                row = db.execute(
-                    "SELECT sum(doc) FROM (SELECT doc FROM fts_terms"
-                    " WHERE term >= ? AND term < ? LIMIT 2000)",
-                    (word, word + "\U0010ffff"),
-                ).fetchone()
-            else:
-                row = db.execute("SELECT doc FROM fts_terms WHERE term = ?", (word,)).fetchone()
-            docs = int(row[0] or 0) if row else 0
-            rarest = docs if rarest is None else min(rarest, docs)
-        return rarest or 0
+    @staticmethod
+    def _more_than(db: sqlite3.Connection, match: str, n: int) -> bool:
+        """The query matches more than `n` rows (its matches walked from the newest, n of them)."""
+        return (
+            db.execute(
+                "SELECT 1 FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?", (match, n)
+            ).fetchone()
+            is not None
+        )
+
+    def _narrowed(self, db: sqlite3.Connection, match: str) -> str:
+        """A last word matched as a prefix longer than the index's prefix lists (`"derivative"*`:
+        the lists of every word it starts are merged on each query) is asked for as that word
+        itself when the word alone matches more than `RANK_ALL` rows (already far more than a
+        page of results)."""
+        terms = query_terms(match)
+        if not terms or not terms[-1][1] or len(terms[-1][0]) <= max(PREFIXES):
+            return match
+        if not self._more_than(db, f'"{terms[-1][0]}"', RANK_ALL):
+            return match
+        return " ".join(f'"{w}"' + ("*" if p else "") for w, p in [*terms[:-1], (terms[-1][0], False)])
 
     def counts(self) -> dict[Kind, int]:
         """Rows per kind (tests and the bench)."""
