@@ -23,6 +23,7 @@ from server.api.routes.classroom import chats
 from server.api.routes.classroom import export as lesson_export
 from server.api.routes.library import graph, graph_export, sources
 from server.api.routes.machine_room import backup as backup_routes
+from server.api.routes.machine_room import search as search_routes
 from server.api.routes.machine_room import dictation, first_run, health, settings, subscriptions
 from server.api.routes.practice import export as set_export
 from server.api.routes.practice import sets
@@ -108,6 +109,7 @@ def create_app(
     ):
         app.include_router(module.router)
     app.include_router(backup_routes.router)  # decision 0041
+    app.include_router(search_routes.router)  # decision 0044
     app.include_router(trash_routes.router)  # decision 0043
     if token and request_stop is not None:
 

@@ -39,6 +39,7 @@ from server.services.machine_room.first_run import FirstRunService
 from server.services.machine_room.models import ModelFactory, ModelService
 from server.services.machine_room.offline_build import OfflineBuild, builder_command
 from server.services.machine_room.offline_model import OfflineModelServer
+from server.services.machine_room.search import SearchService
 from server.services.machine_room.subscriptions import SubscriptionService
 from server.services.practice.sets import PracticeService
 from server.services.stores import Stores, build_stores
@@ -80,6 +81,8 @@ class Services:
     """Back up the data dir; check and stage a restore (decision 0041)."""
     trash: TrashService
     """Deleted lessons and problem sets, kept 30 days; restore, empty (decision 0043)."""
+    search: SearchService
+    """Search lessons, propositions and practice sets (a derived index; decision 0044)."""
     consent: BackgroundConsentService
     """Background consent per subscription (seed §8.1; the wake gate's "consented")."""
     first_run: FirstRunService = field(default_factory=lambda: FirstRunService(ports_in(os.environ)))
@@ -349,6 +352,7 @@ def build_services(
         naming=naming,
         subscriptions=subscriptions,
         backup=BackupService(stores.backup, extraction.merge_section, utc_now, new_id),
+        search=SearchService(stores.search, stores.chats, stores.graph, stores.practice),
         consent=consent,
         trash=trash,
     )

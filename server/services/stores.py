@@ -15,6 +15,7 @@ from server.core.ports import (
     IntakeStore,
     JobStore,
     PracticeStore,
+    SearchIndex,
     SecretStore,
     SettingsStore,
     SummaryCache,
@@ -28,6 +29,7 @@ from server.store.library.intake import FileIntakeStore
 from server.store.lock import DataDirLock, DataDirLocked
 from server.store.machine_room.backup import BackupFiles, apply_pending_restore
 from server.store.machine_room.secrets import FileSecrets, KeyringSecrets, keychain_available
+from server.store.machine_room.search import SqliteSearchIndex
 from server.store.machine_room.settings import FileSettingsStore
 from server.store.machine_room.subscriptions import FileSubscriptionStore
 from server.store.practice.sets import FilePracticeStore
@@ -54,6 +56,8 @@ class Stores:
     """The accepted queue: work answered for and not yet finished (resumed at start)."""
     backup: BackupStore
     """The data dir's backup archives and a staged restore (decision 0041)."""
+    search: SearchIndex
+    """The derived full-text index, `data/search/index.sqlite` (decision 0044)."""
     trash: TrashStore
     """Deleted lessons and problem sets, kept 30 days (`data/trash/`, decision 0043)."""
 
@@ -83,6 +87,7 @@ def build_stores(paths: DataPaths, *, secrets: SecretStore | None = None) -> Sto
         subscriptions=FileSubscriptionStore(paths.subscriptions),
         intake=FileIntakeStore(paths.intake),
         backup=BackupFiles(paths.root, chats.held, __version__),
+        search=SqliteSearchIndex(paths.root / "search" / "index.sqlite", paths.root),
         trash=FileTrash(paths.root),
     )
 

@@ -1,5 +1,6 @@
 import './graphHome.css';
 import { useCallback, useEffect, useMemo, useRef, useState, type ComponentType } from 'react';
+import { useSearchParams } from 'react-router-dom';
 import * as api from '../../../api';
 import { describeError } from '../../../core/errors';
 import { chainsOf, clusterLabel, deletionPreview, countsWords, graphCounts, heldDeleteWords, type GraphData, type GraphNode } from '../../../core/library/graph';
@@ -132,6 +133,15 @@ export default function GraphHome({ graph, practiceDialog: CreateSetDialog }: Pr
     setSelectedId(id);
     canvas.current?.focus(id, 1);
   }, []);
+  // A search result opens home focused on a proposition (`/?node=<id>`, issue 31 item 5), once.
+  const [params] = useSearchParams();
+  const foundNode = params.get('node');
+  const foundDone = useRef<string | null>(null);
+  useEffect(() => {
+    if (!foundNode || foundDone.current === foundNode || !nodes.has(foundNode)) return;
+    foundDone.current = foundNode;
+    showNode(foundNode);
+  }, [foundNode, nodes, showNode]);
 
   // The settings popover closes on Escape and on a click elsewhere.
   const popover = useRef<HTMLDivElement>(null);
