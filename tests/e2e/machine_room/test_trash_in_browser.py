@@ -15,6 +15,7 @@ from playwright.sync_api import Page, Request, expect
 
 from tests.bench.library.bench_graph_read import write_graph
 from tests.e2e.machine_room.test_backup_in_browser import STRONG, lesson, titles
+from tests.flows.machine_room.test_backup_restore import seed
 from tests.procs import start_server
 
 pytestmark = pytest.mark.e2e
@@ -141,5 +142,33 @@ def test_a_graph_deletion_undone_in_its_seconds_sends_nothing(page: Page, tmp_pa
             page.wait_for_timeout(200)  # not time.sleep: request events arrive in Playwright calls
         assert deletes == ["POST"] and node_ids(server.url) == before - {chain_id}
         expect(row).to_have_count(0)
+    finally:
+        server.stop()
+
+
+def test_undo_in_the_toast_brings_a_problem_set_back(page: Page, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    seed(data)  # a problem set "Heaps" on disk
+    record = json.loads((data / "practice" / "ps_0000000a.json").read_text())
+    record["status"] = "error"  # ended: nothing resumes it at start
+    (data / "practice" / "ps_0000000a.json").write_text(json.dumps(record))
+    server = start_server(data)
+    try:
+        page.goto(f"{server.url}/practice")
+        rows = page.get_by_test_id("practice-row")
+        expect(rows).to_have_count(1)
+        rows.get_by_test_id("practice-delete").click()
+        dialog = page.get_by_test_id("practice-delete-dialog")
+        expect(dialog).to_contain_text("go to the trash for 30 days")
+        dialog.get_by_test_id("practice-delete-confirm").click()
+        expect(rows).to_have_count(0)
+        assert trash_ids(server.url) == ["ps_0000000a"]
+        toast = page.get_by_test_id("toast")
+        expect(toast).to_contain_text("Deleted “Heaps”")
+        toast.get_by_test_id("toast-action").click()
+        expect(rows).to_have_count(1)
+        assert trash_ids(server.url) == []
+        answer = httpx.get(f"{server.url}/api/practice/sets/ps_0000000a", timeout=30)
+        assert answer.status_code == 200 and answer.json()["title"] == "Heaps"
     finally:
         server.stop()

@@ -115,8 +115,8 @@ export default function PracticePage() {
           testIds={{ dialog: 'practice-delete-dialog', confirm: 'practice-delete-confirm', cancel: 'practice-delete-cancel', error: 'practice-delete-error' }}
         >
           <p>
-            “{deleting.title || 'Untitled set'}”, its problems and your answers will be removed
-            {deleting.status === 'partitioning' || deleting.status === 'generating' ? ' (its generation stops first)' : ''}. It goes to the trash for 30 days (Settings → Trash).
+            “{deleting.title || 'Untitled set'}”, its problems and your answers go to the trash for 30 days (Settings → Trash)
+            {deleting.status === 'partitioning' || deleting.status === 'generating' ? '; its generation stops first' : ''}.
           </p>
         </ConfirmDialog>
       )}
