@@ -123,6 +123,7 @@ class Services:
             )
             self.offline.build.start()
         self._start_offline_if_used()
+        self.search.warm()  # a data dir without a search index is indexed in the background
 
     def _start_offline_if_used(self) -> None:
         """Start the offline model when it is available and the strong slot resolves to it."""

@@ -38,6 +38,8 @@ from server.core.ports import ChatStore, GraphRows, PracticeStore, SearchIndex, 
 
 log = logging.getLogger(__name__)
 
+BUSY_WAIT_S = 1.0
+"""How long a query waits for a catch-up another caller runs before answering without it."""
 _BATCH = 200
 """Owners written per transaction while (re)filling (a query waits at most one batch's write)."""
 
@@ -69,23 +71,29 @@ class SearchService:
     """Per owner kind, the stamps indexed (read from the index once, then kept in step)."""
     _graph: str | None = None
     """The graph signature last indexed."""
+    filling: bool = False
+    """A catch-up from an empty index (absent, removed, made anew) is running."""
     last_refresh_ms: float = 0.0
     """How long the last query's catch-up took (milliseconds)."""
 
     def search(self, text: str, limit: int = 20) -> dict[str, Any]:
-        """`{query, results: [{kind, id, target, label, href, snippet: [{text, match}]}]}`, best
+        """`{query, complete, results: [{kind, id, target, label, href, snippet: [{text, match}]}]}`, best
         first (bm25, a title or name match weighing 8 body matches); `kind` is lesson, message,
         proposition, practice or problem; `href` is the page's address of the result (a lesson at
         its message `?m=`, home focused on a proposition `?node=`, a set at its problem
         `?problem=`). The text is words, never query syntax; no word, no results. Raises
-        sqlite3.Error only if the index cannot be written or read even after being made anew."""
-        self.refresh()
+        sqlite3.Error only if the index cannot be written or read even after being made anew.
+        `complete` is False when the index is being filled from empty (the first start without
+        one, or after it was removed) for longer than `BUSY_WAIT_S`: the answer is what is
+        indexed so far. Otherwise a query waits for a catch-up another caller runs."""
+        complete = self.refresh(wait_s=BUSY_WAIT_S if self.filling else -1)
         match = fts_query(text)
         if match is None:
-            return {"query": text, "results": []}
+            return {"query": text, "complete": complete, "results": []}
         hits = self.index.query(match, limit)
         return {
             "query": text,
+            "complete": complete,
             "results": [
                 {
                     "kind": kind,
@@ -99,19 +107,41 @@ class SearchService:
             ],
         }
 
-    def refresh(self) -> None:
+    def refresh(self, wait_s: float = -1) -> bool:
         """Bring the index up to date with the records (see the module's docstring); one caller at
-        a time, the others wait for it."""
-        with self._lock:
+        a time. Waits for another caller at most `wait_s` seconds (-1: as long as it takes);
+        False when it did not get its turn in time (nothing done)."""
+        if not self._lock.acquire(timeout=wait_s):
+            return False
+        try:
             start = time.perf_counter()
             if self.index.rebuilt or not self.index.present():  # made anew: nothing known holds
                 self._listing, self._graph = None, None
                 self._known.clear()
+                self.filling = True
             self._lessons()
             self._propositions()
             self._practice()
             self.index.rebuilt = False  # what the rebuild asked for is done
             self.last_refresh_ms = (time.perf_counter() - start) * 1000
+        finally:
+            self.filling = False
+            self._lock.release()
+        return True
+
+    def warm(self) -> threading.Thread:
+        """Catch the index up in a background thread (at start: a data dir with no index is
+        indexed before the first search, which meanwhile answers with what is indexed so far)."""
+
+        def run() -> None:
+            try:
+                self.refresh()
+            except Exception:  # the next query tries again
+                log.exception("search: filling the index failed")
+
+        thread = threading.Thread(target=run, name="search-index", daemon=True)
+        thread.start()
+        return thread
 
     def _stamps(self, group: Any) -> dict[str, str]:
         if group not in self._known:

@@ -151,3 +151,17 @@ def test_query_syntax_is_text_and_bad_queries_are_plain_400s(live: Live) -> None
     assert too_long.status_code == 400
     assert live.client.get("/api/search", params={"q": "x", "limit": 0}).status_code == 400
     assert live.client.get("/api/search").status_code == 400
+
+
+def test_a_query_during_a_first_fill_answers_what_is_indexed_and_says_so(live: Live) -> None:
+    chat_id = live.new_chat()
+    live.script.reply = lambda _: ["Matrices ", "multiply."]
+    _turn(live, chat_id, "Matrices?", "u1")
+    assert _messages(live, "matrices")
+    search = live.services.search
+    with search._lock:  # a fill from empty holds the catch-up
+        search.filling = True
+        answer = live.client.get("/api/search", params={"q": "matrices"}).json()
+        search.filling = False
+    assert answer["complete"] is False and answer["results"]  # what was indexed before
+    assert live.client.get("/api/search", params={"q": "matrices"}).json()["complete"] is True

@@ -6,20 +6,22 @@ import './searchBox.css';
 import { useEffect, useId, useRef, useState } from 'react';
 import { useNavigate } from 'react-router-dom';
 import { ApiError, describeError } from '../../core/errors';
-import { kindWord, readResults, searchText, type SearchResult } from '../../core/machine_room/search';
+import { kindWord, readComplete, readResults, searchText, type SearchResult } from '../../core/machine_room/search';
 
 const WAIT_MS = 150;
 
-async function search(q: string, signal: AbortSignal): Promise<SearchResult[]> {
+async function search(q: string, signal: AbortSignal): Promise<{ found: SearchResult[]; complete: boolean }> {
   const res = await fetch(`/api/search?${new URLSearchParams({ q, limit: '20' })}`, { signal, headers: { accept: 'application/json' } });
   if (!res.ok) throw new ApiError(res.status, await res.text().catch(() => ''));
-  return readResults(await res.json());
+  const raw: unknown = await res.json();
+  return { found: readResults(raw), complete: readComplete(raw) };
 }
 
 export default function SearchBox() {
   const [text, setText] = useState('');
   const [results, setResults] = useState<SearchResult[] | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [complete, setComplete] = useState(true);
   const [active, setActive] = useState(0);
   const navigate = useNavigate();
   const listId = useId();
@@ -35,8 +37,9 @@ export default function SearchBox() {
     const abort = new AbortController();
     const timer = window.setTimeout(() => {
       search(q, abort.signal).then(
-        (found) => {
+        ({ found, complete: whole }) => {
           setResults(found);
+          setComplete(whole);
           setActive(0);
           setError(null);
         },
@@ -102,6 +105,11 @@ export default function SearchBox() {
       )}
       {results !== null && !error && (
         <ul className="search-results" id={listId} role="listbox" data-testid="search-results" aria-label="Search results">
+          {!complete && (
+            <li className="muted small search-none" data-testid="search-indexing">
+              Still indexing your lessons and graph: some matches may be missing.
+            </li>
+          )}
           {results.length === 0 && <li className="muted small search-none">Nothing matches “{text.trim()}”.</li>}
           {results.map((r, i) => (
             <li

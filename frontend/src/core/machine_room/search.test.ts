@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { kindWord, readResults, searchText, windowToShow } from './search';
+import { kindWord, readComplete, readResults, searchText, windowToShow } from './search';
 
 describe('search results', () => {
   it('reads well-formed results and drops malformed ones', () => {
@@ -18,6 +18,8 @@ describe('search results', () => {
       { kind: 'proposition', id: 'n1', target: '', label: 'Untitled', href: '/?node=n1', snippet: [{ text: 'x', match: false }] },
     ]);
     expect(readResults(null)).toEqual([]);
+    expect(readComplete({ complete: false })).toBe(false);
+    expect(readComplete({ results: [] })).toBe(true);
     expect(readResults({ results: 'no' })).toEqual([]);
   });
 

@@ -48,6 +48,12 @@ export function readResults(raw: unknown): SearchResult[] {
   return out;
 }
 
+/** False when the server says its index is still being filled (the results are what it has
+ * indexed so far); true otherwise. */
+export function readComplete(raw: unknown): boolean {
+  return (raw as { complete?: unknown } | null)?.complete !== false;
+}
+
 /** What a result is, in the learner's words. */
 export function kindWord(kind: SearchKind): string {
   switch (kind) {

@@ -31,10 +31,12 @@ class SearchQuery(BaseModel):
 
 @router.get("/api/search", responses=errors(400))
 async def search(services: ServicesDep, query: Annotated[SearchQuery, Query()]) -> dict[str, Any]:
-    """`{query, results: [{kind, id, target, label, href, snippet: [{text, match}]}]}`, best first,
-    across lesson titles and messages, propositions (name, aliases, statement) and practice sets
+    """`{query, complete, results: [{kind, id, target, label, href, snippet: [{text, match}]}]}`,
+    best first, across lesson titles and messages, propositions (name, aliases, statement) and practice sets
     (title, note, problems). `kind`: lesson, message, proposition, practice or problem; `href`:
     where the page opens it (`/chat/{id}?m={message id}`, `/?node={id}`,
     `/practice/{id}?problem={problem id}`). The index is brought up to date with the records first
-    (in a worker thread); a q longer than 200 characters or a limit outside 1-100 is a 400."""
+    (in a worker thread); `complete` is false while an empty index is still being filled
+    (the answer is what is indexed so far); a q longer than 200 characters or a limit outside
+    1-100 is a 400."""
     return await run_in_threadpool(services.search.search, query.q, query.limit)
