@@ -3,7 +3,12 @@ long-prefix narrowing, and a file that is not an index made anew."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from server.core.machine_room.search import Entry, fts_query
 from server.store.machine_room.search import RANK_ALL, SqliteSearchIndex
@@ -66,3 +71,27 @@ def test_a_file_that_is_not_an_index_is_made_anew(tmp_path: Path) -> None:
     index.close()
     again = _index(tmp_path)
     assert again.stamps("practice") == {"ps_1": "s"} and not again.rebuilt
+
+
+@pytest.fixture(scope="module")
+def common(tmp_path_factory: pytest.TempPathFactory) -> SqliteSearchIndex:
+    """An index where a few words are in more rows than are ranked (the window path) and every
+    row holds text that looks like query syntax, accents and other scripts."""
+    index = _index(tmp_path_factory.mktemp("common"))
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda"
+    owners: dict[str, tuple[str, Sequence[Entry]]] = {
+        f"c{n}": ("s", [_message(f"c{n}", 0, f'{words} {n} "quoted" AND NEAR* (x) é ß 数学')])
+        for n in range(4_100)
+    }
+    owners["c_t"] = ("s", [Entry("lesson", "c_t", "", "Alphabet", "Alphabet soup", "")])
+    index.replace("lesson", owners)
+    return index
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(max_size=200))
+def test_any_text_searches_without_an_error(common: SqliteSearchIndex, text: str) -> None:
+    match = fts_query(text)
+    if match is not None:
+        for hit in common.query(match, 20):
+            assert hit[0] in ("lesson", "message")
