@@ -211,5 +211,6 @@ def test_the_event_loop_answers_while_a_big_folder_is_walked_and_read(
     p99 = times[int(len(times) * 0.99) - 1 if len(times) > 1 else 0]
     print(f"import {elapsed:.2f} s; {len(times)} health answers", f"p99 {p99:.3f} s, max {times[-1]:.3f} s")
     assert len(times) >= 5, times
-    assert times[-1] < 0.5 * elapsed, (elapsed, times[-5:])
+    # a walk on the loop holds one answer for (nearly) the whole walk; a loaded machine adds stalls
+    assert times[-1] < 0.8 * elapsed, (elapsed, times[-5:])
     library.client.post("/api/activity/abort", json={"source": answer["r"].json()["importId"]})
