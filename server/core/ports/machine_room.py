@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
 from server.core.contracts.models import SecretName, Settings
@@ -56,7 +56,7 @@ class SearchIndex(Protocol):
     def replace(
         self,
         group: Group,
-        owners: dict[str, tuple[str, Sequence[Entry]]],
+        owners: Mapping[str, tuple[str, Sequence[Entry]]],
         drop: Iterable[str] = (),
         meta: dict[str, str] | None = None,
     ) -> None:

@@ -40,8 +40,9 @@ log = logging.getLogger(__name__)
 
 BUSY_WAIT_S = 1.0
 """How long a query waits for a catch-up another caller runs before answering without it."""
-_BATCH = 200
-"""Owners written per transaction while (re)filling (a query waits at most one batch's write)."""
+_BATCH_ROWS = 5_000
+"""Rows written per transaction while filling (a query waits at most one batch's write; FTS5
+merges fewer, larger segments)."""
 
 
 class SearchGraph(GraphRows, ViewCache, Protocol):
@@ -193,27 +194,38 @@ class SearchService:
         current: dict[str, str],
         entries: Callable[[str], list[Entry] | None],
     ) -> None:
-        """Replace `write`'s rows and remove `drop`'s, `_BATCH` owners per transaction; a record
-        that cannot be read now is left for a later query (its stamp is not written)."""
+        """Replace `write`'s rows and remove `drop`'s, about `_BATCH_ROWS` rows per transaction; a
+        record that cannot be read now is left for a later query (its stamp is not written)."""
         known = self._stamps(group)
         if drop:
             self.index.replace(group, {}, drop=drop)
             for owner in drop:
                 known.pop(owner, None)
-        for start in range(0, len(write), _BATCH):
-            batch: dict[str, tuple[str, list[Entry]]] = {}
-            gone: list[str] = []
-            for owner in write[start : start + _BATCH]:
-                try:
-                    rows = entries(owner)
-                except (StoreCorrupt, OSError, ValueError):
-                    log.warning("search: %s %s unreadable; left for a later query", group, owner)
-                    continue
-                if rows is None:
-                    gone.append(owner)
-                else:
-                    batch[owner] = (current[owner], rows)
-            self.index.replace(group, batch, drop=gone)  # type: ignore[arg-type]
+        batch: dict[str, tuple[str, list[Entry]]] = {}
+        gone: list[str] = []
+        rows_in_batch = 0
+
+        def commit() -> None:
+            self.index.replace(group, batch, drop=gone)
             for owner in gone:
                 known.pop(owner, None)
             known.update({owner: stamp_rows[0] for owner, stamp_rows in batch.items()})
+            batch.clear()
+            gone.clear()
+
+        for owner in write:
+            try:
+                rows = entries(owner)
+            except (StoreCorrupt, OSError, ValueError):
+                log.warning("search: %s %s unreadable; left for a later query", group, owner)
+                continue
+            if rows is None:
+                gone.append(owner)
+            else:
+                batch[owner] = (current[owner], rows)
+                rows_in_batch += len(rows)
+            if rows_in_batch >= _BATCH_ROWS:
+                commit()
+                rows_in_batch = 0
+        if batch or gone:
+            commit()

@@ -13,7 +13,7 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from server.core.machine_room.search import (
@@ -146,7 +146,7 @@ class SqliteSearchIndex:
     def replace(
         self,
         group: Group,
-        owners: dict[str, tuple[str, Sequence[Entry]]],
+        owners: Mapping[str, tuple[str, Sequence[Entry]]],
         drop: Iterable[str] = (),
         meta: dict[str, str] | None = None,
     ) -> None:
