@@ -23,8 +23,8 @@ from server.api.routes.classroom import chats
 from server.api.routes.classroom import export as lesson_export
 from server.api.routes.library import graph, graph_export, sources
 from server.api.routes.machine_room import backup as backup_routes
-from server.api.routes.machine_room import search as search_routes
 from server.api.routes.machine_room import dictation, first_run, health, settings, subscriptions
+from server.api.routes.machine_room import search as search_routes
 from server.api.routes.practice import export as set_export
 from server.api.routes.practice import sets
 from server.api.routes.workbench import consent, jobs

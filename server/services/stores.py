@@ -28,8 +28,8 @@ from server.store.library.graph import FileGraphStore
 from server.store.library.intake import FileIntakeStore
 from server.store.lock import DataDirLock, DataDirLocked
 from server.store.machine_room.backup import BackupFiles, apply_pending_restore
-from server.store.machine_room.secrets import FileSecrets, KeyringSecrets, keychain_available
 from server.store.machine_room.search import SqliteSearchIndex
+from server.store.machine_room.secrets import FileSecrets, KeyringSecrets, keychain_available
 from server.store.machine_room.settings import FileSettingsStore
 from server.store.machine_room.subscriptions import FileSubscriptionStore
 from server.store.practice.sets import FilePracticeStore
