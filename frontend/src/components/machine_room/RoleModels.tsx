@@ -16,6 +16,7 @@ import {
 } from '../../core/machine_room/roleModels';
 import type { Settings } from '../../core/types';
 import ProviderSelect from './ProviderSelect';
+import { SettingsActions } from './SettingsLoad';
 import './roleModels.css';
 
 /**
@@ -98,33 +99,17 @@ export default function RoleModels({ settings }: { settings: Settings }) {
             />
           ))}
         </ul>
-        {error && (
-          <div className="banner banner-error" role="alert" data-testid="role-models-error">
-            {error}
-          </div>
-        )}
-        <div className="form-actions">
-          <button type="submit" className="btn btn-primary" data-testid="role-models-save" disabled={saving || !dirty}>
-            {saving ? 'Saving…' : 'Save'}
-          </button>
-          {dirty && !saving && (
-            <button
-              type="button"
-              className="btn"
-              onClick={() => {
-                setDraft(saved);
-                setError(null);
-              }}
-            >
-              Discard changes
-            </button>
-          )}
-          {notice && !dirty && (
-            <span className="notice" data-testid="role-models-saved">
-              {notice}
-            </span>
-          )}
-        </div>
+        <SettingsActions
+          testId="role-models"
+          error={error}
+          notice={notice}
+          saving={saving}
+          dirty={dirty}
+          onDiscard={() => {
+            setDraft(saved);
+            setError(null);
+          }}
+        />
       </form>
     </section>
   );
