@@ -26,11 +26,11 @@ import {
 } from '../../core/machine_room/firstRun';
 import { bannerFor, modelPlaceholder, providerLabel } from '../../core/machine_room/settings';
 import type { ModelRef, Settings, Slot } from '../../core/types';
-import { useServerEvents } from '../../serverEvents';
 import { desktopBridge, keysClient, plainKeyError } from './keysClient';
 import ProviderSelect from './ProviderSelect';
 import { SubscriptionRow } from './SubscriptionSettings';
-import { SUBSCRIPTION_LABELS, SUBSCRIPTION_PROVIDERS, anyPending, plainSubscriptionError, subscriptionsClient, type SubscriptionProvider, type SubscriptionStatus } from './subscriptionsClient';
+import { SUBSCRIPTION_LABELS, SUBSCRIPTION_PROVIDERS, subscriptionsClient, type SubscriptionProvider } from './subscriptionsClient';
+import { useSubscriptionStatus } from './useSubscriptionStatus';
 import './firstRun.css';
 
 /** Saves the slots and tells home the teacher is set up (with words for the confirmation). */
@@ -113,30 +113,9 @@ function Step({ n, title, children, testId }: { n: number; title: string; childr
 // ---------------------------------------------------------------------------
 // 1. A subscription
 
-const PENDING_POLL_MS = 2000;
-
 function SubscriptionChoice({ settings, choose }: { settings: Settings; choose: Choose }) {
   const client = useMemo(() => subscriptionsClient(), []);
-  const [status, setStatus] = useState<SubscriptionStatus | null>(null);
-  const [loadError, setLoadError] = useState<string | null>(null);
-  const refresh = useCallback(async () => {
-    try {
-      setStatus(await client.status());
-      setLoadError(null);
-    } catch (err) {
-      setLoadError(plainSubscriptionError(err));
-    }
-  }, [client]);
-  useEffect(() => {
-    void refresh();
-  }, [refresh]);
-  useServerEvents(['subscriptions-changed'], () => void refresh());
-  const pending = anyPending(status);
-  useEffect(() => {
-    if (client.mode !== 'desktop' || !pending) return;
-    const timer = setInterval(() => void refresh(), PENDING_POLL_MS);
-    return () => clearInterval(timer);
-  }, [client.mode, pending, refresh]);
+  const { status, setStatus, loadError } = useSubscriptionStatus(client);
 
   return (
     <Step n={1} title="Sign in with a subscription" testId="first-run-subscriptions">

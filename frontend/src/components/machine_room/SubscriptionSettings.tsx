@@ -6,12 +6,10 @@
 // Beside each subscription, its background consent (issue 30 item 1, decision 0030): whether
 // finished research, demos and visuals may continue a lesson on it on their own (default on).
 
-import { useCallback, useEffect, useMemo, useState } from 'react';
+import { useCallback, useMemo, useState } from 'react';
 import { consentWords, type BackgroundConsent } from '../../core/machine_room/backgroundConsent';
-import { useServerEvents } from '../../serverEvents';
 import { backgroundConsentClient, type BackgroundConsentClient } from './backgroundConsentClient';
 import {
-  anyPending,
   plainSubscriptionError,
   SUBSCRIPTION_LABELS,
   SUBSCRIPTION_PROVIDERS,
@@ -22,9 +20,8 @@ import {
   type SubscriptionsClient,
   type SubscriptionStatus,
 } from './subscriptionsClient';
+import { useSubscriptionStatus } from './useSubscriptionStatus';
 import './subscriptionSettings.css';
-
-const PENDING_POLL_MS = 2000;
 
 export default function SubscriptionSettings({
   client: given,
@@ -35,38 +32,17 @@ export default function SubscriptionSettings({
 }) {
   const client = useMemo(() => given ?? subscriptionsClient(), [given]);
   const consentClient = useMemo(() => givenConsent ?? backgroundConsentClient(), [givenConsent]);
-  const [status, setStatus] = useState<SubscriptionStatus | null>(null);
-  const [loadError, setLoadError] = useState<string | null>(null);
   const [consent, setConsent] = useState<BackgroundConsent | null>(null);
   const [consentError, setConsentError] = useState<string | null>(null);
-
-  const refresh = useCallback(async () => {
-    try {
-      setStatus(await client.status());
-      setLoadError(null);
-    } catch (err) {
-      setLoadError(plainSubscriptionError(err));
-    }
+  const readConsent = useCallback(async () => {
     try {
       setConsent(await consentClient.get());
       setConsentError(null);
     } catch (err) {
       setConsentError(plainSubscriptionError(err));
     }
-  }, [client, consentClient]);
-
-  useEffect(() => {
-    void refresh();
-  }, [refresh]);
-
-  useServerEvents(['subscriptions-changed'], () => void refresh());
-
-  const pending = anyPending(status);
-  useEffect(() => {
-    if (client.mode !== 'desktop' || !pending) return;
-    const timer = setInterval(() => void refresh(), PENDING_POLL_MS);
-    return () => clearInterval(timer);
-  }, [client.mode, pending, refresh]);
+  }, [consentClient]);
+  const { status, setStatus, loadError } = useSubscriptionStatus(client, readConsent);
 
   return (
     <section className="card subscriptions" data-testid="subscription-settings">
