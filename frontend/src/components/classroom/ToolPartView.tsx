@@ -36,7 +36,32 @@ export default function ToolPartView({ part, pending }: { part: ToolPart; pendin
   }
 }
 
+/** A question the teacher drafted and the app sent back (its options were not words, its input
+ * did not fit): the error text is written for the model ("… Call the tool again with fixed
+ * options."), so the learner reads only this line (issue 29 items 3 and 4; a trial read the
+ * model's instructions and raw `&#39;` in the lesson). */
+function DraftRefused({ what }: { what: string }) {
+  return (
+    <div className="tool-note" data-testid="draft-refused">
+      A draft {what} was sent back; the teacher is writing it again.
+    </div>
+  );
+}
+
+/** Whether a tool's error text is an instruction to the model ("… call plan_init again", "Call
+ * the tool again …", "call list_sessions for the ids"), never to be shown to the learner. */
+export function speaksToModel(text: string): boolean {
+  return /\bcall (the tool|[a-z_]+) (again|for|first)\b/i.test(text);
+}
+
 function GenericTool({ name, part }: { name: string; part: ToolPart }) {
+  if (part.state === 'output-error' && speaksToModel(part.errorText ?? '')) {
+    return (
+      <div className="tool-note" data-testid="tool-note" data-tool={name} data-state={part.state}>
+        One of the model&apos;s steps was sent back; it is trying again.
+      </div>
+    );
+  }
   if (part.state === 'output-error') {
     return (
       <div className="tool-note tool-error" data-testid="tool-note" data-tool={name} data-state={part.state}>
@@ -80,7 +105,7 @@ function PendingRef({ kind, testId }: { kind: string; testId: string }) {
 
 function QuizPart({ part, pending }: { part: ToolPart; pending: boolean }) {
   if (part.state === 'input-streaming') return <div className="tool-note">Writing a question…</div>;
-  if (part.state === 'output-error') return <GenericTool name="quiz" part={part} />;
+  if (part.state === 'output-error') return <DraftRefused what="question" />;
   const quiz = quizInputOrNull(part.input);
   if (!quiz) return <GenericTool name="quiz" part={part} />;
   if (part.state === 'output-available') return <AnsweredQuiz part={part} quiz={quiz} />;
@@ -138,7 +163,7 @@ function AnsweredQuiz({ part, quiz }: { part: ToolPart; quiz: QuizInput }) {
 
 function AskPart({ part, pending }: { part: ToolPart; pending: boolean }) {
   if (part.state === 'input-streaming') return <div className="tool-note">Writing a question…</div>;
-  if (part.state === 'output-error') return <GenericTool name="ask_user_question" part={part} />;
+  if (part.state === 'output-error') return <DraftRefused what="question" />;
   const ask = askInputOrNull(part.input);
   if (!ask) return <GenericTool name="ask_user_question" part={part} />;
   const output = isRecord(part.output) ? part.output : null;
