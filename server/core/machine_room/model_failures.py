@@ -179,6 +179,12 @@ def learner_words(failure: Failure) -> str:
         return f"the request to {model} timed out; try again"
     if kind is FailureKind.CONNECTION_FAILED:
         at = f" at {failure.where}" if failure.where else ""
+        if failure.where and not _on_this_computer(failure.where):
+            # a hosted provider (openrouter.ai): the learner runs no server and sets no address there
+            return (
+                f"could not reach the model's server{at}; check this computer's internet connection "
+                "(or a proxy or firewall), then try again"
+            )
         return f"could not connect to the model's server{at}; check that it runs and its address in Settings"
     if kind is FailureKind.CONNECTION_LOST:
         return f"the connection to the model's server broke off in the middle of its answer; {then}"
@@ -270,3 +276,14 @@ def tool_error_sentence(tool: str | None, raw: str) -> str:
         return f"its answer as {what} left out {', '.join(fields)}"
     count = f"{len(errors)} problems" if len(errors) > 1 else "1 problem"
     return f"its answer did not fit {what} ({count})"
+
+
+_LOCAL_HOSTS = ("127.", "localhost", "[::1]", "::1", "10.", "192.168.")
+
+
+def _on_this_computer(where: str) -> bool:
+    """Whether `where` (host or host:port) names this computer or the local network, where the
+    learner runs the server (a loopback address, `localhost`, a private 10./192.168. address, or
+    a bare name without a dot such as a LAN host), rather than a hosted provider."""
+    host = where.lower()
+    return host.startswith(_LOCAL_HOSTS) or "." not in host.split(":", 1)[0].strip("[]")

@@ -226,3 +226,25 @@ def test_any_framework_text_is_a_gave_up_failure_or_none(text: str) -> None:
     if failure is not None:
         said_it = learner_words(failure)
         assert said_it.startswith("the model did not produce a valid answer") and text not in said_it
+
+
+@pytest.mark.parametrize(
+    ("where", "hosted"),
+    [
+        ("openrouter.ai", True),
+        ("api.openai.com:443", True),
+        ("127.0.0.1:8080", False),
+        ("localhost:11434", False),
+        ("[::1]:1234", False),
+        ("192.168.1.20:8000", False),
+        ("gpu-box:8000", False),  # a LAN name without a dot
+    ],
+)
+def test_a_failed_connection_says_what_the_learner_can_check(where: str, hosted: bool) -> None:
+    """A hosted provider's server is not the learner's to run or address (a new-user trial was told
+    to check that openrouter.ai "runs"): it says to check the internet connection; a server on this
+    computer or the local network says to check that it runs and its address."""
+    words = said(FailureKind.CONNECTION_FAILED, where=where)
+    assert where in words
+    assert ("internet connection" in words) is hosted
+    assert ("check that it runs and its address in Settings" in words) is not hosted
