@@ -6,6 +6,7 @@ import * as api from '../../api';
 import { useAppState } from '../../appState';
 import { describeError } from '../../core/errors';
 import { entryLine, entryTitle, type TrashList } from '../../core/trash';
+import { useServerEvents } from '../../serverEvents';
 import ConfirmDialog from '../ConfirmDialog';
 import './trashSettings.css';
 
@@ -28,6 +29,9 @@ export default function TrashSettings() {
   useEffect(() => {
     void load();
   }, [load]);
+  // a lesson deleted in the sidebar (`chats-changed`) or a set on the Practice page
+  // (`activity-changed`) while Settings is open shows up here without a reload (the new-user trial)
+  useServerEvents(['chats-changed', 'activity-changed'], () => void load());
 
   async function restore(id: string) {
     setError(null);
