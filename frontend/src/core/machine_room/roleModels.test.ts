@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatRowUsage, normalizeActivityRow } from './activity';
-import { NOT_SET } from './settings';
+import { NOT_SET, OFFLINE_MODEL_ID, modelIdOf } from './settings';
 import { defaultLabel, parseModelRoles, rolesDraft, rolesDraftsEqual, rolesUpdate, runsLabel, validateRoles } from './roleModels';
 
 const SETTINGS = {
@@ -84,5 +84,17 @@ describe('a usage row names the model that ran', () => {
     const unnamed = normalizeActivityRow({ id: 'x', source: 'x', phase: 'done', usage: { requests: 1, model: '  ' } });
     expect(unnamed!.usage.model).toBeUndefined();
     expect(formatRowUsage({ ...row!, phase: 'grading' })).toBe('usage counted when it ends · on gpt-grade');
+  });
+});
+
+describe('the offline demo model needs no model id', () => {
+  it('validates and sends the offline model for a role or slot left without an id', () => {
+    const roles = [{ role: 'grader', label: 'Grader', default: 'strong' }] as unknown as Parameters<typeof validateRoles>[1];
+    const draft = { grader: { provider: 'local', model: '', baseUrl: '' } } as unknown as Parameters<typeof validateRoles>[0];
+    expect(validateRoles(draft, roles)).toEqual([]);
+    expect(rolesUpdate(draft).grader).toEqual({ provider: 'local', model: OFFLINE_MODEL_ID });
+    const keyed = { grader: { provider: 'openai', model: ' ', baseUrl: '' } } as unknown as Parameters<typeof validateRoles>[0];
+    expect(validateRoles(keyed, roles)).toEqual(['Grader: enter a model id (or choose "Default").']);
+    expect(modelIdOf({ provider: 'local', model: 'other.gguf' })).toBe('other.gguf');
   });
 });

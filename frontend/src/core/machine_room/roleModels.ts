@@ -1,7 +1,7 @@
 // Per-role models (issue 30 item 2, seed §7): every model-using role listed once with its default
 // (GET /api/settings `modelRoles`), each overridable (PUT /api/settings/roles). Pure.
 
-import { NOT_SET, SLOT_LABELS, needsBaseUrl, type SlotDraft } from './settings';
+import { NOT_SET, SLOT_LABELS, modelIdOf, needsBaseUrl, type SlotDraft } from './settings';
 import type { ModelRef, Slot } from '../types';
 
 /** A role's default: a slot, or "lesson" (the lesson's own model: prober and teacher). */
@@ -91,7 +91,7 @@ export function rolesUpdate(draft: RolesDraft): Record<string, ModelRef | null> 
       body[role] = null;
       continue;
     }
-    const ref: ModelRef = { provider: d.provider, model: d.model.trim() };
+    const ref: ModelRef = { provider: d.provider, model: modelIdOf(d) };
     if (needsBaseUrl(d.provider)) ref.baseUrl = d.baseUrl.trim() || null;
     body[role] = ref;
   }
@@ -108,7 +108,7 @@ export function validateRoles(draft: RolesDraft, roles: readonly ModelRole[]): s
   for (const r of roles) {
     const d = draft[r.role];
     if (!d || d.provider === NOT_SET) continue;
-    if (!d.model.trim()) errors.push(`${r.label}: enter a model id (or choose "Default").`);
+    if (!d.model.trim() && d.provider !== 'local') errors.push(`${r.label}: enter a model id (or choose "Default").`);
     const url = d.baseUrl.trim();
     if (needsBaseUrl(d.provider) && !/^https?:\/\/\S+$/i.test(url)) {
       errors.push(`${r.label}: an OpenAI-compatible server needs its base URL, starting with http:// or https://.`);

@@ -107,7 +107,7 @@ export function modelPlaceholder(provider: string): string {
     case 'openai-compatible':
       return 'the model name your server lists, e.g. llama3.1:8b';
     case 'local':
-      return 'the offline model runs whatever is named here';
+      return 'not needed: the offline demo model';
     case 'chatgpt':
       return 'e.g. gpt-5-codex (connect the subscription below)';
     case 'github-copilot-subscription':
@@ -119,6 +119,17 @@ export function modelPlaceholder(provider: string): string {
   }
 }
 
+/** The offline demo model's id, sent when the learner leaves its model field empty (there is
+ * only one offline model; the server's `OFFLINE_MODEL`, core/machine_room/model_slots.py). */
+export const OFFLINE_MODEL_ID = 'SmolLM2-135M-Instruct';
+
+/** The model id a draft sends: as typed, or the offline model's for `local` left empty (the
+ * new-user trial was asked for an id the offline model does not need). */
+export function modelIdOf(d: { provider: string; model: string }): string {
+  const typed = d.model.trim();
+  return d.provider === 'local' && !typed ? OFFLINE_MODEL_ID : typed;
+}
+
 /** What the Settings page calls each slot; errors name a slot this way, never by its key. */
 export const SLOT_LABELS: Record<Slot, string> = { strong: 'Strong model', cheap: 'Cheap model', vision: 'Vision model' };
 
@@ -127,7 +138,7 @@ export function validateDraft(draft: SettingsDraft): string[] {
   for (const slot of SLOTS) {
     const d = draft[slot];
     if (d.provider === NOT_SET) continue;
-    if (!d.model.trim()) errors.push(`${SLOT_LABELS[slot]}: enter a model id (or choose "Not set").`);
+    if (!d.model.trim() && d.provider !== 'local') errors.push(`${SLOT_LABELS[slot]}: enter a model id (or choose "Not set").`);
     const url = d.baseUrl.trim();
     if (needsBaseUrl(d.provider) && url && !/^https?:\/\/\S+$/i.test(url)) {
       errors.push(`${SLOT_LABELS[slot]}: the base URL must start with http:// or https://.`);
@@ -145,7 +156,7 @@ export function draftToUpdate(draft: SettingsDraft): SettingsUpdate {
       models[slot] = null;
       continue;
     }
-    const ref: ModelRef = { provider: d.provider, model: d.model.trim() };
+    const ref: ModelRef = { provider: d.provider, model: modelIdOf(d) };
     if (needsBaseUrl(d.provider)) ref.baseUrl = d.baseUrl.trim() || null;
     models[slot] = ref;
   }
