@@ -69,6 +69,9 @@ def test_the_banner_follows_the_build_and_the_demo_model_arrives_without_a_reloa
         "Meanwhile a subscription, an API key or a model server on this computer works now"
     )
     expect(page.get_by_text("install the 'local' extra")).to_have_count(0)
+    # the first screen says the demo is on its way rather than leaving its fourth way missing
+    expect(page.get_by_test_id("first-run-demo-building")).to_contain_text("appears here when it is ready")
+    expect(page.get_by_test_id("first-run-demo")).to_have_count(0)
     page.screenshot(path=str(data_dir.parent / "offline-build.png"))
     build.get_by_role("link", name="Settings").click()
     expect(page).to_have_url(re.compile(r"/settings$"))
@@ -77,6 +80,9 @@ def test_the_banner_follows_the_build_and_the_demo_model_arrives_without_a_reloa
     (tmp_path / "release").touch()
     expect(page.get_by_test_id("offline-banner")).to_contain_text("SmolLM2-135M-Instruct", timeout=60_000)
     expect(page.get_by_test_id("offline-build")).to_have_count(0)
+    page.get_by_role("link", name="Learning Harness").click()  # home, no reload: the demo is offered
+    expect(page.get_by_test_id("first-run-demo")).to_be_visible()
+    expect(page.get_by_test_id("first-run-demo-building")).to_have_count(0)
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ import {
   type LocalServers,
   type SlotPicks,
 } from '../../core/machine_room/firstRun';
+import { buildNotice } from '../../core/machine_room/offlineBuild';
 import { bannerFor, modelPlaceholder, providerLabel } from '../../core/machine_room/settings';
 import type { ModelRef, Settings, Slot } from '../../core/types';
 import { desktopBridge, keysClient, plainKeyError } from './keysClient';
@@ -55,6 +56,9 @@ export default function FirstRun({ done, onDone }: Props) {
   if (done !== null) return <Ready words={done} />;
   if (!settings) return null;
   const demo = bannerFor(settings)?.kind === 'offline';
+  // while llama.cpp is built in the background (issue 29 item 1) the demo is on its way: say so
+  // here rather than leave the fourth way missing (the new-user trial)
+  const building = buildNotice(settings.offline);
   return (
     <div className="page page-narrow first-run" data-testid="first-run">
       <h1>Set up your teacher</h1>
@@ -72,6 +76,17 @@ export default function FirstRun({ done, onDone }: Props) {
             <Link to="/demo" data-testid="first-run-demo-link">
               About the demo
             </Link>
+          </p>
+        </section>
+      )}
+      {!demo && building?.kind === 'building' && (
+        <section className="card first-run-option" data-testid="first-run-demo-building">
+          <h2>
+            <span className="first-run-step">4</span> Or, soon, look at a demo
+          </h2>
+          <p className="muted">
+            A tiny offline demo model is being built on this computer and appears here when it is ready. It gets facts wrong: the three ways
+            above give you a real teacher now. {building.line}
           </p>
         </section>
       )}
