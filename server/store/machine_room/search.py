@@ -91,6 +91,7 @@ class SqliteSearchIndex:
             self._db = None
         self.path.parent.mkdir(parents=True, exist_ok=True)
         db: sqlite3.Connection | None = None
+        existed = self.path.exists()  # connecting creates it: a first start is not a rebuild
         try:
             db = self._connect()
             row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
@@ -98,7 +99,7 @@ class SqliteSearchIndex:
                 raise sqlite3.DatabaseError(f"schema {row[0] if row else 'none'}, wanted {SCHEMA_VERSION}")
             self.rebuilt = False
         except sqlite3.DatabaseError as exc:  # absent, damaged or older: derived, so made anew
-            if self.path.exists():
+            if existed:
                 log.info("search index rebuilt (%s)", exc)
             if db is not None:
                 db.close()
