@@ -168,7 +168,7 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
     if (Math.max(c.box!.x1 - c.box!.x0, c.box!.y1 - c.box!.y0) * k >= 56) {
       const anchor = hullLabelAnchor(c.hull!);
       if (anchor) {
-        const below = c.level === 'file' ? c.box!.y1 : undefined;
+        const below = c.box!.y1; // where its label goes when the spot above is taken
         spots.push({ label: c.label, color: c.color, x: anchor[0], y: anchor[1], level: c.level ?? 'top', size: c.nodes.length, path: c.path, below });
       }
     }
@@ -297,7 +297,8 @@ export function drawScene(ctx: CanvasRenderingContext2D, input: DrawInput): Draw
       const inward = (b: LabelRect) => (sx >= 0 && sx <= width ? clampIntoWidth(b, width) : b);
       let box = inward({ x0: sx - w / 2 - 2, y0: sy - 15, x1: sx + w / 2 + 2, y1: sy });
       if (!insideViewport(box, width, height) || !grid.free(box)) {
-        // a file's label taken by its folder's (a folder of one file): under the hull instead
+        // taken (a folder of one file: its folder's label; another label; the chrome over a hull
+        // at the top after a fit): under the hull instead
         if (spot.below === undefined) continue;
         sy = spot.below * k + ty + 20;
         box = { x0: box.x0, y0: sy - 15, x1: box.x1, y1: sy };
